@@ -1,0 +1,76 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+let package = Package(
+    name: "netinspect",
+    products: [
+        .library(name: "WireProtocol", targets: ["WireProtocol"]),
+        .library(name: "CaptureAgent", targets: ["CaptureAgent"]),
+        .executable(name: "netinspect", targets: ["InspectorTUI"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+    ],
+    targets: [
+        // The model and the framing: Foundation only, no I/O.
+        .target(name: "WireProtocol"),
+
+        // Embedded in other people's programs, so it depends on nothing but
+        // Foundation (and FoundationNetworking on Linux) and WireProtocol.
+        .target(name: "CaptureAgent", dependencies: ["WireProtocol"]),
+
+        // ncursesw; the shim turns on the wide-char API. No pkgConfig: its
+        // cflags carry -D flags SwiftPM refuses with a warning, and the
+        // headers sit in the default include path anyway.
+        .systemLibrary(name: "CNCursesW", providers: [.apt(["libncursesw5-dev"])]),
+
+        // Everything of the inspector that is plain Swift or SwiftNIO: store,
+        // filter language, state, reducer, keymap, rendering to a cell grid,
+        // and the listener. No ncurses here, so tests and benchmarks link it.
+        .target(
+            name: "InspectorCore",
+            dependencies: [
+                "WireProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            path: "Sources/InspectorTUI/Core"
+        ),
+
+        // The `netinspect` executable: argument parsing and the terminal layer.
+        .executableTarget(
+            name: "InspectorTUI",
+            dependencies: [
+                "InspectorCore",
+                "CNCursesW",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/InspectorTUI",
+            exclude: ["Core"]
+        ),
+
+        .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"], resources: [.copy("Golden")]),
+        .testTarget(
+            name: "CaptureAgentTests",
+            dependencies: [
+                "CaptureAgent",
+                "WireProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ]
+        ),
+        .testTarget(
+            name: "InspectorTUITests",
+            dependencies: [
+                "InspectorCore",
+                "InspectorTUI",
+                "WireProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

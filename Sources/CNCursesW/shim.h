@@ -1,0 +1,23 @@
+#ifndef NETINSPECT_CNCURSESW_SHIM_H
+#define NETINSPECT_CNCURSESW_SHIM_H
+
+// Without these two, <ncursesw/ncurses.h> hides the wide-character API
+// (get_wch, add_wch, cchar_t) that UTF-8 headers and bodies need.
+#ifndef NCURSES_WIDECHAR
+#define NCURSES_WIDECHAR 1
+#endif
+#ifndef _XOPEN_SOURCE_EXTENDED
+#define _XOPEN_SOURCE_EXTENDED 1
+#endif
+
+#include <locale.h>
+#include <ncursesw/ncurses.h>
+
+// Macros that Swift does not import as values or functions.
+static inline int netinspect_a_bold(void) { return (int)A_BOLD; }
+static inline int netinspect_a_reverse(void) { return (int)A_REVERSE; }
+static inline int netinspect_a_underline(void) { return (int)A_UNDERLINE; }
+static inline int netinspect_a_dim(void) { return (int)A_DIM; }
+static inline int netinspect_key_f(int n) { return KEY_F(n); }
+
+#endif

@@ -1,0 +1,247 @@
+import Foundation
+
+/// One message of the wire protocol.
+///
+/// Every connection starts with a ``hello(_:)``; flow events and status
+/// messages follow in any number. On the wire a message is a flat JSON object
+/// whose `type` names the kind; see `docs/PROTOCOL.md` for each kind's fields.
+public enum Message: Sendable, Equatable {
+    /// Who is on the other end; always the first message of a connection.
+    case hello(Hello)
+    /// A request has started: the flow, in state ``FlowState/pending``.
+    case flowStarted(NetworkLog)
+    /// The response head of a flow has arrived.
+    case flowResponse(FlowResponse)
+    /// A flow completed, failed or was cancelled.
+    case flowFinished(FlowFinished)
+    /// The agent's own health: events it had to drop so far.
+    case status(AgentStatus)
+
+    /// The `type` string of this kind on the wire.
+    public var kind: String {
+        switch self {
+        case .hello: Kind.hello.rawValue
+        case .flowStarted: Kind.flowStarted.rawValue
+        case .flowResponse: Kind.flowResponse.rawValue
+        case .flowFinished: Kind.flowFinished.rawValue
+        case .status: Kind.status.rawValue
+        }
+    }
+
+    /// The message kinds this library knows.
+    public enum Kind: String, Sendable, CaseIterable {
+        case hello, flowStarted, flowResponse, flowFinished, status
+    }
+}
+
+/// The first message on every connection.
+public struct Hello: Codable, Sendable, Equatable {
+    /// The protocol version the sender speaks (``Wire/protocolVersion``).
+    public var protocolVersion: Int
+    /// The sending library, e.g. `CaptureAgent`.
+    public var agentName: String
+    /// The sending library's version.
+    public var agentVersion: String
+    /// The host application's name (its process name unless configured).
+    public var appName: String
+    /// The host application's process id.
+    public var processID: Int
+    /// The machine the host application runs on.
+    public var hostName: String
+    /// A shared secret, required by listeners on non-loopback TCP addresses.
+    public var token: String?
+
+    /// Creates a hello.
+    public init(
+        protocolVersion: Int = Wire.protocolVersion,
+        agentName: String,
+        agentVersion: String,
+        appName: String,
+        processID: Int,
+        hostName: String,
+        token: String? = nil
+    ) {
+        self.protocolVersion = protocolVersion
+        self.agentName = agentName
+        self.agentVersion = agentVersion
+        self.appName = appName
+        self.processID = processID
+        self.hostName = hostName
+        self.token = token
+    }
+}
+
+/// The response head of a flow has arrived.
+public struct FlowResponse: Codable, Sendable, Equatable {
+    /// The flow this event belongs to.
+    public var id: FlowID
+    /// Status, headers and MIME type; the body comes with ``FlowFinished``.
+    public var response: Response
+    /// Timing so far (first response byte set).
+    public var timing: Timing
+    /// Redirects followed before this response.
+    public var redirects: [RedirectHop]
+
+    /// Creates the event.
+    public init(id: FlowID, response: Response, timing: Timing, redirects: [RedirectHop] = []) {
+        self.id = id
+        self.response = response
+        self.timing = timing
+        self.redirects = redirects
+    }
+}
+
+/// A flow has ended.
+public struct FlowFinished: Codable, Sendable, Equatable {
+    /// The flow this event belongs to.
+    public var id: FlowID
+    /// ``FlowState/completed``, ``FlowState/failed`` or ``FlowState/cancelled``.
+    public var state: FlowState
+    /// The final response with its body, when one was received.
+    public var response: Response?
+    /// The request body, when it was only known once sent (streams, files).
+    public var requestBody: CapturedBody?
+    /// Why the flow failed or was cancelled.
+    public var error: FlowError?
+    /// The complete timing.
+    public var timing: Timing
+    /// Every redirect followed.
+    public var redirects: [RedirectHop]
+
+    /// Creates the event.
+    public init(
+        id: FlowID,
+        state: FlowState,
+        response: Response? = nil,
+        requestBody: CapturedBody? = nil,
+        error: FlowError? = nil,
+        timing: Timing,
+        redirects: [RedirectHop] = []
+    ) {
+        self.id = id
+        self.state = state
+        self.response = response
+        self.requestBody = requestBody
+        self.error = error
+        self.timing = timing
+        self.redirects = redirects
+    }
+}
+
+/// The agent's own health, sent after `hello` and whenever it changes.
+public struct AgentStatus: Codable, Sendable, Equatable {
+    /// Events the agent dropped since it started because its queue was full
+    /// or no inspector was reachable. Cumulative, never reset.
+    public var droppedEvents: Int
+    /// Events waiting in the agent's queue when this was sent.
+    public var queuedEvents: Int
+
+    /// Creates a status message.
+    public init(droppedEvents: Int, queuedEvents: Int = 0) {
+        self.droppedEvents = droppedEvents
+        self.queuedEvents = queuedEvents
+    }
+}
+
+extension NetworkLog {
+    /// Folds a response-head event into the flow. A flow already finished
+    /// keeps its state (events may arrive late after a reconnect).
+    public mutating func apply(_ event: FlowResponse) {
+        response = event.response
+        timing = event.timing
+        redirects = event.redirects
+        if !state.isFinal { state = .responded }
+    }
+
+    /// Folds a finish event into the flow.
+    public mutating func apply(_ event: FlowFinished) {
+        state = event.state
+        if let finalResponse = event.response { response = finalResponse }
+        if let body = event.requestBody { request.body = body }
+        error = event.error
+        timing = event.timing
+        redirects = event.redirects
+    }
+}
+
+// MARK: - Coding
+
+extension Message: Codable {
+    private enum EnvelopeKeys: String, CodingKey {
+        case type, flow
+    }
+
+    /// Decodes a known kind. Unknown kinds throw ``UnknownKind``, which
+    /// ``Message/decode(payload:)`` turns into "skip".
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: EnvelopeKeys.self)
+        let type = try container.decode(String.self, forKey: .type)
+        switch Kind(rawValue: type) {
+        case .hello: self = .hello(try Hello(from: decoder))
+        case .flowStarted: self = .flowStarted(try container.decode(NetworkLog.self, forKey: .flow))
+        case .flowResponse: self = .flowResponse(try FlowResponse(from: decoder))
+        case .flowFinished: self = .flowFinished(try FlowFinished(from: decoder))
+        case .status: self = .status(try AgentStatus(from: decoder))
+        case nil: throw UnknownKind(type: type)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: EnvelopeKeys.self)
+        try container.encode(kind, forKey: .type)
+        switch self {
+        case .hello(let hello): try hello.encode(to: encoder)
+        case .flowStarted(let flow): try container.encode(flow, forKey: .flow)
+        case .flowResponse(let event): try event.encode(to: encoder)
+        case .flowFinished(let event): try event.encode(to: encoder)
+        case .status(let status): try status.encode(to: encoder)
+        }
+    }
+
+    /// Thrown while decoding a message whose `type` this library does not know.
+    public struct UnknownKind: Error, Sendable {
+        /// The `type` that was not recognised.
+        public var type: String
+    }
+
+    /// Decodes one frame payload.
+    ///
+    /// - Returns: the message, or `nil` when its kind is unknown (newer
+    ///   agents may send kinds this viewer predates; they are skipped).
+    /// - Throws: ``WireError/malformedPayload(_:)`` when the payload is not a
+    ///   JSON object with a string `type`, or a known kind is malformed.
+    public static func decode(payload: Data, using decoder: JSONDecoder = JSONDecoder()) throws(WireError) -> Message? {
+        do {
+            return try decoder.decode(Message.self, from: payload)
+        } catch is UnknownKind {
+            return nil
+        } catch let error as DecodingError {
+            throw .malformedPayload(error.readableDescription)
+        } catch {
+            throw .malformedPayload("\(error)")
+        }
+    }
+}
+
+extension DecodingError {
+    /// A one-line description: what was wrong and where.
+    var readableDescription: String {
+        func path(_ context: Context) -> String {
+            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
+            return keys.isEmpty ? "top level" : keys.joined(separator: ".")
+        }
+        switch self {
+        case let .dataCorrupted(context):
+            if context.codingPath.isEmpty { return "not valid JSON (\(context.debugDescription))" }
+            return "\(path(context)): \(context.debugDescription)"
+        case let .keyNotFound(key, context):
+            return "missing field '\(key.stringValue)' at \(path(context))"
+        case let .typeMismatch(type, context):
+            return "\(path(context)): expected \(type)"
+        case let .valueNotFound(type, context):
+            return "\(path(context)): expected \(type), found null"
+        @unknown default:
+            return "\(self)"
+        }
+    }
+}

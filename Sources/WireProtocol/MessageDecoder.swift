@@ -1,0 +1,77 @@
+import Foundation
+
+/// Turns a connection's byte stream into ``Message`` values: framing by
+/// ``FrameDecoder``, JSON decoding, and the connection rules.
+///
+/// The rules it enforces:
+/// - the first message must be a ``Message/hello(_:)`` whose protocol version
+///   is in ``Wire/supportedVersions``;
+/// - a message of an unknown kind is skipped (and counted), so newer agents
+///   work with older viewers; unknown fields are ignored likewise;
+/// - any other fault is a ``WireError``, after which the decoder throws the
+///   same error again: the connection should be closed with its description.
+///
+/// ```swift
+/// var decoder = MessageDecoder()
+/// decoder.append(contentsOf: bytes)
+/// while let message = try decoder.next() { inbox.post(message) }
+/// ```
+public struct MessageDecoder {
+    private var frames: FrameDecoder
+    private let json = JSONDecoder()
+    private var failure: WireError?
+
+    /// The connection's hello, once received.
+    public private(set) var hello: Hello?
+    /// How many messages of unknown kinds were skipped.
+    public private(set) var skippedMessageCount = 0
+
+    /// Creates a decoder with the given frame size limit.
+    public init(maximumFrameSize: Int = Wire.defaultMaximumFrameSize) {
+        frames = FrameDecoder(maximumFrameSize: maximumFrameSize)
+    }
+
+    /// Bytes held for messages not yet decoded.
+    public var bufferedByteCount: Int { frames.bufferedByteCount }
+
+    /// Adds bytes from the stream.
+    public mutating func append<Bytes: Sequence>(contentsOf bytes: Bytes) where Bytes.Element == UInt8 {
+        frames.append(contentsOf: bytes)
+    }
+
+    /// The next message, `nil` when more bytes are needed.
+    public mutating func next() throws(WireError) -> Message? {
+        if let failure { throw failure }
+        do {
+            while let payload = try frames.nextFrame() {
+                guard let message = try Message.decode(payload: Data(payload), using: json) else {
+                    skippedMessageCount += 1
+                    continue
+                }
+                try check(message)
+                return message
+            }
+            return nil
+        } catch {
+            failure = error
+            throw error
+        }
+    }
+
+    /// Declares the end of the stream; throws when it ended inside a frame.
+    public func finish() throws(WireError) {
+        if let failure { throw failure }
+        try frames.finish()
+    }
+
+    private mutating func check(_ message: Message) throws(WireError) {
+        if case .hello(let hello) = message {
+            guard Wire.supportedVersions.contains(hello.protocolVersion) else {
+                throw .unsupportedProtocolVersion(hello.protocolVersion, supported: Wire.supportedVersions)
+            }
+            if self.hello == nil { self.hello = hello }
+        } else if hello == nil {
+            throw .helloExpected(got: message.kind)
+        }
+    }
+}
