@@ -50,7 +50,7 @@ let package = Package(
             exclude: ["Core"]
         ),
 
-        .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"], resources: [.copy("Golden")]),
+        .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"], exclude: ["Golden"]),
         .testTarget(
             name: "CaptureAgentTests",
             dependencies: [

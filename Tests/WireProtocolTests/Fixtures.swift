@@ -1,0 +1,93 @@
+import Foundation
+import WireProtocol
+
+/// Messages covering every kind and the awkward corners of the model:
+/// binary and empty bodies, non-ASCII headers, duplicate headers, custom
+/// methods, truncation, redirects, errors.
+enum Fixtures {
+    static let flowID = FlowID("6F1C2B8E-3D4A-4E5F-9A0B-1C2D3E4F5A6B")!
+    static let started = Date(timeIntervalSince1970: 1_763_717_923.123456)
+
+    static let hello = Hello(
+        agentName: "CaptureAgent", agentVersion: "0.1.0", appName: "orders-service",
+        processID: 4242, hostName: "build-7", token: "s3cr3t"
+    )
+
+    static let request = Request(
+        method: "PROPFIND",
+        url: "https://api.example.com/v1/caf%C3%A9?q=%E2%9C%93",
+        headers: [
+            HTTPHeader(name: "Accept", value: "application/json"),
+            HTTPHeader(name: "X-Trace", value: "a"),
+            HTTPHeader(name: "X-Trace", value: "b"),
+            HTTPHeader(name: "X-Name", value: "Zoë 東京 🚀"),
+        ],
+        body: CapturedBody(data: Data([0x00, 0xFF, 0x7B, 0x22, 0x0A, 0x80]), size: 6, isTruncated: false)
+    )
+
+    static let log = NetworkLog(
+        id: flowID, sessionID: 3, taskID: 17, request: request,
+        timing: Timing(startedAt: started), state: .pending
+    )
+
+    static let response = Response(
+        statusCode: 207,
+        headers: [
+            HTTPHeader(name: "Content-Type", value: "application/json; charset=utf-8"),
+            HTTPHeader(name: "Set-Cookie", value: "a=1"),
+            HTTPHeader(name: "Set-Cookie", value: "b=2"),
+        ],
+        mimeType: "application/json"
+    )
+
+    static let flowResponse = FlowResponse(
+        id: flowID, response: response,
+        timing: Timing(startedAt: started, requestSent: 0.000_25, firstResponseByte: 0.0125),
+        redirects: [RedirectHop(statusCode: 301, from: "http://api.example.com/v1", to: "https://api.example.com/v1")]
+    )
+
+    static var finalResponse: Response {
+        var response = response
+        response.body = CapturedBody(data: Data(repeating: 0x41, count: 16), size: 5_000_000, isTruncated: true)
+        return response
+    }
+
+    static let flowFinished = FlowFinished(
+        id: flowID, state: .completed, response: finalResponse,
+        requestBody: CapturedBody(data: Data(), size: 0),
+        timing: Timing(startedAt: started, requestSent: 0.000_25, firstResponseByte: 0.0125, finished: 0.5),
+        redirects: flowResponse.redirects
+    )
+
+    static let flowFailed = FlowFinished(
+        id: FlowID("00000000-0000-4000-8000-000000000001")!, state: .failed,
+        error: FlowError(domain: "NSURLErrorDomain", code: -1001, message: "The request timed out."),
+        timing: Timing(startedAt: started, requestSent: 0.001, finished: 60)
+    )
+
+    static let status = AgentStatus(droppedEvents: 12, queuedEvents: 3)
+
+    /// One of each kind, hello first, as a connection would carry them.
+    static let conversation: [Message] = [
+        .hello(hello), .status(status), .flowStarted(log), .flowResponse(flowResponse),
+        .flowFinished(flowFinished), .flowFinished(flowFailed),
+    ]
+
+    static func frames(_ messages: [Message]) throws -> [UInt8] {
+        let encoder = FrameEncoder()
+        return try messages.flatMap { Array(try encoder.encode($0)) }
+    }
+
+    static func frame(json: String) -> [UInt8] {
+        Array(FrameEncoder.frame(payload: Data(json.utf8)))
+    }
+}
+
+extension MessageDecoder {
+    /// Every message currently decodable, stopping at the first error.
+    mutating func drain() throws(WireError) -> [Message] {
+        var out: [Message] = []
+        while let message = try next() { out.append(message) }
+        return out
+    }
+}
