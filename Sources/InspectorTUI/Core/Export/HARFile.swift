@@ -1,0 +1,297 @@
+import Foundation
+import WireProtocol
+
+/// Writes flows as an HTTP Archive (HAR 1.2) and reads HAR files, ours or
+/// another tool's, back into flows.
+///
+/// ```swift
+/// let data = try HARFile.encode(store.shownFlows)
+/// let flows = try HARFile.decode(Data(contentsOf: url))
+/// ```
+///
+/// Mapping: timings are our own monotonic offsets in milliseconds (`send` =
+/// start → request sent, `wait` = request sent → first byte, `receive` = first
+/// byte → finished; `blocked`, `dns`, `connect`, `ssl` are -1 because
+/// FoundationNetworking on Linux does not report them). Bodies that are not
+/// UTF-8 text are base64 with `encoding: "base64"`. A file written here and
+/// read back gives the same flows; a file from elsewhere gives flows with
+/// state completed (failed when there is no status) and new ids.
+public enum HARFile {
+    /// The name and version written as the HAR `creator`.
+    public static let creator = (name: "netinspect", version: "0.1.0")
+
+    /// Encodes `flows` as a HAR 1.2 document (UTF-8 JSON).
+    public static func encode(_ flows: [NetworkLog], prettyPrinted: Bool = true) throws -> Data {
+        let har = HAR(log: HAR.Log(creator: HAR.Creator(name: creator.name, version: creator.version),
+                                   entries: flows.map(HAR.Entry.init)))
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = prettyPrinted ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.withoutEscapingSlashes]
+        return try encoder.encode(har)
+    }
+
+    /// Why a file could not be read as HAR.
+    public struct ReadError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// What was wrong, and where.
+        public var description: String
+    }
+
+    /// Reads a HAR document. Unknown fields are ignored and missing optional
+    /// ones defaulted; an entry without a request method or URL is an error
+    /// naming the entry.
+    public static func decode(_ data: Data) throws(ReadError) -> [NetworkLog] {
+        let root: Any
+        do {
+            root = try JSONSerialization.jsonObject(with: data)
+        } catch {
+            throw ReadError(description: "not JSON: \(error.localizedDescription)")
+        }
+        guard let log = (root as? [String: Any])?["log"] as? [String: Any] else {
+            throw ReadError(description: "not a HAR file: no top-level \"log\" object")
+        }
+        guard let entries = log["entries"] as? [Any] else {
+            throw ReadError(description: "not a HAR file: \"log.entries\" is not an array")
+        }
+        var flows: [NetworkLog] = []
+        flows.reserveCapacity(entries.count)
+        for (index, entry) in entries.enumerated() {
+            guard let entry = entry as? [String: Any] else {
+                throw ReadError(description: "log.entries[\(index)] is not an object")
+            }
+            do {
+                flows.append(try NetworkLog(harEntry: entry))
+            } catch let error as ReadError {
+                throw ReadError(description: "log.entries[\(index)]: \(error.description)")
+            } catch {
+                throw ReadError(description: "log.entries[\(index)]: \(error)")
+            }
+        }
+        return flows
+    }
+}
+
+// MARK: - Writing
+
+extension HAR.Entry {
+    init(_ flow: NetworkLog) {
+        let timing = flow.timing
+        let sent = timing.requestSent ?? 0
+        let ended = timing.finished ?? timing.firstResponseByte ?? sent
+        let firstByte = timing.firstResponseByte ?? ended
+        let timings = HAR.Timings(blocked: -1, dns: -1, connect: -1,
+                                  send: milliseconds(sent), wait: milliseconds(max(0, firstByte - sent)),
+                                  receive: milliseconds(max(0, ended - firstByte)), ssl: -1)
+        self.init(
+            startedDateTime: isoDate(timing.startedAt),
+            time: timings.send + timings.wait + timings.receive,
+            request: HAR.Request(flow.request),
+            response: HAR.Response(flow.response),
+            cache: HAR.Cache(),
+            timings: timings,
+            netinspect: HAR.Extension(
+                id: flow.id.description, sessionID: flow.sessionID, taskID: flow.taskID,
+                state: flow.state.rawValue, startedAt: timing.startedAt.timeIntervalSince1970,
+                requestSent: timing.requestSent, firstResponseByte: timing.firstResponseByte, finished: timing.finished,
+                redirects: flow.redirects.map { HAR.RedirectHopRecord(statusCode: $0.statusCode, from: $0.from, to: $0.to) },
+                error: flow.error.map { HAR.ErrorRecord(domain: $0.domain, code: $0.code, message: $0.message) },
+                requestBody: flow.request.body.map { HAR.BodyRecord(size: $0.size, truncated: $0.isTruncated) },
+                responseBody: flow.response?.body.map { HAR.BodyRecord(size: $0.size, truncated: $0.isTruncated) }
+            )
+        )
+    }
+}
+
+extension HAR.Request {
+    init(_ request: WireProtocol.Request) {
+        let contentType = request.headers.first("Content-Type") ?? ""
+        self.init(
+            method: request.method,
+            url: request.url,
+            httpVersion: "HTTP/1.1",
+            cookies: request.headers.values(for: "Cookie").flatMap(cookies(inCookieHeader:)),
+            headers: request.headers.map { HAR.NameValue(name: $0.name, value: $0.value) },
+            queryString: queryItems(of: request.url),
+            postData: request.body.map { body in
+                let (text, encoding) = textOrBase64(body.data)
+                let params = encoding == nil && mimeType(contentType) == "application/x-www-form-urlencoded"
+                    ? formFields(text).map { HAR.NameValue(name: $0.name, value: $0.value) } : []
+                return HAR.PostData(mimeType: contentType, params: params, text: text, encoding: encoding)
+            },
+            headersSize: -1,
+            bodySize: request.body?.size ?? 0
+        )
+    }
+}
+
+extension HAR.Response {
+    init(_ response: WireProtocol.Response?) {
+        guard let response else {
+            self.init(status: 0, statusText: "", httpVersion: "", cookies: [], headers: [],
+                      content: HAR.Content(size: 0, mimeType: "x-unknown"), redirectURL: "", headersSize: -1, bodySize: -1)
+            return
+        }
+        let body = response.body
+        let (text, encoding) = body.map { textOrBase64($0.data) } ?? (nil, nil)
+        let comment = body.flatMap { $0.isTruncated ? "truncated: \($0.data.count) of \($0.size) bytes captured" : nil }
+        self.init(
+            status: response.statusCode,
+            statusText: httpReasonPhrase(response.statusCode),
+            httpVersion: "HTTP/1.1",
+            cookies: response.headers.values(for: "Set-Cookie").compactMap(cookie(inSetCookieHeader:)),
+            headers: response.headers.map { HAR.NameValue(name: $0.name, value: $0.value) },
+            content: HAR.Content(size: body?.size ?? 0,
+                                 mimeType: response.mimeType ?? response.headers.first("Content-Type") ?? "x-unknown",
+                                 text: text, encoding: encoding, comment: comment),
+            redirectURL: response.headers.first("Location") ?? "",
+            headersSize: -1,
+            bodySize: body?.size ?? -1
+        )
+    }
+}
+
+private func milliseconds(_ seconds: Double) -> Double { (seconds * 1_000_000).rounded() / 1000 }
+
+/// Text when the bytes are UTF-8, else base64 with the encoding named.
+private func textOrBase64(_ data: Data) -> (String, String?) {
+    if let text = String(data: data, encoding: .utf8) { return (text, nil) }
+    return (data.base64EncodedString(), "base64")
+}
+
+private func queryItems(of url: String) -> [HAR.NameValue] {
+    (URLComponents(string: url)?.queryItems ?? []).map { HAR.NameValue(name: $0.name, value: $0.value ?? "") }
+}
+
+private func cookies(inCookieHeader header: String) -> [HAR.Cookie] {
+    header.split(separator: ";").compactMap { pair in
+        let parts = pair.split(separator: "=", maxSplits: 1)
+        guard let name = parts.first?.trimmingCharacters(in: .whitespaces), !name.isEmpty else { return nil }
+        return HAR.Cookie(name: name, value: parts.count > 1 ? String(parts[1]) : "")
+    }
+}
+
+private func cookie(inSetCookieHeader header: String) -> HAR.Cookie? {
+    cookies(inCookieHeader: String(header.prefix { $0 != ";" })).first
+}
+
+// MARK: - Reading
+
+extension NetworkLog {
+    init(harEntry entry: [String: Any]) throws {
+        guard let request = entry["request"] as? [String: Any] else { throw HARFile.ReadError(description: "no request") }
+        guard let method = request["method"] as? String else { throw HARFile.ReadError(description: "request has no method") }
+        guard let url = request["url"] as? String else { throw HARFile.ReadError(description: "request has no url") }
+        let ours = entry["_netinspect"] as? [String: Any]
+        let response = entry["response"] as? [String: Any]
+
+        let startedAt = (ours?["startedAt"] as? Double).map(Date.init(timeIntervalSince1970:))
+            ?? (entry["startedDateTime"] as? String).flatMap(parseISODate) ?? Date(timeIntervalSince1970: 0)
+        let timing: Timing
+        if let ours {
+            timing = Timing(startedAt: startedAt, requestSent: ours["requestSent"] as? Double,
+                            firstResponseByte: ours["firstResponseByte"] as? Double, finished: ours["finished"] as? Double)
+        } else {
+            timing = harTiming(entry, startedAt: startedAt)
+        }
+
+        let requestBody = (request["postData"] as? [String: Any]).map { postData -> CapturedBody in
+            let data = bodyData(text: postData["text"] as? String, encoding: (postData["_encoding"] ?? postData["encoding"]) as? String)
+            return capturedBody(data, record: ours?["requestBody"], declaredSize: request["bodySize"] as? Int)
+        }
+
+        var parsedResponse: WireProtocol.Response?
+        if let response, let status = response["status"] as? Int, status > 0 {
+            let content = response["content"] as? [String: Any]
+            let body = content.flatMap { content -> CapturedBody? in
+                guard content["text"] != nil || (content["size"] as? Int ?? 0) > 0 else { return nil }
+                let data = bodyData(text: content["text"] as? String, encoding: content["encoding"] as? String)
+                return capturedBody(data, record: ours?["responseBody"], declaredSize: content["size"] as? Int)
+            }
+            let declaredMime = (content?["mimeType"] as? String).flatMap { $0.isEmpty || $0 == "x-unknown" ? nil : mimeType($0) }
+            parsedResponse = WireProtocol.Response(statusCode: status, headers: headers(response["headers"]),
+                                                   body: body, mimeType: declaredMime)
+        }
+
+        let error = (ours?["error"] as? [String: Any]).map {
+            FlowError(domain: $0["domain"] as? String ?? "", code: $0["code"] as? Int ?? 0, message: $0["message"] as? String ?? "")
+        }
+        let state = (ours?["state"] as? String).flatMap(FlowState.init(rawValue:)) ?? (parsedResponse == nil ? .failed : .completed)
+        let redirects = (ours?["redirects"] as? [[String: Any]] ?? []).map {
+            RedirectHop(statusCode: $0["statusCode"] as? Int ?? 0, from: $0["from"] as? String ?? "", to: $0["to"] as? String ?? "")
+        }
+
+        self.init(
+            id: (ours?["id"] as? String).flatMap(FlowID.init) ?? FlowID(),
+            sessionID: ours?["sessionID"] as? Int ?? 0,
+            taskID: ours?["taskID"] as? Int ?? 0,
+            request: WireProtocol.Request(method: method, url: url, headers: headers(request["headers"]), body: requestBody),
+            response: parsedResponse,
+            timing: timing,
+            redirects: redirects,
+            error: error,
+            state: state
+        )
+    }
+}
+
+/// Offsets from another tool's `timings`: everything before `wait` counts as
+/// sending; `ssl` is already inside `connect` (HAR 1.2 says so).
+private func harTiming(_ entry: [String: Any], startedAt: Date) -> Timing {
+    guard let timings = entry["timings"] as? [String: Any] else {
+        return Timing(startedAt: startedAt, finished: (entry["time"] as? Double).map { max(0, $0) / 1000 })
+    }
+    func phase(_ name: String) -> Double { max(0, (timings[name] as? Double) ?? 0) / 1000 }
+    let sent = phase("blocked") + phase("dns") + phase("connect") + phase("send")
+    let firstByte = sent + phase("wait")
+    return Timing(startedAt: startedAt, requestSent: sent, firstResponseByte: firstByte, finished: firstByte + phase("receive"))
+}
+
+private func headers(_ value: Any?) -> [HTTPHeader] {
+    (value as? [[String: Any]] ?? []).compactMap {
+        guard let name = $0["name"] as? String else { return nil }
+        return HTTPHeader(name: name, value: $0["value"] as? String ?? "")
+    }
+}
+
+private func bodyData(text: String?, encoding: String?) -> Data {
+    guard let text else { return Data() }
+    if encoding?.lowercased() == "base64", let data = Data(base64Encoded: text) { return data }
+    return Data(text.utf8)
+}
+
+private func capturedBody(_ data: Data, record: Any?, declaredSize: Int?) -> CapturedBody {
+    if let record = record as? [String: Any], let size = record["size"] as? Int {
+        return CapturedBody(data: data, size: size, isTruncated: record["truncated"] as? Bool ?? false)
+    }
+    let size = max(data.count, declaredSize ?? 0)
+    return CapturedBody(data: data, size: size, isTruncated: size > data.count)
+}
+
+// MARK: - Shared text helpers
+
+/// The media type without parameters, lowercased: "application/json".
+func mimeType(_ contentType: String) -> String {
+    String(contentType.prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces).lowercased()
+}
+
+/// Fields of an `application/x-www-form-urlencoded` body, percent-decoded,
+/// `+` read as a space, in order.
+public func formFields(_ text: String) -> [(name: String, value: String)] {
+    text.split(separator: "&", omittingEmptySubsequences: true).map { pair in
+        let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+        func decode(_ part: Substring) -> String {
+            let spaced = part.replacingOccurrences(of: "+", with: " ")
+            return spaced.removingPercentEncoding ?? spaced
+        }
+        return (decode(parts[0]), parts.count > 1 ? decode(parts[1]) : "")
+    }
+}
+
+private let isoWithFraction = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
+private let isoPlain = Date.ISO8601FormatStyle()
+
+/// ISO 8601 in UTC with milliseconds, e.g. 2025-11-21T09:38:43.123Z.
+func isoDate(_ date: Date) -> String { isoWithFraction.format(date) }
+
+/// Parses ISO 8601 with or without fractional seconds, with `Z` or an offset.
+func parseISODate(_ text: String) -> Date? {
+    (try? isoWithFraction.parse(text)) ?? (try? isoPlain.parse(text))
+}
