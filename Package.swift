@@ -7,6 +7,7 @@ let package = Package(
         .library(name: "WireProtocol", targets: ["WireProtocol"]),
         .library(name: "CaptureAgent", targets: ["CaptureAgent"]),
         .executable(name: "netinspect", targets: ["InspectorTUI"]),
+        .executable(name: "netinspect-bench", targets: ["NetinspectBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -48,6 +49,13 @@ let package = Package(
             ],
             path: "Sources/InspectorTUI",
             exclude: ["Core"]
+        ),
+
+        // Every speed and memory figure of docs/BENCHMARKS.md, printed side by side.
+        .executableTarget(
+            name: "NetinspectBench",
+            dependencies: ["WireProtocol"],
+            path: "Benchmarks/NetinspectBench"
         ),
 
         .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"], exclude: ["Golden"]),

@@ -7,45 +7,46 @@ import Foundation
 /// let encoder = FrameEncoder()
 /// socket.write(try encoder.encode(.status(AgentStatus(droppedEvents: 0))))
 /// ```
-public struct FrameEncoder: @unchecked Sendable {
-    // JSONEncoder is a class whose configuration is never mutated after init,
-    // and encode(_:) keeps its state per call, so sharing it is safe.
-    private let json: JSONEncoder
+public struct FrameEncoder: Sendable {
     /// The largest payload this encoder writes; larger ones throw.
     public let maximumFrameSize: Int
 
     /// Creates an encoder that refuses payloads above `maximumFrameSize`.
     public init(maximumFrameSize: Int = Wire.defaultMaximumFrameSize) {
-        self.json = JSONEncoder()
         self.maximumFrameSize = maximumFrameSize
     }
 
     /// The JSON payload of `message`, without the length prefix.
-    public func payload(_ message: Message) throws -> Data {
-        try json.encode(message)
+    public func payload(_ message: Message) -> Data {
+        message.payload()
     }
 
     /// One complete frame for `message`.
     /// - Throws: ``WireError/frameTooLargeToEncode(length:limit:)`` when the
-    ///   payload is above ``maximumFrameSize``, or an `EncodingError`.
-    public func encode(_ message: Message) throws -> Data {
-        let body = try payload(message)
+    ///   payload is above ``maximumFrameSize``.
+    public func encode(_ message: Message) throws(WireError) -> Data {
+        let body = message.wireJSON()
         guard body.count <= maximumFrameSize else {
-            throw WireError.frameTooLargeToEncode(length: body.count, limit: maximumFrameSize)
+            throw .frameTooLargeToEncode(length: body.count, limit: maximumFrameSize)
         }
-        return Self.frame(payload: body)
+        var frame = Data(capacity: Wire.lengthPrefixSize + body.count)
+        frame.append(contentsOf: Self.lengthPrefix(body.count))
+        frame.append(contentsOf: body)
+        return frame
     }
 
     /// Puts the length prefix in front of an already encoded payload.
     public static func frame(payload: Data) -> Data {
         precondition(payload.count <= Int(UInt32.max), "payload does not fit a 32-bit length")
-        let length = UInt32(payload.count)
         var frame = Data(capacity: Wire.lengthPrefixSize + payload.count)
-        frame.append(UInt8(truncatingIfNeeded: length >> 24))
-        frame.append(UInt8(truncatingIfNeeded: length >> 16))
-        frame.append(UInt8(truncatingIfNeeded: length >> 8))
-        frame.append(UInt8(truncatingIfNeeded: length))
+        frame.append(contentsOf: lengthPrefix(payload.count))
         frame.append(payload)
         return frame
+    }
+
+    private static func lengthPrefix(_ count: Int) -> [UInt8] {
+        let length = UInt32(count)
+        return [UInt8(truncatingIfNeeded: length >> 24), UInt8(truncatingIfNeeded: length >> 16),
+                UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]
     }
 }

@@ -210,17 +210,17 @@ extension Message: Codable {
     ///   agents may send kinds this viewer predates; they are skipped).
     /// - Throws: ``WireError/malformedPayload(_:)`` when the payload is not a
     ///   JSON object with a string `type`, or a known kind is malformed.
-    public static func decode(payload: Data, using decoder: JSONDecoder = JSONDecoder()) throws(WireError) -> Message? {
-        do {
-            return try decoder.decode(Message.self, from: payload)
-        } catch is UnknownKind {
-            return nil
-        } catch let error as DecodingError {
-            throw .malformedPayload(error.readableDescription)
-        } catch {
-            throw .malformedPayload("\(error)")
+    public static func decode(payload: some Collection<UInt8>) throws(WireError) -> Message? {
+        let result = payload.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(WireError) -> Message? in try fromWireJSON(buffer) }
+        } ?? Array(payload).withUnsafeBufferPointer { buffer in
+            Result { () throws(WireError) -> Message? in try fromWireJSON(buffer) }
         }
+        return try result.get()
     }
+
+    /// The message's JSON payload, without the length prefix.
+    public func payload() -> Data { Data(wireJSON()) }
 }
 
 extension DecodingError {

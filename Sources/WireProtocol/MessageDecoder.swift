@@ -18,7 +18,6 @@ import Foundation
 /// ```
 public struct MessageDecoder {
     private var frames: FrameDecoder
-    private let json = JSONDecoder()
     private var failure: WireError?
 
     /// The connection's hello, once received.
@@ -44,7 +43,7 @@ public struct MessageDecoder {
         if let failure { throw failure }
         do {
             while let payload = try frames.nextFrame() {
-                guard let message = try Message.decode(payload: Data(payload), using: json) else {
+                guard let message = try Message.decode(payload: payload) else {
                     skippedMessageCount += 1
                     continue
                 }

@@ -43,7 +43,7 @@ final class MessageRoundTripTests: XCTestCase {
     }
 
     func testDuplicateAndNonASCIIHeadersKeepOrder() throws {
-        let payload = try FrameEncoder().payload(.flowStarted(Fixtures.log))
+        let payload = FrameEncoder().payload(.flowStarted(Fixtures.log))
         guard case .flowStarted(let decoded)? = try Message.decode(payload: payload) else { return XCTFail("not a flowStarted") }
         XCTAssertEqual(decoded.request.headers.map(\.name), ["Accept", "X-Trace", "X-Trace", "X-Name"])
         XCTAssertEqual(decoded.request.headers.values(for: "x-trace"), ["a", "b"])
@@ -60,7 +60,7 @@ final class MessageRoundTripTests: XCTestCase {
 
     func testPayloadIsUTF8JSONObjectWithType() throws {
         for message in Fixtures.conversation {
-            let payload = try FrameEncoder().payload(message)
+            let payload = FrameEncoder().payload(message)
             XCTAssertNotNil(String(data: payload, encoding: .utf8))
             let object = try XCTUnwrap(JSONSerialization.jsonObject(with: payload) as? [String: Any])
             XCTAssertEqual(object["type"] as? String, message.kind)
@@ -68,7 +68,7 @@ final class MessageRoundTripTests: XCTestCase {
     }
 
     func testBodyTravelsAsBase64() throws {
-        let payload = try FrameEncoder().payload(.flowStarted(Fixtures.log))
+        let payload = FrameEncoder().payload(.flowStarted(Fixtures.log))
         let object = try XCTUnwrap(JSONSerialization.jsonObject(with: payload) as? [String: Any])
         let body = try XCTUnwrap(((object["flow"] as? [String: Any])?["request"] as? [String: Any])?["body"] as? [String: Any])
         XCTAssertEqual(body["base64"] as? String, Data([0x00, 0xFF, 0x7B, 0x22, 0x0A, 0x80]).base64EncodedString())

@@ -1,0 +1,24 @@
+import Foundation
+
+/// `swift run -c release netinspect-bench [--tiny] [--only N,N]`
+///
+/// Runs every measurement in one process, side by side, and prints Markdown
+/// tables. `--tiny` shrinks every size so CI can smoke-run it in seconds; its
+/// figures mean nothing.
+let arguments = CommandLine.arguments.dropFirst()
+let tiny = arguments.contains("--tiny")
+let only: Set<Int>? = arguments.firstIndex(of: "--only").flatMap { index in
+    arguments.index(after: index) < arguments.endIndex
+        ? Set(arguments[arguments.index(after: index)].split(separator: ",").compactMap { Int($0) }) : nil
+}
+func wanted(_ section: Int) -> Bool { only?.contains(section) ?? true }
+
+print("# netinspect-bench\(tiny ? " (tiny sizes: smoke run, figures are not meaningful)" : "")")
+print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB; \(Date())\n")
+
+do {
+    if wanted(2) { print(try CodecBenchmark.run(tiny: tiny).render()) }
+} catch {
+    FileHandle.standardError.write(Data("netinspect-bench: \(error)\n".utf8))
+    exit(1)
+}

@@ -1,0 +1,261 @@
+/// A parsed JSON value, as the wire path's hand-written reader produces it.
+///
+/// The wire path does not go through `JSONDecoder`: its generic machinery
+/// costs about 170,000 instructions per flow message on this toolchain
+/// (measured with callgrind), which caps a viewer near 60,000 messages/s.
+/// This reader and ``JSONWriter`` are the fast path; the model's `Codable`
+/// conformance stays for every other use, and tests pin the two to the same
+/// JSON (the golden file and the cross-coding tests).
+enum JSONValue {
+    case null
+    case bool(Bool)
+    case number(Double)
+    case string(String)
+    case array([JSONValue])
+    /// Members in document order. Objects on the wire have a dozen keys at
+    /// most, where a linear scan beats hashing.
+    case object([JSONMember])
+
+    var typeName: String {
+        switch self {
+        case .null: "null"
+        case .bool: "a boolean"
+        case .number: "a number"
+        case .string: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+}
+
+/// One member of a JSON object.
+struct JSONMember {
+    let key: String
+    let value: JSONValue
+}
+
+/// Parses one JSON document (RFC 8259) from UTF-8 bytes.
+struct JSONParser {
+    private let bytes: UnsafeBufferPointer<UInt8>
+    private var index = 0
+    private var depth = 0
+    private static let maximumDepth = 64
+
+    private init(bytes: UnsafeBufferPointer<UInt8>) { self.bytes = bytes }
+
+    /// Parses `bytes` as exactly one JSON value, with optional surrounding
+    /// whitespace.
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(WireError) -> JSONValue {
+        var parser = JSONParser(bytes: bytes)
+        parser.skipWhitespace()
+        let value = try parser.parseValue()
+        parser.skipWhitespace()
+        guard parser.index == bytes.count else { throw parser.invalid("unexpected data after the JSON value") }
+        return value
+    }
+
+    private func invalid(_ reason: String) -> WireError {
+        .malformedPayload("not valid JSON (\(reason) at byte \(index))")
+    }
+
+    private mutating func skipWhitespace() {
+        while index < bytes.count {
+            switch bytes[index] {
+            case 0x20, 0x0A, 0x0D, 0x09: index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func parseValue() throws(WireError) -> JSONValue {
+        guard index < bytes.count else { throw invalid("unexpected end") }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try parseObject()
+        case UInt8(ascii: "["): return try parseArray()
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expect("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expect("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expect("null"); return .null
+        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return .number(try parseNumber())
+        default: throw invalid("unexpected character")
+        }
+    }
+
+    private mutating func expect(_ literal: StaticString) throws(WireError) {
+        let expected = UnsafeBufferPointer(start: literal.utf8Start, count: literal.utf8CodeUnitCount)
+        guard bytes.count - index >= expected.count,
+              bytes[index..<index + expected.count].elementsEqual(expected) else { throw invalid("unexpected character") }
+        index += expected.count
+    }
+
+    private mutating func nest() throws(WireError) {
+        depth += 1
+        guard depth <= Self.maximumDepth else { throw invalid("nested deeper than \(Self.maximumDepth) levels") }
+    }
+
+    private mutating func parseObject() throws(WireError) -> JSONValue {
+        try nest()
+        defer { depth -= 1 }
+        index += 1
+        var members: [JSONMember] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw invalid("expected a member name") }
+            let key = try parseString()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw invalid("expected ':'") }
+            index += 1
+            skipWhitespace()
+            members.append(JSONMember(key: key, value: try parseValue()))
+            skipWhitespace()
+            guard index < bytes.count else { throw invalid("unexpected end") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
+            throw invalid("expected ',' or '}'")
+        }
+    }
+
+    private mutating func parseArray() throws(WireError) -> JSONValue {
+        try nest()
+        defer { depth -= 1 }
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return .array(elements) }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue())
+            skipWhitespace()
+            guard index < bytes.count else { throw invalid("unexpected end") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(elements) }
+            throw invalid("expected ',' or ']'")
+        }
+    }
+
+    private mutating func parseString() throws(WireError) -> String {
+        index += 1
+        let start = index
+        // Fast path: no escapes, the bytes are the string; pure ASCII needs
+        // no UTF-8 validation.
+        var isASCII = true
+        while index < bytes.count {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let raw = UnsafeBufferPointer(rebasing: bytes[start..<index])
+                let text = isASCII ? String(decoding: raw, as: UTF8.self) : String(validating: raw, as: UTF8.self)
+                guard let text else { throw invalid("string is not valid UTF-8") }
+                index += 1
+                return text
+            }
+            if byte >= 0x80 { isASCII = false }
+            if byte == UInt8(ascii: "\\") { break }
+            if byte < 0x20 { throw invalid("control character in string") }
+            index += 1
+        }
+        var unescaped = Array(bytes[start..<index])
+        while index < bytes.count {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                guard let text = String(validating: unescaped, as: UTF8.self) else { throw invalid("string is not valid UTF-8") }
+                return text
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < bytes.count else { throw invalid("unexpected end") }
+                let escape = bytes[index]
+                index += 1
+                switch escape {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): unescaped.append(escape)
+                case UInt8(ascii: "b"): unescaped.append(0x08)
+                case UInt8(ascii: "f"): unescaped.append(0x0C)
+                case UInt8(ascii: "n"): unescaped.append(0x0A)
+                case UInt8(ascii: "r"): unescaped.append(0x0D)
+                case UInt8(ascii: "t"): unescaped.append(0x09)
+                case UInt8(ascii: "u"): unescaped.append(contentsOf: try parseUnicodeEscape())
+                default: throw invalid("unknown escape")
+                }
+            case 0..<0x20:
+                throw invalid("control character in string")
+            default:
+                unescaped.append(byte)
+                index += 1
+            }
+        }
+        throw invalid("unterminated string")
+    }
+
+    /// The UTF-8 of a `\uXXXX` escape (the `\u` already read), joining a
+    /// surrogate pair when one follows.
+    private mutating func parseUnicodeEscape() throws(WireError) -> [UInt8] {
+        var scalar = try parseHex4()
+        if (0xD800...0xDBFF).contains(scalar) {
+            guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
+                throw invalid("unpaired surrogate")
+            }
+            index += 2
+            let low = try parseHex4()
+            guard (0xDC00...0xDFFF).contains(low) else { throw invalid("unpaired surrogate") }
+            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
+        } else if (0xDC00...0xDFFF).contains(scalar) {
+            throw invalid("unpaired surrogate")
+        }
+        guard let unicode = Unicode.Scalar(scalar) else { throw invalid("invalid code point") }
+        return Array(String(Character(unicode)).utf8)
+    }
+
+    private mutating func parseHex4() throws(WireError) -> UInt32 {
+        guard bytes.count - index >= 4 else { throw invalid("unexpected end") }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw invalid("bad \\u escape")
+            }
+            value = value << 4 | UInt32(digit)
+            index += 1
+        }
+        return value
+    }
+
+    private mutating func parseNumber() throws(WireError) -> Double {
+        let start = index
+        var isInteger = true
+        if bytes[index] == UInt8(ascii: "-") { index += 1 }
+        let digitsStart = index
+        while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+        let integerDigits = index - digitsStart
+        guard integerDigits > 0 else { throw invalid("bad number") }
+        guard integerDigits == 1 || bytes[digitsStart] != UInt8(ascii: "0") else { throw invalid("leading zero in number") }
+        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            let fractionStart = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            guard index > fractionStart else { throw invalid("bad number") }
+        }
+        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            let exponentStart = index
+            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            guard index > exponentStart else { throw invalid("bad number") }
+        }
+        if isInteger && integerDigits <= 15 {
+            var value = 0
+            for offset in digitsStart..<index { value = value * 10 + Int(bytes[offset] - UInt8(ascii: "0")) }
+            return Double(bytes[start] == UInt8(ascii: "-") ? -value : value)
+        }
+        guard let value = Double(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)),
+              value.isFinite else { throw invalid("number out of range") }
+        return value
+    }
+}

@@ -1,0 +1,219 @@
+import Foundation
+
+// The wire path's hand-written JSON mapping. Member names and optionality
+// mirror the synthesized Codable conformances exactly; GoldenWireFormatTests
+// and CrossCodingTests fail if the two ever disagree.
+
+extension HTTPHeader: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) {
+        writer.object { $0.field("name", name); $0.field("value", value) }
+    }
+    init(json: JSONReader) throws(JSONFieldError) {
+        self.init(name: try json.string("name"), value: try json.string("value"))
+    }
+}
+
+extension CapturedBody: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) {
+        writer.object { $0.field("base64", data.base64EncodedString()); $0.field("size", size); $0.field("truncated", isTruncated) }
+    }
+    init(json: JSONReader) throws(JSONFieldError) {
+        let encoded = try json.required("base64")
+        guard let data = Data(base64Encoded: try encoded.string) else { throw encoded.mismatch("base64") }
+        self.init(data: data, size: try json.int("size"), isTruncated: try json.bool("truncated"))
+    }
+}
+
+extension Request: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) {
+        writer.object { $0.field("method", method); $0.field("url", url); $0.field("headers", headers); $0.field("body", body) }
+    }
+    init(json: JSONReader) throws(JSONFieldError) {
+        self.init(method: try json.string("method"), url: try json.string("url"),
+                  headers: try json.array("headers"), body: try json.decodeIfPresent("body"))
+    }
+}
+
+extension Response: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) {
+        writer.object {
+            $0.field("statusCode", statusCode); $0.field("headers", headers); $0.field("body", body); $0.field("mimeType", mimeType)
+        }
+    }
+    init(json: JSONReader) throws(JSONFieldError) {
+        self.init(statusCode: try json.int("statusCode"), headers: try json.array("headers"),
+                  body: try json.decodeIfPresent("body"), mimeType: try json.optionalString("mimeType"))
+    }
+}
+
+extension RedirectHop: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) {
+        writer.object { $0.field("statusCode", statusCode); $0.field("from", from); $0.field("to", to) }
+    }
+    init(json: JSONReader) throws(JSONFieldError) {
+        self.init(statusCode: try json.int("statusCode"), from: try json.string("from"), to: try json.string("to"))
+    }
+}
+
+extension FlowError: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) {
+        writer.object { $0.field("domain", domain); $0.field("code", code); $0.field("message", message) }
+    }
+    init(json: JSONReader) throws(JSONFieldError) {
+        self.init(domain: try json.string("domain"), code: try json.int("code"), message: try json.string("message"))
+    }
+}
+
+extension Timing: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) {
+        writer.object {
+            $0.field("startedAt", startedAt.timeIntervalSince1970)
+            $0.field("requestSent", requestSent)
+            $0.field("firstResponseByte", firstResponseByte)
+            $0.field("finished", finished)
+        }
+    }
+    init(json: JSONReader) throws(JSONFieldError) {
+        self.init(startedAt: Date(timeIntervalSince1970: try json.double("startedAt")),
+                  requestSent: try json.optionalDouble("requestSent"),
+                  firstResponseByte: try json.optionalDouble("firstResponseByte"),
+                  finished: try json.optionalDouble("finished"))
+    }
+}
+
+extension FlowID: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) { writer.uuid(uuid) }
+    init(json: JSONReader) throws(JSONFieldError) {
+        guard let uuid = parseUUID(try json.string) else { throw json.mismatch("a UUID string") }
+        self.init(uuid)
+    }
+}
+
+extension FlowState: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) { writer.string(rawValue) }
+    init(json: JSONReader) throws(JSONFieldError) {
+        let text = try json.string
+        guard let state = FlowState(rawValue: text) else {
+            throw JSONFieldError(problem: .invalid("unknown state '\(text)'"))
+        }
+        self = state
+    }
+}
+
+extension NetworkLog: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) {
+        writer.object {
+            $0.field("id", id); $0.field("sessionID", sessionID); $0.field("taskID", taskID)
+            $0.field("request", request); $0.field("response", response); $0.field("timing", timing)
+            $0.field("redirects", redirects); $0.field("error", error); $0.field("state", state)
+        }
+    }
+    init(json: JSONReader) throws(JSONFieldError) {
+        self.init(id: try json.decode("id"), sessionID: try json.int("sessionID"), taskID: try json.int("taskID"),
+                  request: try json.decode("request"), response: try json.decodeIfPresent("response"),
+                  timing: try json.decode("timing"), redirects: try json.array("redirects"),
+                  error: try json.decodeIfPresent("error"), state: try json.decode("state"))
+    }
+}
+
+extension Message {
+    /// The JSON payload of this message, by the wire path's fast writer.
+    func wireJSON() -> [UInt8] {
+        var writer = JSONWriter()
+        writer.object { writer in
+            writer.field("type", kind)
+            switch self {
+            case .hello(let hello):
+                writer.field("protocolVersion", hello.protocolVersion); writer.field("agentName", hello.agentName)
+                writer.field("agentVersion", hello.agentVersion); writer.field("appName", hello.appName)
+                writer.field("processID", hello.processID); writer.field("hostName", hello.hostName)
+                writer.field("token", hello.token)
+            case .flowStarted(let flow):
+                writer.field("flow", flow)
+            case .flowResponse(let event):
+                writer.field("id", event.id); writer.field("response", event.response)
+                writer.field("timing", event.timing); writer.field("redirects", event.redirects)
+            case .flowFinished(let event):
+                writer.field("id", event.id); writer.field("state", event.state); writer.field("response", event.response)
+                writer.field("requestBody", event.requestBody); writer.field("error", event.error)
+                writer.field("timing", event.timing); writer.field("redirects", event.redirects)
+            case .status(let status):
+                writer.field("droppedEvents", status.droppedEvents); writer.field("queuedEvents", status.queuedEvents)
+            }
+        }
+        return writer.bytes
+    }
+
+    /// Decodes a payload by the wire path's fast reader; `nil` for an
+    /// unknown kind.
+    static func fromWireJSON(_ bytes: UnsafeBufferPointer<UInt8>) throws(WireError) -> Message? {
+        let json = JSONReader(try JSONParser.parse(bytes))
+        do {
+            return try fromWireJSON(json)
+        } catch {
+            throw error.wireError
+        }
+    }
+
+    private static func fromWireJSON(_ json: JSONReader) throws(JSONFieldError) -> Message? {
+        let type = try json.string("type")
+        switch Kind(rawValue: type) {
+        case .hello:
+            return .hello(Hello(
+                protocolVersion: try json.int("protocolVersion"), agentName: try json.string("agentName"),
+                agentVersion: try json.string("agentVersion"), appName: try json.string("appName"),
+                processID: try json.int("processID"), hostName: try json.string("hostName"),
+                token: try json.optionalString("token")))
+        case .flowStarted:
+            return .flowStarted(try json.decode("flow"))
+        case .flowResponse:
+            return .flowResponse(FlowResponse(
+                id: try json.decode("id"), response: try json.decode("response"),
+                timing: try json.decode("timing"), redirects: try json.array("redirects")))
+        case .flowFinished:
+            return .flowFinished(FlowFinished(
+                id: try json.decode("id"), state: try json.decode("state"), response: try json.decodeIfPresent("response"),
+                requestBody: try json.decodeIfPresent("requestBody"), error: try json.decodeIfPresent("error"),
+                timing: try json.decode("timing"), redirects: try json.array("redirects")))
+        case .status:
+            return .status(AgentStatus(droppedEvents: try json.int("droppedEvents"), queuedEvents: try json.int("queuedEvents")))
+        case nil:
+            return nil
+        }
+    }
+}
+
+/// Parses the 8-4-4-4-12 hex form, either case, without `sscanf`.
+func parseUUID(_ text: String) -> UUID? {
+    var text = text
+    text.makeContiguousUTF8()  // free for native strings; bridged ones get copied once
+    guard text.utf8.count == 36 else { return nil }
+    let parsed = text.utf8.withContiguousStorageIfAvailable { chars -> UUID? in
+        var bytes = [UInt8](repeating: 0, count: 16)
+        var position = 0
+        var byteIndex = 0
+        while position < 36 {
+            if position == 8 || position == 13 || position == 18 || position == 23 {
+                guard chars[position] == UInt8(ascii: "-") else { return nil }
+                position += 1
+                continue
+            }
+            guard let high = hexValue(chars[position]), let low = hexValue(chars[position + 1]) else { return nil }
+            bytes[byteIndex] = high << 4 | low
+            byteIndex += 1
+            position += 2
+        }
+        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
+                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+    }
+    return parsed ?? nil
+}
+
+private func hexValue(_ char: UInt8) -> UInt8? {
+    switch char {
+    case UInt8(ascii: "0")...UInt8(ascii: "9"): char - UInt8(ascii: "0")
+    case UInt8(ascii: "a")...UInt8(ascii: "f"): char - UInt8(ascii: "a") + 10
+    case UInt8(ascii: "A")...UInt8(ascii: "F"): char - UInt8(ascii: "A") + 10
+    default: nil
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import XCTest
+@testable import WireProtocol
+
+/// The wire path has its own JSON reader and writer; the model's Codable
+/// conformance serves everything else. These tests keep the two exchangeable.
+final class CrossCodingTests: XCTestCase {
+    func testFastWriterOutputDecodesWithJSONDecoder() throws {
+        var rng = SplitMix64(seed: 42)
+        for message in Fixtures.conversation + (0..<300).map({ _ in RandomMessages.message(using: &rng) }) {
+            XCTAssertEqual(try JSONDecoder().decode(Message.self, from: FrameEncoder().payload(message)), message)
+        }
+    }
+
+    func testJSONEncoderOutputDecodesWithFastReader() throws {
+        var rng = SplitMix64(seed: 43)
+        let encoder = JSONEncoder()
+        for message in Fixtures.conversation + (0..<300).map({ _ in RandomMessages.message(using: &rng) }) {
+            XCTAssertEqual(try Message.decode(payload: encoder.encode(message)), message)
+        }
+    }
+
+    func testEveryControlCharacterAndQuoteSurvives() throws {
+        let nasty = String((0..<0x80).map { Character(Unicode.Scalar(UInt8($0))) }) + "\u{2028}\u{FEFF}😀"
+        var log = Fixtures.log
+        log.request.url = nasty
+        log.request.headers = [HTTPHeader(name: nasty, value: nasty)]
+        XCTAssertEqual(try Message.decode(payload: FrameEncoder().payload(.flowStarted(log))), .flowStarted(log))
+    }
+}
+
+final class JSONParserTests: XCTestCase {
+    private func parse(_ text: String) throws -> JSONValue {
+        try Array(text.utf8).withUnsafeBufferPointer { buffer in try JSONParser.parse(buffer) }
+    }
+
+    private func assertInvalid(_ text: String, _ reason: String, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertThrowsError(try parse(text), text, file: file, line: line) {
+            XCTAssertTrue("\($0)".contains(reason), "'\($0)' should mention '\(reason)'", file: file, line: line)
+        }
+    }
+
+    func testEscapesAndSurrogatePairs() throws {
+        guard case .string(let text) = try parse(#" "a\"b\\c\/d\b\f\n\r\t\u00e9\uD83D\uDE00" "#) else { return XCTFail() }
+        XCTAssertEqual(text, "a\"b\\c/d\u{8}\u{C}\n\r\té😀")
+    }
+
+    func testNumbers() throws {
+        for (text, value) in [("0", 0.0), ("-12", -12), ("1.5e3", 1500), ("1763717923.123456", 1_763_717_923.123456),
+                              ("-0.00025", -0.00025), ("123456789012345678", 1.2345678901234568e17), ("2E-2", 0.02)] {
+            guard case .number(let parsed) = try parse(text) else { return XCTFail(text) }
+            XCTAssertEqual(parsed, value, text)
+        }
+    }
+
+    func testStructures() throws {
+        guard case .object(let members) = try parse(#"{"a":[1,true,null,{}],"b":{"c":"d"},"e":false}"#) else { return XCTFail() }
+        XCTAssertEqual(members.map(\.key), ["a", "b", "e"])
+        guard case .array(let elements) = members[0].value else { return XCTFail() }
+        XCTAssertEqual(elements.count, 4)
+    }
+
+    func testRejectsWhatRFC8259Rejects() {
+        assertInvalid("", "unexpected end")
+        assertInvalid("{", "expected a member name")
+        assertInvalid(#"{"a":1,}"#, "expected a member name")
+        assertInvalid("[1,]", "unexpected character")
+        assertInvalid("01", "leading zero")
+        assertInvalid("1.", "bad number")
+        assertInvalid("-", "bad number")
+        assertInvalid("1e", "bad number")
+        assertInvalid("1e999", "out of range")
+        assertInvalid(#"{"a":1} x"#, "unexpected data after")
+        assertInvalid("\"abc", "unterminated string")
+        assertInvalid("\"a\u{01}b\"", "control character")
+        assertInvalid(#""\uD800""#, "unpaired surrogate")
+        assertInvalid(#""\uDC00x""#, "unpaired surrogate")
+        assertInvalid(#""\x""#, "unknown escape")
+        assertInvalid("tru", "unexpected character")
+        assertInvalid("NaN", "unexpected character")
+    }
+
+    func testInvalidUTF8InsideAStringIsRejected() {
+        XCTAssertThrowsError(try [0x22, 0xC3, 0x28, 0x22].withUnsafeBufferPointer { try JSONParser.parse($0) }) {
+            XCTAssertTrue("\($0)".contains("not valid UTF-8"))
+        }
+    }
+
+    func testNestingIsBounded() {
+        assertInvalid(String(repeating: "[", count: 10_000), "nested deeper than 64")
+        XCTAssertNoThrow(try parse(String(repeating: "[", count: 64) + String(repeating: "]", count: 64)))
+    }
+}
+
+/// Random messages for cross-checking the two codecs.
+enum RandomMessages {
+    static func string(using rng: inout SplitMix64) -> String {
+        let alphabet: [Character] = Array("abcXYZ09 /?&=%\"\\\n\t\u{1}\u{7F}éü東京😀\u{2028}")
+        return String((0..<Int.random(in: 0...12, using: &rng)).map { _ in alphabet.randomElement(using: &rng)! })
+    }
+
+    static func headers(using rng: inout SplitMix64) -> [HTTPHeader] {
+        (0..<Int.random(in: 0...4, using: &rng)).map { _ in HTTPHeader(name: string(using: &rng), value: string(using: &rng)) }
+    }
+
+    static func body(using rng: inout SplitMix64) -> CapturedBody? {
+        guard Bool.random(using: &rng) else { return nil }
+        let data = Data((0..<Int.random(in: 0...40, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) })
+        return CapturedBody(data: data, size: data.count + Int.random(in: 0...5, using: &rng), isTruncated: Bool.random(using: &rng))
+    }
+
+    static func offset(using rng: inout SplitMix64) -> Double? {
+        Bool.random(using: &rng) ? Double.random(in: 0...100, using: &rng) : nil
+    }
+
+    static func timing(using rng: inout SplitMix64) -> Timing {
+        Timing(startedAt: Date(timeIntervalSince1970: Double.random(in: 0...2_000_000_000, using: &rng)),
+               requestSent: offset(using: &rng), firstResponseByte: offset(using: &rng), finished: offset(using: &rng))
+    }
+
+    static func response(using rng: inout SplitMix64) -> Response {
+        Response(statusCode: Int.random(in: 100...599, using: &rng), headers: headers(using: &rng), body: body(using: &rng),
+                 mimeType: Bool.random(using: &rng) ? string(using: &rng) : nil)
+    }
+
+    static func hops(using rng: inout SplitMix64) -> [RedirectHop] {
+        (0..<Int.random(in: 0...2, using: &rng)).map { _ in
+            RedirectHop(statusCode: 301, from: string(using: &rng), to: string(using: &rng))
+        }
+    }
+
+    static func message(using rng: inout SplitMix64) -> Message {
+        switch Int.random(in: 0..<5, using: &rng) {
+        case 0:
+            return .hello(Hello(protocolVersion: 1, agentName: string(using: &rng), agentVersion: string(using: &rng),
+                                appName: string(using: &rng), processID: Int.random(in: 1...99_999, using: &rng),
+                                hostName: string(using: &rng), token: Bool.random(using: &rng) ? string(using: &rng) : nil))
+        case 1:
+            return .flowStarted(NetworkLog(
+                sessionID: Int.random(in: 0...9, using: &rng), taskID: Int.random(in: 0...999, using: &rng),
+                request: Request(method: string(using: &rng), url: string(using: &rng), headers: headers(using: &rng), body: body(using: &rng)),
+                response: Bool.random(using: &rng) ? response(using: &rng) : nil, timing: timing(using: &rng), redirects: hops(using: &rng),
+                error: Bool.random(using: &rng) ? FlowError(domain: string(using: &rng), code: -1001, message: string(using: &rng)) : nil,
+                state: FlowState.allCases.randomElement(using: &rng)!))
+        case 2:
+            return .flowResponse(FlowResponse(id: FlowID(), response: response(using: &rng), timing: timing(using: &rng), redirects: hops(using: &rng)))
+        case 3:
+            return .flowFinished(FlowFinished(
+                id: FlowID(), state: FlowState.allCases.randomElement(using: &rng)!,
+                response: Bool.random(using: &rng) ? response(using: &rng) : nil, requestBody: body(using: &rng),
+                error: Bool.random(using: &rng) ? FlowError(domain: "d", code: Int.random(in: -2000...0, using: &rng), message: string(using: &rng)) : nil,
+                timing: timing(using: &rng), redirects: hops(using: &rng)))
+        default:
+            return .status(AgentStatus(droppedEvents: Int.random(in: 0...1_000_000, using: &rng), queuedEvents: Int.random(in: 0...100, using: &rng)))
+        }
+    }
+}
