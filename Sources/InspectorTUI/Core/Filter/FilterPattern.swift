@@ -131,13 +131,18 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
         guard let first = needle.first else { return true }
         return needle.withUnsafeBufferPointer { needle in
             var start = 0
-            while start < haystack.count {
-                let byte = haystack[start]
-                if first == anyCharacter ? isCharacterStart(byte) : foldASCII(byte) == first,
-                   matchesAt(start, needle, haystack) {
-                    return true
+            if first == anyCharacter {
+                // Candidates are where characters start, as String(decoding:) splits them.
+                while start < haystack.count {
+                    if matchesAt(start, needle, haystack) { return true }
+                    start += unitLength(haystack, at: start)
                 }
-                start += 1
+            } else {
+                // An ASCII byte always starts a character of its own.
+                while start < haystack.count {
+                    if foldASCII(haystack[start]) == first, matchesAt(start, needle, haystack) { return true }
+                    start += 1
+                }
             }
             return false
         }
@@ -148,8 +153,8 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
         for expected in needle {
             guard position < haystack.count else { return false }
             if expected == anyCharacter {
-                guard let length = nonBreakCharacterLength(haystack, at: position) else { return false }
-                position += length
+                guard !isLineTerminator(haystack, at: position) else { return false }
+                position += unitLength(haystack, at: position)
             } else {
                 guard foldASCII(haystack[position]) == expected else { return false }
                 position += 1
@@ -158,25 +163,43 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
         return true
     }
 
-    /// The byte length of the Unicode scalar at `position`, or `nil` when it
-    /// is a line terminator, which ICU's `.` does not match.
-    private static func nonBreakCharacterLength(_ bytes: UnsafeBufferPointer<UInt8>, at position: Int) -> Int? {
-        let lead = bytes[position]
-        switch lead {
-        case 0x0A...0x0D: return nil
-        case ..<0x80: return 1
-        case 0xC2 where position + 1 < bytes.count && bytes[position + 1] == 0x85: return nil  // U+0085
-        case 0xE2 where position + 2 < bytes.count && bytes[position + 1] == 0x80
-            && (bytes[position + 2] == 0xA8 || bytes[position + 2] == 0xA9): return nil  // U+2028, U+2029
-        case 0xC0..<0xE0: return min(2, bytes.count - position)
-        case 0xE0..<0xF0: return min(3, bytes.count - position)
-        case 0xF0...: return min(4, bytes.count - position)
-        default: return 1  // a stray continuation byte decodes as one U+FFFD
+    /// Whether a line terminator, which ICU's `.` does not match, starts at
+    /// `position`: U+000A to U+000D, U+0085, U+2028, U+2029.
+    private static func isLineTerminator(_ bytes: UnsafeBufferPointer<UInt8>, at position: Int) -> Bool {
+        switch bytes[position] {
+        case 0x0A...0x0D: true
+        case 0xC2: position + 1 < bytes.count && bytes[position + 1] == 0x85
+        case 0xE2: position + 2 < bytes.count && bytes[position + 1] == 0x80 && (0xA8...0xA9).contains(bytes[position + 2])
+        default: false
         }
     }
 
-    @inline(__always)
-    private static func isCharacterStart(_ byte: UInt8) -> Bool { byte & 0xC0 != 0x80 }
+    /// The number of bytes that decode to one scalar at `position`: a valid
+    /// UTF-8 sequence, or the maximal ill-formed subpart that
+    /// `String(decoding:as:)` turns into one U+FFFD.
+    private static func unitLength(_ bytes: UnsafeBufferPointer<UInt8>, at position: Int) -> Int {
+        let lead = bytes[position]
+        let second: ClosedRange<UInt8>
+        let length: Int
+        switch lead {
+        case ..<0x80: return 1
+        case 0xC2...0xDF: (second, length) = (0x80...0xBF, 2)
+        case 0xE0: (second, length) = (0xA0...0xBF, 3)
+        case 0xED: (second, length) = (0x80...0x9F, 3)
+        case 0xE1...0xEF: (second, length) = (0x80...0xBF, 3)
+        case 0xF0: (second, length) = (0x90...0xBF, 4)
+        case 0xF4: (second, length) = (0x80...0x8F, 4)
+        case 0xF1...0xF3: (second, length) = (0x80...0xBF, 4)
+        default: return 1  // continuation bytes, C0, C1, F5...FF
+        }
+        var consumed = 1
+        while consumed < length, position + consumed < bytes.count {
+            let allowed = consumed == 1 ? second : 0x80...0xBF
+            guard allowed.contains(bytes[position + consumed]) else { break }
+            consumed += 1
+        }
+        return consumed
+    }
 
     @inline(__always)
     private static func foldASCII(_ byte: UInt8) -> UInt8 {
