@@ -391,34 +391,106 @@ final class FilterTests: XCTestCase {
 
     func testByteScanIsUsedForPlainWordsOnly() throws {
         XCTAssertTrue(try FilterPattern(regularExpression: "api.example.com").usesByteScan)
-        XCTAssertTrue(try FilterPattern(regularExpression: #"\.json"#).usesByteScan)
+        XCTAssertTrue(try FilterPattern(regularExpression: #"\.json$"#).usesByteScan)
+        XCTAssertTrue(try FilterPattern(regularExpression: "^/api").usesByteScan)
+        XCTAssertTrue(try FilterPattern(regularExpression: #"cost\$"#).usesByteScan)
         XCTAssertFalse(try FilterPattern(regularExpression: #"\d"#).usesByteScan)
-        XCTAssertFalse(try FilterPattern(regularExpression: "^/api").usesByteScan)
+        XCTAssertFalse(try FilterPattern(regularExpression: "a^b").usesByteScan)
+        XCTAssertFalse(try FilterPattern(regularExpression: "a|b").usesByteScan)
         XCTAssertFalse(try FilterPattern(regularExpression: "café").usesByteScan)
     }
 
-    func testByteScanAgreesWithTheRegularExpressionEngine() throws {
-        let patterns = ["a.c", "A.C", ".", "..", "x.", ".x", #"\.json"#, "é.", "a.b", "user", #"a\-b"#, "%20", "a\\/b"]
-        let texts = [
-            "abc", "ABC", "a\nc", "a\rc", "aéc", "a😀c", "a\u{2028}c", "a\u{85}c", "", "x", "xé", "ééx",
-            "file.json", "filexjson", "/Users/1", "a-b", "a%20b", "a/b", "ac", "a\u{301}c",
-        ]
-        let invalidUTF8: [[UInt8]] = [
-            [0x61, 0xFF, 0x62], [0x61, 0xC3, 0x62], [0x61, 0xE2, 0x82, 0x63], [0x61, 0xF0, 0x9F, 0x98, 0x63],
-            [0x61, 0xED, 0xA0, 0x80, 0x63], [0x61, 0xC0, 0xAF, 0x63], [0x61, 0x80, 0x80, 0x63], [0x78, 0xF4, 0x90, 0x80, 0x80],
-        ]
+    private let sampleTexts = [
+        "abc", "ABC", "a\nc", "a\rc", "aéc", "a😀c", "a\u{2028}c", "a\u{85}c", "", "x", "xé", "ééx",
+        "file.json", "filexjson", "file.json\n", "file.json\r\n", "file.json\n\n", "file.JSON\u{2029}",
+        "/Users/1", "a-b", "a%20b", "a/b", "ac", "a\u{301}c", "/api/v1", "x/api", "\n/api",
+        "cost$", "Server: nginx/1.2", "items?page=7", "ITEMS?PAGE=7&x", "\"id\": 42,", "\"ID\":42",
+        "ſerver: nginx", "straße", "strasse", "\u{212A}ey", "key",
+    ]
+
+    private let invalidUTF8: [[UInt8]] = [
+        [0x61, 0xFF, 0x62], [0x61, 0xC3, 0x62], [0x61, 0xE2, 0x82, 0x63], [0x61, 0xF0, 0x9F, 0x98, 0x63],
+        [0x61, 0xED, 0xA0, 0x80, 0x63], [0x61, 0xC0, 0xAF, 0x63], [0x61, 0x80, 0x80, 0x63], [0x78, 0xF4, 0x90, 0x80, 0x80],
+    ]
+
+    /// Holds `FilterPattern` to `NSRegularExpression`'s answers on every sample.
+    private func assertAgreesWithEngine(_ patterns: [String], file: StaticString = #filePath, line: UInt = #line) throws {
         for pattern in patterns {
-            let fast = try FilterPattern(regularExpression: pattern)
+            let pattern = try XCTUnwrap(pattern)
+            let ours = try FilterPattern(regularExpression: pattern)
             let engine = try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
-            for text in texts {
+            for text in sampleTexts + invalidUTF8.map({ String(decoding: $0, as: UTF8.self) }) {
                 let expected = engine.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
-                XCTAssertEqual(fast.matches(text), expected, "/\(pattern)/ on \(text.debugDescription)")
+                XCTAssertEqual(ours.matches(text), expected, "/\(pattern)/ on \(text.debugDescription)", file: file, line: line)
             }
             for bytes in invalidUTF8 {
                 let text = String(decoding: bytes, as: UTF8.self)
                 let expected = engine.firstMatch(in: text, range: NSRange(text.startIndex..., in: text)) != nil
-                XCTAssertEqual(fast.matches(utf8: Data(bytes)), expected, "/\(pattern)/ on \(bytes)")
+                XCTAssertEqual(ours.matches(utf8: Data(bytes)), expected, "/\(pattern)/ on \(bytes)", file: file, line: line)
             }
+        }
+    }
+
+    func testByteScanAgreesWithTheRegularExpressionEngine() throws {
+        try assertAgreesWithEngine([
+            "a.c", "A.C", ".", "..", "x.", ".x", #"\.json"#, "a.b", "user", #"a\-b"#, "%20", "a\\/b",
+            "^/api", "^a", "c$", #"json$"#, "^$", "^.$", "^abc$", #"cost\$"#, "^", "$", "^x.", "nginx",
+        ])
+    }
+
+    func testUnicodeCaseFoldingIsLeftToTheEngine() throws {
+        try assertAgreesWithEngine(["é.", "straße", "strasse", "key", "server", "[a-c]{3}", "(?i)abc", "a|x"])
+    }
+
+    func testPrefilterIsTextEveryMatchContains() {
+        func required(_ pattern: String) -> [UInt8]? {
+            RegexTranslation.requiredLiteral(in: pattern).map(\.bytes)
+        }
+        XCTAssertEqual(required(#"items\?page=[0-9]$"#), Array("items?page=".utf8))
+        XCTAssertEqual(required(#"^Server: ngin."#), Array("server: ngin".utf8))
+        XCTAssertEqual(required(#"\"id\":\s*42"#), Array(#""id":"#.utf8))
+        XCTAssertEqual(required("abcd?"), Array("abc".utf8))
+        XCTAssertEqual(required("ab*cdef"), Array("cdef".utf8))
+        XCTAssertEqual(required("xy{0,2}z"), Array("x".utf8))
+        XCTAssertEqual(required("(foo|bar)bazz"), Array("bazz".utf8))
+        XCTAssertEqual(required("[abc]+zz"), Array("zz".utf8))
+        XCTAssertEqual(required(#"\x41bc-de"#), Array("-de".utf8))
+        XCTAssertEqual(required(#"\p{L}+ok"#), Array("ok".utf8))
+        XCTAssertEqual(required(#"\bword\b"#), Array("word".utf8))
+        XCTAssertNil(required("foo|bar"))
+        XCTAssertNil(required("(?x) a b c"))
+        XCTAssertNil(required(#"\Qa|b\E"#))
+        XCTAssertNil(required("[a-z]+"))
+    }
+
+    func testPrefilteredPatternsAgreeWithTheEngine() throws {
+        try assertAgreesWithEngine([
+            #"items\?page=[0-9]$"#, #"^server: ngin."#, #"\"id\":\s*42"#, "abcd?", "ab*c", "(foo|bar)baz",
+            "[abc]+c", #"\x41bc"#, #"\bkey\b"#, "se?rver", "(?:ser)ver", #"s\w+r"#, #"stra(ss|ß)e"#,
+            "j[s]on$", "file\\.json$",
+        ])
+    }
+
+    func testEveryCharacterFoldingToASCIILettersIsLeftToTheEngine() {
+        // ẞ folds to "ss" though its lower-case mapping is ß; ICU matches it.
+        var expected: [Unicode.Scalar] = ["\u{1E9E}"]
+        for value in UInt32(0x80)...0x1FFFF {
+            guard let scalar = Unicode.Scalar(value) else { continue }
+            let properties = scalar.properties
+            let mappings = [properties.lowercaseMapping, properties.uppercaseMapping, properties.titlecaseMapping]
+            if mappings.contains(where: { $0.unicodeScalars.contains { $0.isASCII && $0.properties.isAlphabetic } }) {
+                expected.append(scalar)
+            }
+        }
+        XCTAssertTrue(expected.contains("\u{212A}"), "sanity: the Kelvin sign lower-cases to k")
+        for scalar in expected {
+            let bytes = Array(String(scalar).utf8)
+            bytes.withUnsafeBufferPointer {
+                XCTAssertTrue(ByteNeedle.foldsToASCIILetters($0, at: 0), "U+\(String(scalar.value, radix: 16, uppercase: true))")
+            }
+        }
+        Array("é😀a".utf8).withUnsafeBufferPointer { bytes in
+            XCTAssertFalse(bytes.indices.contains { ByteNeedle.foldsToASCIILetters(bytes, at: $0) })
         }
     }
 }
