@@ -406,6 +406,9 @@ final class FilterTests: XCTestCase {
         "/Users/1", "a-b", "a%20b", "a/b", "ac", "a\u{301}c", "/api/v1", "x/api", "\n/api",
         "cost$", "Server: nginx/1.2", "items?page=7", "ITEMS?PAGE=7&x", "\"id\": 42,", "\"ID\":42",
         "ſerver: nginx", "straße", "strasse", "\u{212A}ey", "key",
+        "a\u{0B}b", "a\u{0C}b", "a\tb", "a b", "a_b", "A9", "zz", "Z-a", "[x]", "a]b", "a^b", "a\\b",
+        "/v1/users/42", "/V2/USERS/7/", "/v3/users/x", "page=10\r\n", "id=", "aaaaab", "ab\u{0B}",
+        "GET /api/v1/items?page=3&sort=desc", "x-request-id: 1f2e", "nginx/1.25.3", "x\u{85}",
     ]
 
     private let invalidUTF8: [[UInt8]] = [
@@ -440,6 +443,25 @@ final class FilterTests: XCTestCase {
 
     func testUnicodeCaseFoldingIsLeftToTheEngine() throws {
         try assertAgreesWithEngine(["é.", "straße", "strasse", "key", "server", "[a-c]{3}", "(?i)abc", "a|x"])
+    }
+
+    func testByteRegexCoversGrouplessPatterns() throws {
+        for pattern in [#"items\?page=\d+$"#, #"/v[12]/"#, #"\"id\":\s*42"#, "a|b", "x{2,3}", #"[^/]+\.json"#, "a+?b"] {
+            XCTAssertTrue(try FilterPattern(regularExpression: pattern).usesByteRegex, pattern)
+        }
+        for pattern in ["(a|b)c", #"\bword"#, "a*+b", "[[:alpha:]]", "é+", #"\p{L}"#, "[a&&b]"] {
+            XCTAssertFalse(try FilterPattern(regularExpression: pattern).usesByteRegex, pattern)
+        }
+    }
+
+    func testByteRegexAgreesWithTheEngine() throws {
+        try assertAgreesWithEngine([
+            #"items\?page=\d+$"#, #"/v[12]/users/\d+/?$"#, #"\"id\":\s*42"#, #"^/v\d/"#, "a|b|zz", "^a|b$", "|x",
+            "x{2,3}", "a{2}", "a{2,}b", "a{0,1}b", "a+?b", "a*b", ".*", "^.*$", "^.+$", "a.b", #"\s"#, #"\S+"#,
+            #"\w+_\w"#, #"\W"#, #"\D\d"#, "[^a]", "[^A-Z]b", "[a-c]", "[_-a]", "[Z-a]", "[]a]", "[a-]", "[.]",
+            #"[\s]b"#, #"[^\s]"#, #"[\]x]"#, #"[\d-]"#, #"a\tb"#, #"page=\d+\r?$"#, "x-request-id: [0-9a-f]+",
+            #"nginx/\d+\.\d+"#, "b$", "^$", "^", "$", "[^/]+$", "a\\^b", "]",
+        ])
     }
 
     func testPrefilterIsTextEveryMatchContains() {

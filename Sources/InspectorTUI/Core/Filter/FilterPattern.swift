@@ -6,9 +6,10 @@ import Foundation
 /// words (`api`, `example.com`, `\.json$`), so a pattern that is ASCII text
 /// with at most `.`, escaped punctuation and a leading `^` or trailing `$` is
 /// matched by a ``ByteNeedle`` that needs no decoding or bridging. Anything
-/// else goes to `NSRegularExpression`, behind a pre-filter: the longest
-/// piece of text every match must contain is looked for first, so most
-/// flows are rejected without running the engine.
+/// else is compiled for `NSRegularExpression`, behind a pre-filter: the
+/// longest piece of text every match must contain is looked for first, so
+/// most flows are rejected without running anything more. Patterns without
+/// groups then run on ASCII text as a ``ByteRegex``; the engine takes the rest.
 ///
 /// Answers are ICU's in every case: when the byte scan cannot be sure
 /// (non-ASCII text, where Unicode case folding equates `ß` with `ss`), the
@@ -62,7 +63,7 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
         if let needle = RegexTranslation.exactNeedle(for: source) {
             matcher = .bytes(needle, undecided: needle.hasLetters ? try CompiledRegex(source, prefilter: nil) : nil)
         } else {
-            matcher = .regex(try CompiledRegex(source, prefilter: RegexTranslation.requiredLiteral(in: source)))
+            matcher = .regex(try CompiledRegex(source, prefilter: RegexTranslation.requiredLiteral(in: source), byteRegex: ByteRegex(source)))
         }
         storage = Storage(source: source, isRegularExpression: true, matcher: matcher)
     }
@@ -84,9 +85,9 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
         if case .bytes = matcher { true } else { false }
     }
 
-    /// The text the engine's pre-filter looks for, if any.
-    var prefilter: ByteNeedle? {
-        if case .regex(let regex) = matcher { regex.prefilter } else { nil }
+    /// Whether ASCII text is matched by a ``ByteRegex`` rather than the engine.
+    var usesByteRegex: Bool {
+        if case .regex(let regex) = matcher { regex.byteRegex != nil } else { false }
     }
 
     // MARK: Matching
@@ -101,7 +102,7 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
             case .undecided: undecided?.matches(text) ?? false
             }
         case .regex(let regex):
-            regex.passesPrefilter(text) && regex.matches(text)
+            regex.matches(text)
         }
     }
 
@@ -112,10 +113,10 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
             switch needle.search(bytes) {
             case .found: true
             case .absent: false
-            case .undecided: undecided?.matches(String(decoding: bytes, as: UTF8.self)) ?? false
+            case .undecided: undecided?.matches(utf8: bytes) ?? false
             }
         case .regex(let regex):
-            regex.passesPrefilter(bytes) && regex.matches(String(decoding: bytes, as: UTF8.self))
+            regex.matches(utf8: bytes)
         }
     }
 
@@ -126,7 +127,8 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// A compiled, case-insensitive `NSRegularExpression` and its pre-filter.
+/// A compiled, case-insensitive `NSRegularExpression`, its pre-filter and,
+/// when the pattern allows, its ``ByteRegex`` for ASCII text.
 ///
 /// `NSRegularExpression` is immutable after creation and documented as safe
 /// to use from several threads at once (corelibs checks out a private ICU
@@ -135,27 +137,39 @@ private struct CompiledRegex: @unchecked Sendable {
     let regex: NSRegularExpression
     /// Text every match contains (see ``RegexTranslation/requiredLiteral(in:)``).
     let prefilter: ByteNeedle?
+    let byteRegex: ByteRegex?
 
-    init(_ pattern: String, prefilter: ByteNeedle?) throws(FilterPattern.InvalidRegularExpression) {
+    /// Compiles `pattern`; the engine alone judges whether it is valid.
+    init(_ pattern: String, prefilter: ByteNeedle?, byteRegex: ByteRegex? = nil) throws(FilterPattern.InvalidRegularExpression) {
         do {
             regex = try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
         } catch {
             throw FilterPattern.InvalidRegularExpression(reason: (error as NSError).localizedDescription)
         }
         self.prefilter = prefilter
+        self.byteRegex = byteRegex
     }
 
     func matches(_ text: String) -> Bool {
+        switch withUTF8(text, quickAnswer) {
+        case .some(let answer): answer
+        case nil: engineMatches(text)
+        }
+    }
+
+    func matches(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        quickAnswer(bytes) ?? engineMatches(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// The answer without the engine, when the pre-filter or the byte
+    /// regex can give it.
+    private func quickAnswer(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool? {
+        if let prefilter, prefilter.search(bytes) == .absent { return false }
+        return byteRegex?.matches(bytes)
+    }
+
+    private func engineMatches(_ text: String) -> Bool {
         let range = NSRange(location: 0, length: text.utf16.count)
         return regex.rangeOfFirstMatch(in: text, options: [], range: range).location != NSNotFound
-    }
-
-    func passesPrefilter(_ text: String) -> Bool {
-        prefilter == nil || withUTF8(text) { passesPrefilter($0) }
-    }
-
-    /// Whether the engine must run: unless the required text is surely absent.
-    func passesPrefilter(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        prefilter.map { $0.search(bytes) != .absent } ?? true
     }
 }
