@@ -70,11 +70,13 @@ struct ByteNeedle: Sendable, Equatable {
                     start += Self.unitLength(haystack, at: start)
                 }
             } else {
-                // An ASCII byte always is a character of its own.
+                // An ASCII byte always is a character of its own. For a
+                // lower-case letter, OR-ing 0x20 admits exactly its two cases.
+                let orMask: UInt8 = (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(first) ? 0x20 : 0
                 while start < haystack.count {
                     let byte = haystack[start]
                     if byte >= 0xC3 { foldable = foldable || Self.foldsToASCIILetters(haystack, at: start) }
-                    if Self.foldASCII(byte) == first, matches(needle, haystack, at: start) { return true }
+                    if byte | orMask == first, matches(needle, haystack, at: start) { return true }
                     start += 1
                 }
             }
