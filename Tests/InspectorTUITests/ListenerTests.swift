@@ -148,6 +148,34 @@ final class ListenerTests: XCTestCase {
                        (0 ..< 10).map { .message(secondID, flowStarted("second/\($0)")) })
     }
 
+    func testManyAgentsAtOnceDeliverEverythingInOrder() throws {
+        let (_, inbox, _) = try startListener()
+        let agentCount = 20, flowCount = 50
+        let agents = try (0 ..< agentCount).map { index in
+            let agent = try TestAgent(unix: socketPath())
+            try agent.send(.hello(hello("App\(index)")))
+            return agent
+        }
+        for flow in 0 ..< flowCount {
+            for (index, agent) in agents.enumerated() { try agent.send(flowStarted("\(index)/\(flow)")) }
+        }
+        let events = collect(inbox, count: agentCount * (flowCount + 1), timeout: .seconds(20))
+        var apps: [ConnectionID: String] = [:]
+        var paths: [ConnectionID: [String]] = [:]
+        for event in events {
+            switch event {
+            case let .connected(id, hello, _): apps[id] = hello.appName
+            case let .message(id, .flowStarted(log)): paths[id, default: []].append(log.request.url)
+            default: XCTFail("unexpected \(event)")
+            }
+        }
+        XCTAssertEqual(apps.count, agentCount)
+        for (id, app) in apps {
+            let index = app.dropFirst("App".count)
+            XCTAssertEqual(paths[id], (0 ..< flowCount).map { "https://example.com/\(index)/\($0)" }, app)
+        }
+    }
+
     // MARK: Bad connections
 
     func testGarbagePayloadIsRejectedAndOtherConnectionsCarryOn() throws {
@@ -453,6 +481,22 @@ final class ListenerTests: XCTestCase {
         XCTAssertEqual(inbox.drain().count, 2)
         XCTAssertFalse(isReadable(inbox.wakeFileDescriptor))
         XCTAssertEqual(inbox.drain(), [])
+    }
+
+    func testInboxTakesPostsFromManyThreads() {
+        let inbox = Inbox()
+        DispatchQueue.concurrentPerform(iterations: 8) { thread in
+            for index in 0 ..< 1000 { inbox.post(.rejected(peer: "\(thread)", reason: "\(index)")) }
+        }
+        let events = inbox.drain()
+        XCTAssertEqual(events.count, 8000)
+        for thread in 0 ..< 8 {
+            let reasons = events.compactMap { event -> String? in
+                if case .rejected("\(thread)", let reason) = event { reason } else { nil }
+            }
+            XCTAssertEqual(reasons, (0 ..< 1000).map(String.init), "each thread's posts stay in order")
+        }
+        XCTAssertFalse(isReadable(inbox.wakeFileDescriptor))
     }
 
     func testInboxWaitTimesOutEmptyAndWakesForAPostFromAnotherThread() {
