@@ -363,6 +363,18 @@ final class FilterTests: XCTestCase {
         assertError(Array(repeating: "~e", count: 1000).joined(separator: " "), "too many terms", at: 512 * 3)
     }
 
+    func testEveryOperatorInTheSyntaxSummaryParses() throws {
+        let operators = FilterExpression.syntaxSummary.flatMap { row in
+            row.syntax.split(whereSeparator: { $0 == " " || $0 == "," }).filter { $0.hasPrefix("~") }
+        }
+        XCTAssertEqual(Set(operators), ["~m", "~c", "~d", "~u", "~h", "~hq", "~hs", "~b", "~bq", "~bs", "~t", "~e", "~p"])
+        for name in operators {
+            let argument = name == "~c" ? "200" : "x"
+            let text = ["~e", "~p"].contains(name) ? String(name) : "\(name) \(argument)"
+            XCTAssertNoThrow(try FilterExpression.parse(text), text)
+        }
+    }
+
     // MARK: Free text
 
     func testFreeTextSearchesURLMethodAndStatus() {
