@@ -45,8 +45,8 @@ final class FilterTests: XCTestCase {
         }
     }
 
-    private func assertMatches(_ text: String, _ log: NetworkLog, file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertTrue(parse(text, file: file, line: line).matches(log), "'\(text)' should match", file: file, line: line)
+    private func assertMatches(_ text: String, _ log: NetworkLog, _ note: String = "", file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertTrue(parse(text, file: file, line: line).matches(log), "'\(text)' should match \(note)", file: file, line: line)
     }
 
     private func assertMisses(_ text: String, _ log: NetworkLog, file: StaticString = #filePath, line: UInt = #line) {
@@ -135,6 +135,27 @@ final class FilterTests: XCTestCase {
         assertMatches("~h charset=utf-8", flow())
         assertMisses("~h x-request-id", flow())
         assertMisses(#"~h "accept: text""#, flow())
+    }
+
+    func testHeaderAnchorsAreTheStartAndEndOfTheWholeLine() {
+        assertMatches("~h ^accept", flow())
+        assertMatches("~h json$", flow())
+        assertMatches("~h utf-8$", flow())
+        assertMisses("~h ^application", flow())
+        assertMisses("~h accept$", flow())
+        assertMisses("~h ^accept$", flow())
+        assertMatches(#"~h "^accept: application/json$""#, flow())
+        assertMatches("~hs ^CONTENT-TYPE", flow())
+        assertMatches(#"~h "t: a""#, flow(), "a match may span the separator")
+        assertMatches(#"~h "t:.a""#, flow())
+        assertMisses("~h t.a", flow())
+    }
+
+    func testHeaderWithNonASCIIValueStillMatchesByCaseFolding() {
+        let log = flow(requestHeaders: [HTTPHeader(name: "X-Note", value: "Straße")])
+        assertMatches("~h strasse", log)
+        assertMatches("~hq ^x-note", log)
+        assertMisses("~h strase", log)
     }
 
     func testHeaderSideOperators() {

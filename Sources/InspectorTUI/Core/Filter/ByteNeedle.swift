@@ -44,6 +44,14 @@ struct ByteNeedle: Sendable, Equatable {
         self.anchoredAtEnd = anchoredAtEnd
     }
 
+    /// Whether no match can contain the `": "` between a header's name and
+    /// value: the needle has no `:`, no space and no `.`, and is not
+    /// anchored at both ends (then it would have to be the whole line).
+    var staysOnOneSideOfHeaderSeparator: Bool {
+        !bytes.isEmpty && !(anchoredAtStart && anchoredAtEnd)
+            && !bytes.contains { $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: " ") || $0 == Self.anyCharacter }
+    }
+
     /// Whether the needle has ASCII letters, the only ASCII that non-ASCII
     /// characters can equal under Unicode case folding.
     var hasLetters: Bool {

@@ -69,12 +69,14 @@ extension FilterExpression {
             || (side != .request && log.response?.body.map(predicate) == true)
     }
 
-    /// Matches `Name: value` without building the line as a `String`: its
-    /// bytes go to a stack buffer.
+    /// Matches `Name: value` without building the line as a `String`: the
+    /// pattern looks at the two halves when it can, else the line is put
+    /// together in a stack buffer.
     private static func headerLine(name: String, value: String, matches pattern: FilterPattern) -> Bool {
         withUTF8(name) { name in
             withUTF8(value) { value in
-                withUnsafeTemporaryAllocation(byteCount: name.count + 2 + value.count, alignment: 1) { line in
+                if let answer = pattern.matchesHeader(name: name, value: value) { return answer }
+                return withUnsafeTemporaryAllocation(byteCount: name.count + 2 + value.count, alignment: 1) { line in
                     line.copyMemory(from: UnsafeRawBufferPointer(name))
                     line[name.count] = UInt8(ascii: ":")
                     line[name.count + 1] = UInt8(ascii: " ")

@@ -22,11 +22,19 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
         let source: String
         let isRegularExpression: Bool
         let matcher: Matcher
+        /// The byte needle, when no match of it can contain the `": "` of a
+        /// header line, so the name and the value can be searched apart.
+        let halfLineNeedle: ByteNeedle?
 
         init(source: String, isRegularExpression: Bool, matcher: Matcher) {
             self.source = source
             self.isRegularExpression = isRegularExpression
             self.matcher = matcher
+            if case .bytes(let needle, _) = matcher, needle.staysOnOneSideOfHeaderSeparator {
+                halfLineNeedle = needle
+            } else {
+                halfLineNeedle = nil
+            }
         }
     }
 
@@ -118,6 +126,18 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
         case .regex(let regex):
             regex.matches(utf8: bytes)
         }
+    }
+
+    /// Whether the pattern occurs in the header line `name: value`, found
+    /// from the two halves; `nil` when only the whole line can tell.
+    func matchesHeader(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> Bool? {
+        guard let needle = storage.halfLineNeedle else { return nil }
+        // `^` can only match in the name, `$` only in the value.
+        let inName = needle.anchoredAtEnd ? .absent : needle.search(name)
+        if inName == .found { return true }
+        let inValue = needle.anchoredAtStart ? .absent : needle.search(value)
+        if inValue == .found { return true }
+        return inName == .undecided || inValue == .undecided ? nil : false
     }
 
     /// Whether the pattern occurs in `data` read as UTF-8 text. Only a
