@@ -49,8 +49,8 @@ final class FilterTests: XCTestCase {
         XCTAssertTrue(parse(text, file: file, line: line).matches(log), "'\(text)' should match \(note)", file: file, line: line)
     }
 
-    private func assertMisses(_ text: String, _ log: NetworkLog, file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertFalse(parse(text, file: file, line: line).matches(log), "'\(text)' should not match", file: file, line: line)
+    private func assertMisses(_ text: String, _ log: NetworkLog, _ note: String = "", file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertFalse(parse(text, file: file, line: line).matches(log), "'\(text)' should not match \(note)", file: file, line: line)
     }
 
     private func assertError(
@@ -149,6 +149,19 @@ final class FilterTests: XCTestCase {
         assertMatches(#"~h "t: a""#, flow(), "a match may span the separator")
         assertMatches(#"~h "t:.a""#, flow())
         assertMisses("~h t.a", flow())
+    }
+
+    func testAnchoredHeaderNameMustBeTheWholeName() {
+        let log = flow(responseHeaders: [
+            HTTPHeader(name: "Server", value: "nginx/1.25"), HTTPHeader(name: ":status", value: "200"),
+            HTTPHeader(name: "X-Server", value: "s"), HTTPHeader(name: "Servers", value: "x"),
+        ])
+        assertMatches(#"~h "^server: ngin.""#, log)
+        assertMatches(#"~h "^servers: x$""#, log)
+        assertMisses(#"~h "^server: s$""#, log, "X-Server is another name")
+        assertMatches(#"~h "^:status: 200""#, log, "a name with a colon of its own")
+        assertMatches(#"~h "^: s""#, flow(responseHeaders: [HTTPHeader(name: "", value: "s")]))
+        assertMatches(#"~h "^Straße: x""#, flow(responseHeaders: [HTTPHeader(name: "STRASSE", value: "x")]))
     }
 
     func testHeaderWithNonASCIIValueStillMatchesByCaseFolding() {

@@ -52,6 +52,14 @@ struct ByteNeedle: Sendable, Equatable {
             && !bytes.contains { $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: " ") || $0 == Self.anyCharacter }
     }
 
+    /// For `^name:…` without `.` before the colon, the folded `name` a header
+    /// line must have to match (when its name has no colon of its own).
+    var requiredHeaderName: [UInt8]? {
+        guard anchoredAtStart, let colon = bytes.firstIndex(of: UInt8(ascii: ":")),
+              !bytes[..<colon].contains(Self.anyCharacter) else { return nil }
+        return Array(bytes[..<colon])
+    }
+
     /// Whether the needle has ASCII letters, the only ASCII that non-ASCII
     /// characters can equal under Unicode case folding.
     var hasLetters: Bool {

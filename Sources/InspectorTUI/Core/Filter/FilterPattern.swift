@@ -25,16 +25,20 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
         /// The byte needle, when no match of it can contain the `": "` of a
         /// header line, so the name and the value can be searched apart.
         let halfLineNeedle: ByteNeedle?
+        /// For a needle like `^server: …`, the folded header name it requires.
+        let requiredHeaderName: [UInt8]?
 
         init(source: String, isRegularExpression: Bool, matcher: Matcher) {
             self.source = source
             self.isRegularExpression = isRegularExpression
             self.matcher = matcher
-            if case .bytes(let needle, _) = matcher, needle.staysOnOneSideOfHeaderSeparator {
-                halfLineNeedle = needle
-            } else {
+            guard case .bytes(let needle, _) = matcher else {
                 halfLineNeedle = nil
+                requiredHeaderName = nil
+                return
             }
+            halfLineNeedle = needle.staysOnOneSideOfHeaderSeparator ? needle : nil
+            requiredHeaderName = needle.requiredHeaderName
         }
     }
 
@@ -131,6 +135,11 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
     /// Whether the pattern occurs in the header line `name: value`, found
     /// from the two halves; `nil` when only the whole line can tell.
     func matchesHeader(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> Bool? {
+        if let required = storage.requiredHeaderName,
+           !name.contains(where: { $0 == UInt8(ascii: ":") || $0 >= 0x80 }),
+           name.count != required.count || zip(name, required).contains(where: { ByteNeedle.foldASCII($0) != $1 }) {
+            return false
+        }
         guard let needle = storage.halfLineNeedle else { return nil }
         // `^` can only match in the name, `$` only in the value.
         let inName = needle.anchoredAtEnd ? .absent : needle.search(name)
