@@ -1,0 +1,110 @@
+import Foundation
+import WireProtocol
+
+extension FilterExpression {
+    /// Whether `log` passes the filter.
+    ///
+    /// Cheap enough to run over the whole store on every keystroke: nothing is
+    /// decoded or allocated unless a regular expression needs a `String`, and
+    /// bodies are read only by `~b`.
+    public func matches(_ log: NetworkLog) -> Bool {
+        switch self {
+        case .all:
+            return true
+        case .method(let method):
+            return equalsIgnoringASCIICase(log.request.method, method)
+        case .statusCode(let code):
+            return log.response?.statusCode == code
+        case .statusClass(let digit):
+            guard let code = log.response?.statusCode else { return false }
+            return code / 100 == digit
+        case .domain(let pattern):
+            return withUTF8(log.request.url) { url in
+                pattern.matches(utf8: UnsafeBufferPointer(rebasing: url[Self.hostRange(inURL: url)]))
+            }
+        case .url(let pattern):
+            return pattern.matches(log.request.url)
+        case let .header(pattern, side):
+            return Self.anyHeader(of: log, side) { Self.headerLine(name: $0, value: $1, matches: pattern) }
+        case let .body(pattern, side):
+            return Self.anyBody(of: log, side) { pattern.matches(utf8: $0.data) }
+        case .contentType(let pattern):
+            if let mime = log.response?.mimeType, pattern.matches(mime) { return true }
+            return Self.anyHeader(of: log, .both) { name, value in
+                equalsIgnoringASCIICase(name, "Content-Type") && pattern.matches(value)
+            }
+        case .error:
+            switch log.state {
+            case .failed, .cancelled: return true
+            case .pending, .responded, .completed: return log.error != nil
+            }
+        case .pending:
+            return !log.state.isFinal
+        case .text(let pattern):
+            if pattern.matches(log.request.url) || pattern.matches(log.request.method) { return true }
+            guard let code = log.response?.statusCode else { return false }
+            return pattern.matches(String(code))
+        case .not(let inner):
+            return !inner.matches(log)
+        case let .and(left, right):
+            return left.matches(log) && right.matches(log)
+        case let .or(left, right):
+            return left.matches(log) || right.matches(log)
+        }
+    }
+
+    private static func anyHeader(of log: NetworkLog, _ side: FilterMessageSide, _ predicate: (_ name: String, _ value: String) -> Bool) -> Bool {
+        func any(_ headers: [HTTPHeader]) -> Bool {
+            // Indexing, rather than contains(where:), spares copying each header.
+            for index in headers.indices where predicate(headers[index].name, headers[index].value) { return true }
+            return false
+        }
+        if side != .response, any(log.request.headers) { return true }
+        guard side != .request, let headers = log.response?.headers else { return false }
+        return any(headers)
+    }
+
+    private static func anyBody(of log: NetworkLog, _ side: FilterMessageSide, _ predicate: (CapturedBody) -> Bool) -> Bool {
+        (side != .response && log.request.body.map(predicate) == true)
+            || (side != .request && log.response?.body.map(predicate) == true)
+    }
+
+    /// Matches `Name: value` without building the line as a `String`: the
+    /// pattern looks at the two halves when it can, else the line is put
+    /// together in a stack buffer.
+    private static func headerLine(name: String, value: String, matches pattern: FilterPattern) -> Bool {
+        withUTF8(name) { name in
+            withUTF8(value) { value in
+                if let answer = pattern.matchesHeader(name: name, value: value) { return answer }
+                return withUnsafeTemporaryAllocation(byteCount: name.count + 2 + value.count, alignment: 1) { line in
+                    line.copyMemory(from: UnsafeRawBufferPointer(name))
+                    line[name.count] = UInt8(ascii: ":")
+                    line[name.count + 1] = UInt8(ascii: " ")
+                    UnsafeMutableRawBufferPointer(rebasing: line[(name.count + 2)...]).copyMemory(from: UnsafeRawBufferPointer(value))
+                    return pattern.matches(utf8: UnsafeBufferPointer(line.bindMemory(to: UInt8.self)))
+                }
+            }
+        }
+    }
+
+    /// The host of an absolute URL: after `scheme://` and any `user@`, up to
+    /// the port, path, query or fragment. Brackets of an IPv6 literal are kept.
+    static func hostRange(inURL url: UnsafeBufferPointer<UInt8>) -> Range<Int> {
+        var start = 0
+        if let colon = url.firstIndex(of: UInt8(ascii: ":")),
+           colon + 2 < url.count, url[colon + 1] == UInt8(ascii: "/"), url[colon + 2] == UInt8(ascii: "/") {
+            start = colon + 3
+        }
+        var end = start
+        while end < url.count, url[end] != UInt8(ascii: "/"), url[end] != UInt8(ascii: "?"), url[end] != UInt8(ascii: "#") {
+            end += 1
+        }
+        if let at = url[start ..< end].lastIndex(of: UInt8(ascii: "@")) { start = at + 1 }
+        if url[start ..< end].first == UInt8(ascii: "[") {
+            if let bracket = url[start ..< end].firstIndex(of: UInt8(ascii: "]")) { end = bracket + 1 }
+        } else if let colon = url[start ..< end].firstIndex(of: UInt8(ascii: ":")) {
+            end = colon
+        }
+        return start ..< end
+    }
+}

@@ -1,0 +1,135 @@
+import WireProtocol
+
+/// A parsed flow filter in mitmproxy's style, ready to be matched against
+/// many flows: every regular expression is compiled once, by ``parse(_:)``.
+///
+/// The language:
+///
+/// | Syntax            | Matches a flow whose…                                              |
+/// |-------------------|--------------------------------------------------------------------|
+/// | `~m METHOD`       | request method is METHOD (any case)                                |
+/// | `~c 404`, `~c 4xx`| response status is 404, or in the 400s                             |
+/// | `~d DOMAIN`       | URL host contains DOMAIN (so `~d example.com` takes subdomains)    |
+/// | `~u REGEX`        | URL matches REGEX                                                  |
+/// | `~h REGEX`        | a request or response header line `Name: value` matches            |
+/// | `~hq`, `~hs`      | the same, request headers only / response headers only             |
+/// | `~b REGEX`        | request or response body text matches (`~bq`, `~bs` for one side) |
+/// | `~t REGEX`        | request or response content type matches                           |
+/// | `~e`              | exchange failed or was cancelled, or carries an error               |
+/// | `~p`              | exchange is not finished yet                                        |
+/// | `!x`, `x & y`, `x y`, `x \| y`, `( … )` | not, and (also by juxtaposition), or, grouping |
+/// | `word`, `"a b"`   | a bare or quoted word alone is a URL match, like `~u`              |
+///
+/// Precedence is `!` over `&` over `|`. Regular expressions are
+/// case-insensitive. Arguments stop at white space, `(`, `)`, `&` and `|`;
+/// quote them (`"…"` or `'…'`, with `\"` and `\\` as escapes) to include those.
+///
+/// ```swift
+/// let filter = try FilterExpression.parse("~d api.example.com & !~c 2xx")
+/// let failures = flows.filter(filter.matches)
+/// ```
+public indirect enum FilterExpression: Sendable, Equatable {
+    /// Every flow; what an empty expression parses to.
+    case all
+    /// `~m`: the request method, compared case-insensitively. Stored upper-cased.
+    case method(String)
+    /// `~c 404`: an exact response status code.
+    case statusCode(Int)
+    /// `~c 4xx`: a class of response status codes, `4` for 400...499.
+    case statusClass(Int)
+    /// `~d`: the URL's host contains this text (case-insensitive).
+    case domain(FilterPattern)
+    /// `~u` or a bare word: the URL matches.
+    case url(FilterPattern)
+    /// `~h`, `~hq`, `~hs`: some header line `Name: value` matches.
+    case header(FilterPattern, in: FilterMessageSide)
+    /// `~b`, `~bq`, `~bs`: the captured body, read as UTF-8 text, matches.
+    case body(FilterPattern, in: FilterMessageSide)
+    /// `~t`: a content type (response MIME type or a `Content-Type` header) matches.
+    case contentType(FilterPattern)
+    /// `~e`: the flow failed, was cancelled or carries an error.
+    case error
+    /// `~p`: the flow has not reached a final state.
+    case pending
+    /// The `/` quick search: a case-insensitive substring of the URL, the
+    /// method or the status code.
+    case text(FilterPattern)
+    /// `!`: the operand does not match.
+    case not(FilterExpression)
+    /// `&` or juxtaposition: both match.
+    case and(FilterExpression, FilterExpression)
+    /// `|`: either matches.
+    case or(FilterExpression, FilterExpression)
+}
+
+/// Which half of an exchange a header or body filter looks at.
+public enum FilterMessageSide: Sendable, Equatable {
+    /// The request only (`~hq`, `~bq`).
+    case request
+    /// The response only (`~hs`, `~bs`).
+    case response
+    /// Either (`~h`, `~b`).
+    case both
+}
+
+/// Why a filter expression could not be parsed, and where.
+public struct FilterParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What was wrong, e.g. `expected ')'`.
+    public var message: String
+    /// The offset, in characters from the start of the input, at which parsing failed.
+    public var offset: Int
+
+    /// Creates an error.
+    public init(message: String, offset: Int) {
+        self.message = message
+        self.offset = offset
+    }
+
+    /// The message and the 1-based column, e.g. `expected ')' at column 12`.
+    public var description: String { "\(message) at column \(offset + 1)" }
+}
+
+extension FilterExpression {
+    /// Parses a filter expression (syntax in ``FilterExpression``).
+    ///
+    /// An empty or blank text is ``all``.
+    /// - Throws: ``FilterParseError`` naming the first problem and its offset.
+    public static func parse(_ text: String) throws(FilterParseError) -> FilterExpression {
+        var parser = FilterParser(text)
+        return try parser.parseAll()
+    }
+
+    /// The `/` quick search: a case-insensitive substring of the URL (which
+    /// holds the host), the method or the status code. Blank text is ``all``.
+    public static func freeText(_ text: String) -> FilterExpression {
+        let trimmed = text.trimmingSpaces()
+        guard !trimmed.isEmpty else { return .all }
+        return .text(FilterPattern(literal: trimmed))
+    }
+}
+
+extension FilterExpression {
+    /// One line per construct of the language, for help screens and for the
+    /// hint under an invalid expression.
+    public static let syntaxSummary: [(syntax: String, meaning: String)] = [
+        ("~m METHOD", "request method"),
+        ("~c 404, ~c 4xx", "status code, or class of codes"),
+        ("~d DOMAIN", "host contains"),
+        ("~u REGEX", "URL matches (a bare word does too)"),
+        ("~h, ~hq, ~hs REGEX", "header line 'Name: value' (request, response)"),
+        ("~b, ~bq, ~bs REGEX", "body text (request, response)"),
+        ("~t REGEX", "content type"),
+        ("~e", "failed, cancelled or errored"),
+        ("~p", "not finished yet"),
+        ("! & | ( )", "not, and (also a space), or, grouping"),
+        ("\"a b\"", "quoted argument; \\\" and \\\\ escape"),
+    ]
+}
+
+extension String {
+    /// The string without leading and trailing white space.
+    func trimmingSpaces() -> String {
+        let characters = Substring(self).drop(while: \.isWhitespace)
+        return String(characters.reversed().drop(while: \.isWhitespace).reversed())
+    }
+}
