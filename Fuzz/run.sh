@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets with ASan and runs each one.
+#
+#   Fuzz/run.sh                 # each target for 20,000 runs (what CI does)
+#   Fuzz/run.sh -max_total_time=600   # ten minutes each; any libFuzzer flag works
+#   FUZZ_TARGETS=envelope Fuzz/run.sh -runs=1000000
+#
+# Seeds live in Fuzz/Corpus/<target>/ (committed); new corpus entries go to
+# .build/fuzz/corpus/<target>/ and crashes to .build/fuzz/crashes/<target>/.
+# A crash found here becomes a regression test in Tests/ and its input a seed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+flags=("$@")
+[ ${#flags[@]} -gt 0 ] || flags=(-runs=20000)
+
+out=.build/fuzz
+mkdir -p "$out"
+sanitize=(-sanitize=fuzzer,address)
+quiet() { grep -v "Cannot export local symbol" || true; }
+
+# WireProtocol as an instrumented static module, testable so the targets can
+# reach its internals (the fast JSON path) as the tests do.
+echo "fuzz: building WireProtocol"
+rm -f "$out/libWireProtocol.a"
+swiftc -O -parse-as-library "${sanitize[@]}" -enable-testing -module-name WireProtocol \
+    -emit-library -static -emit-module -emit-module-path "$out/WireProtocol.swiftmodule" \
+    Sources/WireProtocol/*.swift Sources/WireProtocol/JSON/*.swift -o "$out/libWireProtocol.a" 2>&1 | quiet
+[ -f "$out/libWireProtocol.a" ] || { echo "fuzz: build of WireProtocol failed" >&2; exit 1; }
+
+build() { # name, sources...
+    local name=$1; shift
+    echo "fuzz: building $name"
+    rm -f "$out/$name"
+    swiftc -O -parse-as-library "${sanitize[@]}" -I "$out" -L "$out" -lWireProtocol \
+        -module-name "Fuzz_$name" "$@" -o "$out/$name" 2>&1 | quiet
+    [ -x "$out/$name" ] || { echo "fuzz: build of $name failed" >&2; exit 1; }
+}
+
+targets=${FUZZ_TARGETS:-"frames envelope filter"}
+status=0
+for target in $targets; do
+    case $target in
+        frames) build frames Fuzz/Targets/FrameDecoderFuzz.swift ;;
+        envelope) build envelope Fuzz/Targets/EnvelopeFuzz.swift ;;
+        filter) build filter Sources/InspectorTUI/Core/Filter/*.swift Fuzz/Targets/FilterFuzz.swift ;;
+        *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
+    esac
+    mkdir -p "$out/corpus/$target" "$out/crashes/$target"
+    echo "fuzz: running $target ${flags[*]}"
+    if ! "$out/$target" "${flags[@]}" -artifact_prefix="$out/crashes/$target/" \
+            "$out/corpus/$target" "Fuzz/Corpus/$target" 2>"$out/$target.log"; then
+        echo "fuzz: $target FAILED; input saved under $out/crashes/$target/" >&2
+        tail -40 "$out/$target.log" >&2
+        status=1
+    else
+        grep -E "^Done|stat::number_of_executed_units" "$out/$target.log" | tail -1 || true
+    fi
+done
+exit $status
