@@ -54,7 +54,7 @@ let package = Package(
         // Every speed and memory figure of docs/BENCHMARKS.md, printed side by side.
         .executableTarget(
             name: "NetinspectBench",
-            dependencies: ["WireProtocol"],
+            dependencies: ["WireProtocol", "InspectorCore"],
             path: "Benchmarks/NetinspectBench"
         ),
 

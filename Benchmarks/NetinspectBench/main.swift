@@ -6,6 +6,9 @@ import Foundation
 /// tables. `--tiny` shrinks every size so CI can smoke-run it in seconds; its
 /// figures mean nothing.
 let arguments = CommandLine.arguments.dropFirst()
+if arguments.first == HARBenchmark.childFlag, let path = arguments.dropFirst().first {
+    do { try HARBenchmark.childRead(path: path); exit(0) } catch { print("error: \(error)"); exit(1) }
+}
 let tiny = arguments.contains("--tiny")
 let only: Set<Int>? = arguments.firstIndex(of: "--only").flatMap { index in
     arguments.index(after: index) < arguments.endIndex
@@ -18,6 +21,7 @@ print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Process
 
 do {
     if wanted(2) { print(try CodecBenchmark.run(tiny: tiny).render()) }
+    if wanted(5) { print(try HARBenchmark.run(tiny: tiny).render()) }
 } catch {
     FileHandle.standardError.write(Data("netinspect-bench: \(error)\n".utf8))
     exit(1)

@@ -137,8 +137,9 @@ final class HARFileTests: XCTestCase {
     func testReadErrorsNameTheProblem() {
         let cases: [(String, String)] = [
             ("not json", "not JSON"),
-            (#"{"entries":[]}"#, "no top-level \"log\""),
-            (#"{"log":{"entries":{}}}"#, "not an array"),
+            (#"{"entries":[]}"#, "no \"log.entries\" array"),
+            (#"{"log":{"entries":{}}}"#, "no \"log.entries\" array"),
+            (#"{"log":{"entries":[1]}}"#, "log.entries[0]: not an object"),
             (#"{"log":{"entries":[{"request":{"url":"http://x"}}]}}"#, "log.entries[0]: request has no method"),
         ]
         for (text, expected) in cases {

@@ -86,6 +86,26 @@ final class JSONParserTests: XCTestCase {
         }
     }
 
+    func testForEachElementStreamsTheArrayAtAPath() throws {
+        let text = #"{"skip":{"entries":[9]},"log":{"version":"1.2","entries":[{"n":1},{"n":2},3],"after":[true]},"tail":null}"#
+        var seen: [String] = []
+        try Array(text.utf8).withUnsafeBufferPointer { buffer in
+            try JSONParser.forEachElement(ofArrayAt: ["log", "entries"], in: buffer) { element in
+                seen.append(element["n"]?.intValue.map(String.init) ?? element.typeName)
+            }
+        }
+        XCTAssertEqual(seen, ["1", "2", "a number"], "only log.entries, in order, not the decoy skip.entries")
+    }
+
+    func testForEachElementReportsAMissingPathAndInvalidJSON() {
+        for (text, reason) in [(#"{"log":{}}"#, "no array at log.entries"), (#"{"log":{"entries":{}}}"#, "no array at log.entries"),
+                               (#"{"log":{"entries":[1,]}}"#, "unexpected character"), (#"{"log":{"entries":[]}} x"#, "unexpected data")] {
+            XCTAssertThrowsError(try Array(text.utf8).withUnsafeBufferPointer { buffer in
+                try JSONParser.forEachElement(ofArrayAt: ["log", "entries"], in: buffer) { _ in }
+            }, text) { XCTAssertTrue("\($0)".contains(reason), "'\($0)' should mention '\(reason)'") }
+        }
+    }
+
     func testNestingIsBounded() {
         assertInvalid(String(repeating: "[", count: 10_000), "nested deeper than 64")
         XCTAssertNoThrow(try parse(String(repeating: "[", count: 64) + String(repeating: "]", count: 64)))

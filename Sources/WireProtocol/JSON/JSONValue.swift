@@ -6,7 +6,7 @@
 /// This reader and ``JSONWriter`` are the fast path; the model's `Codable`
 /// conformance stays for every other use, and tests pin the two to the same
 /// JSON (the golden file and the cross-coding tests).
-enum JSONValue {
+package enum JSONValue {
     case null
     case bool(Bool)
     case number(Double)
@@ -16,7 +16,7 @@ enum JSONValue {
     /// most, where a linear scan beats hashing.
     case object([JSONMember])
 
-    var typeName: String {
+    package var typeName: String {
         switch self {
         case .null: "null"
         case .bool: "a boolean"
@@ -29,13 +29,13 @@ enum JSONValue {
 }
 
 /// One member of a JSON object.
-struct JSONMember {
-    let key: String
-    let value: JSONValue
+package struct JSONMember {
+    package let key: String
+    package let value: JSONValue
 }
 
 /// Parses one JSON document (RFC 8259) from UTF-8 bytes.
-struct JSONParser {
+package struct JSONParser {
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index = 0
     private var depth = 0
@@ -45,13 +45,79 @@ struct JSONParser {
 
     /// Parses `bytes` as exactly one JSON value, with optional surrounding
     /// whitespace.
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(WireError) -> JSONValue {
+    package static func parse(_ bytes: UnsafeBufferPointer<UInt8>) throws(WireError) -> JSONValue {
         var parser = JSONParser(bytes: bytes)
         parser.skipWhitespace()
         let value = try parser.parseValue()
         parser.skipWhitespace()
         guard parser.index == bytes.count else { throw parser.invalid("unexpected data after the JSON value") }
         return value
+    }
+
+    /// Calls `body` with each element of the array found by following the
+    /// object keys in `path` from the top level, one element at a time: only
+    /// one element's tree is alive at once, so a 200 MB HAR file is read in
+    /// little more memory than its bytes.
+    /// - Throws: ``WireError/malformedPayload(_:)`` for invalid JSON or when
+    ///   the path does not lead to an array; whatever `body` throws.
+    package static func forEachElement(
+        ofArrayAt path: [String], in bytes: UnsafeBufferPointer<UInt8>, _ body: (JSONValue) throws -> Void
+    ) throws {
+        var parser = JSONParser(bytes: bytes)
+        parser.skipWhitespace()
+        guard try parser.walk(path[...], body) else {
+            throw WireError.malformedPayload("no array at \(path.joined(separator: "."))")
+        }
+        parser.skipWhitespace()
+        guard parser.index == bytes.count else { throw parser.invalid("unexpected data after the JSON value") }
+    }
+
+    /// Follows `path` through objects; whether the array was found.
+    private mutating func walk(_ path: ArraySlice<String>, _ body: (JSONValue) throws -> Void) throws -> Bool {
+        guard index < bytes.count else { throw invalid("unexpected end") }
+        guard let key = path.first else {
+            guard bytes[index] == UInt8(ascii: "[") else { _ = try parseValue(); return false }
+            try nest()
+            defer { depth -= 1 }
+            index += 1
+            skipWhitespace()
+            if index < bytes.count, bytes[index] == UInt8(ascii: "]") { index += 1; return true }
+            while true {
+                skipWhitespace()
+                try body(try parseValue())
+                skipWhitespace()
+                guard index < bytes.count else { throw invalid("unexpected end") }
+                if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+                if bytes[index] == UInt8(ascii: "]") { index += 1; return true }
+                throw invalid("expected ',' or ']'")
+            }
+        }
+        guard bytes[index] == UInt8(ascii: "{") else { _ = try parseValue(); return false }
+        try nest()
+        defer { depth -= 1 }
+        index += 1
+        var found = false
+        skipWhitespace()
+        if index < bytes.count, bytes[index] == UInt8(ascii: "}") { index += 1; return false }
+        while true {
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw invalid("expected a member name") }
+            let name = try parseString()
+            skipWhitespace()
+            guard index < bytes.count, bytes[index] == UInt8(ascii: ":") else { throw invalid("expected ':'") }
+            index += 1
+            skipWhitespace()
+            if name == key && !found {
+                found = try walk(path.dropFirst(), body)
+            } else {
+                _ = try parseValue()
+            }
+            skipWhitespace()
+            guard index < bytes.count else { throw invalid("unexpected end") }
+            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
+            if bytes[index] == UInt8(ascii: "}") { index += 1; return found }
+            throw invalid("expected ',' or '}'")
+        }
     }
 
     private func invalid(_ reason: String) -> WireError {
@@ -257,5 +323,25 @@ struct JSONParser {
         guard let value = Double(String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<index]), as: UTF8.self)),
               value.isFinite else { throw invalid("number out of range") }
         return value
+    }
+}
+
+extension JSONValue {
+    /// The member `key` of an object; nil for other values or a missing key.
+    package subscript(key: String) -> JSONValue? {
+        guard case .object(let members) = self else { return nil }
+        return members.first { $0.key == key }?.value
+    }
+
+    package var stringValue: String? { if case .string(let text) = self { text } else { nil } }
+    package var doubleValue: Double? { if case .number(let number) = self { number } else { nil } }
+    package var boolValue: Bool? { if case .bool(let flag) = self { flag } else { nil } }
+    package var arrayValue: [JSONValue]? { if case .array(let elements) = self { elements } else { nil } }
+    package var isObject: Bool { if case .object = self { true } else { false } }
+
+    /// The value as an Int when it is an integral number in range.
+    package var intValue: Int? {
+        guard case .number(let number) = self, number == number.rounded(), abs(number) <= 9_007_199_254_740_992 else { return nil }
+        return Int(number)
     }
 }

@@ -39,31 +39,25 @@ public enum HARFile {
     /// ones defaulted; an entry without a request method or URL is an error
     /// naming the entry.
     public static func decode(_ data: Data) throws(ReadError) -> [NetworkLog] {
-        let root: Any
-        do {
-            root = try JSONSerialization.jsonObject(with: data)
-        } catch {
-            throw ReadError(description: "not JSON: \(error.localizedDescription)")
-        }
-        guard let log = (root as? [String: Any])?["log"] as? [String: Any] else {
-            throw ReadError(description: "not a HAR file: no top-level \"log\" object")
-        }
-        guard let entries = log["entries"] as? [Any] else {
-            throw ReadError(description: "not a HAR file: \"log.entries\" is not an array")
-        }
         var flows: [NetworkLog] = []
-        flows.reserveCapacity(entries.count)
-        for (index, entry) in entries.enumerated() {
-            guard let entry = entry as? [String: Any] else {
-                throw ReadError(description: "log.entries[\(index)] is not an object")
+        do {
+            try data.withUnsafeBytes { raw in
+                try JSONParser.forEachElement(ofArrayAt: ["log", "entries"], in: raw.bindMemory(to: UInt8.self)) { entry in
+                    do {
+                        flows.append(try NetworkLog(harEntry: entry))
+                    } catch {
+                        throw ReadError(description: "log.entries[\(flows.count)]: \(error)")
+                    }
+                }
             }
-            do {
-                flows.append(try NetworkLog(harEntry: entry))
-            } catch let error as ReadError {
-                throw ReadError(description: "log.entries[\(index)]: \(error.description)")
-            } catch {
-                throw ReadError(description: "log.entries[\(index)]: \(error)")
-            }
+        } catch let error as ReadError {
+            throw error
+        } catch WireError.malformedPayload(let reason) where reason.hasPrefix("no array") {
+            throw ReadError(description: "not a HAR file: no \"log.entries\" array")
+        } catch let error as WireError {
+            throw ReadError(description: "not JSON: \(error)")
+        } catch {
+            throw ReadError(description: "\(error)")
         }
         return flows
     }
@@ -175,53 +169,55 @@ private func cookie(inSetCookieHeader header: String) -> HAR.Cookie? {
 // MARK: - Reading
 
 extension NetworkLog {
-    init(harEntry entry: [String: Any]) throws {
-        guard let request = entry["request"] as? [String: Any] else { throw HARFile.ReadError(description: "no request") }
-        guard let method = request["method"] as? String else { throw HARFile.ReadError(description: "request has no method") }
-        guard let url = request["url"] as? String else { throw HARFile.ReadError(description: "request has no url") }
-        let ours = entry["_netinspect"] as? [String: Any]
-        let response = entry["response"] as? [String: Any]
+    init(harEntry entry: JSONValue) throws(HARFile.ReadError) {
+        guard entry.isObject else { throw HARFile.ReadError(description: "not an object") }
+        guard let request = entry["request"] else { throw HARFile.ReadError(description: "no request") }
+        guard let method = request["method"]?.stringValue else { throw HARFile.ReadError(description: "request has no method") }
+        guard let url = request["url"]?.stringValue else { throw HARFile.ReadError(description: "request has no url") }
+        let ours = entry["_netinspect"]
+        let response = entry["response"]
 
-        let startedAt = (ours?["startedAt"] as? Double).map(Date.init(timeIntervalSince1970:))
-            ?? (entry["startedDateTime"] as? String).flatMap(parseISODate) ?? Date(timeIntervalSince1970: 0)
+        let startedAt = ours?["startedAt"]?.doubleValue.map(Date.init(timeIntervalSince1970:))
+            ?? entry["startedDateTime"]?.stringValue.flatMap(parseISODate) ?? Date(timeIntervalSince1970: 0)
         let timing: Timing
         if let ours {
-            timing = Timing(startedAt: startedAt, requestSent: ours["requestSent"] as? Double,
-                            firstResponseByte: ours["firstResponseByte"] as? Double, finished: ours["finished"] as? Double)
+            timing = Timing(startedAt: startedAt, requestSent: ours["requestSent"]?.doubleValue,
+                            firstResponseByte: ours["firstResponseByte"]?.doubleValue, finished: ours["finished"]?.doubleValue)
         } else {
             timing = harTiming(entry, startedAt: startedAt)
         }
 
-        let requestBody = (request["postData"] as? [String: Any]).map { postData -> CapturedBody in
-            let data = bodyData(text: postData["text"] as? String, encoding: (postData["_encoding"] ?? postData["encoding"]) as? String)
-            return capturedBody(data, record: ours?["requestBody"], declaredSize: request["bodySize"] as? Int)
+        let requestBody = request["postData"].map { postData -> CapturedBody in
+            let data = bodyData(text: postData["text"]?.stringValue,
+                                encoding: (postData["_encoding"] ?? postData["encoding"])?.stringValue)
+            return capturedBody(data, record: ours?["requestBody"], declaredSize: request["bodySize"]?.intValue)
         }
 
         var parsedResponse: WireProtocol.Response?
-        if let response, let status = response["status"] as? Int, status > 0 {
-            let content = response["content"] as? [String: Any]
+        if let response, let status = response["status"]?.intValue, status > 0 {
+            let content = response["content"]
             let body = content.flatMap { content -> CapturedBody? in
-                guard content["text"] != nil || (content["size"] as? Int ?? 0) > 0 else { return nil }
-                let data = bodyData(text: content["text"] as? String, encoding: content["encoding"] as? String)
-                return capturedBody(data, record: ours?["responseBody"], declaredSize: content["size"] as? Int)
+                guard content["text"] != nil || (content["size"]?.intValue ?? 0) > 0 else { return nil }
+                let data = bodyData(text: content["text"]?.stringValue, encoding: content["encoding"]?.stringValue)
+                return capturedBody(data, record: ours?["responseBody"], declaredSize: content["size"]?.intValue)
             }
-            let declaredMime = (content?["mimeType"] as? String).flatMap { $0.isEmpty || $0 == "x-unknown" ? nil : mimeType($0) }
+            let declaredMime = content?["mimeType"]?.stringValue.flatMap { $0.isEmpty || $0 == "x-unknown" ? nil : mimeType($0) }
             parsedResponse = WireProtocol.Response(statusCode: status, headers: headers(response["headers"]),
                                                    body: body, mimeType: declaredMime)
         }
 
-        let error = (ours?["error"] as? [String: Any]).map {
-            FlowError(domain: $0["domain"] as? String ?? "", code: $0["code"] as? Int ?? 0, message: $0["message"] as? String ?? "")
+        let error = ours?["error"].map {
+            FlowError(domain: $0["domain"]?.stringValue ?? "", code: $0["code"]?.intValue ?? 0, message: $0["message"]?.stringValue ?? "")
         }
-        let state = (ours?["state"] as? String).flatMap(FlowState.init(rawValue:)) ?? (parsedResponse == nil ? .failed : .completed)
-        let redirects = (ours?["redirects"] as? [[String: Any]] ?? []).map {
-            RedirectHop(statusCode: $0["statusCode"] as? Int ?? 0, from: $0["from"] as? String ?? "", to: $0["to"] as? String ?? "")
+        let state = ours?["state"]?.stringValue.flatMap(FlowState.init(rawValue:)) ?? (parsedResponse == nil ? .failed : .completed)
+        let redirects = (ours?["redirects"]?.arrayValue ?? []).map {
+            RedirectHop(statusCode: $0["statusCode"]?.intValue ?? 0, from: $0["from"]?.stringValue ?? "", to: $0["to"]?.stringValue ?? "")
         }
 
         self.init(
-            id: (ours?["id"] as? String).flatMap(FlowID.init) ?? FlowID(),
-            sessionID: ours?["sessionID"] as? Int ?? 0,
-            taskID: ours?["taskID"] as? Int ?? 0,
+            id: ours?["id"]?.stringValue.flatMap(FlowID.init) ?? FlowID(),
+            sessionID: ours?["sessionID"]?.intValue ?? 0,
+            taskID: ours?["taskID"]?.intValue ?? 0,
             request: WireProtocol.Request(method: method, url: url, headers: headers(request["headers"]), body: requestBody),
             response: parsedResponse,
             timing: timing,
@@ -234,20 +230,20 @@ extension NetworkLog {
 
 /// Offsets from another tool's `timings`: everything before `wait` counts as
 /// sending; `ssl` is already inside `connect` (HAR 1.2 says so).
-private func harTiming(_ entry: [String: Any], startedAt: Date) -> Timing {
-    guard let timings = entry["timings"] as? [String: Any] else {
-        return Timing(startedAt: startedAt, finished: (entry["time"] as? Double).map { max(0, $0) / 1000 })
+private func harTiming(_ entry: JSONValue, startedAt: Date) -> Timing {
+    guard let timings = entry["timings"], timings.isObject else {
+        return Timing(startedAt: startedAt, finished: entry["time"]?.doubleValue.map { max(0, $0) / 1000 })
     }
-    func phase(_ name: String) -> Double { max(0, (timings[name] as? Double) ?? 0) / 1000 }
+    func phase(_ name: String) -> Double { max(0, timings[name]?.doubleValue ?? 0) / 1000 }
     let sent = phase("blocked") + phase("dns") + phase("connect") + phase("send")
     let firstByte = sent + phase("wait")
     return Timing(startedAt: startedAt, requestSent: sent, firstResponseByte: firstByte, finished: firstByte + phase("receive"))
 }
 
-private func headers(_ value: Any?) -> [HTTPHeader] {
-    (value as? [[String: Any]] ?? []).compactMap {
-        guard let name = $0["name"] as? String else { return nil }
-        return HTTPHeader(name: name, value: $0["value"] as? String ?? "")
+private func headers(_ value: JSONValue?) -> [HTTPHeader] {
+    (value?.arrayValue ?? []).compactMap {
+        guard let name = $0["name"]?.stringValue else { return nil }
+        return HTTPHeader(name: name, value: $0["value"]?.stringValue ?? "")
     }
 }
 
@@ -257,9 +253,9 @@ private func bodyData(text: String?, encoding: String?) -> Data {
     return Data(text.utf8)
 }
 
-private func capturedBody(_ data: Data, record: Any?, declaredSize: Int?) -> CapturedBody {
-    if let record = record as? [String: Any], let size = record["size"] as? Int {
-        return CapturedBody(data: data, size: size, isTruncated: record["truncated"] as? Bool ?? false)
+private func capturedBody(_ data: Data, record: JSONValue?, declaredSize: Int?) -> CapturedBody {
+    if let record, let size = record["size"]?.intValue {
+        return CapturedBody(data: data, size: size, isTruncated: record["truncated"]?.boolValue ?? false)
     }
     let size = max(data.count, declaredSize ?? 0)
     return CapturedBody(data: data, size: size, isTruncated: size > data.count)
