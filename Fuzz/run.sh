@@ -36,6 +36,8 @@ build() { # name, sources...
     [ -x "$out/$name" ] || { echo "fuzz: build of $name failed" >&2; exit 1; }
 }
 
+export LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
+
 targets=${FUZZ_TARGETS:-"frames envelope filter"}
 status=0
 for target in $targets; do
