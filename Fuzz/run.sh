@@ -22,7 +22,7 @@ quiet() { grep -v "Cannot export local symbol" || true; }
 # reach its internals (the fast JSON path) as the tests do.
 echo "fuzz: building WireProtocol"
 rm -f "$out/libWireProtocol.a"
-swiftc -O -parse-as-library "${sanitize[@]}" -enable-testing -module-name WireProtocol \
+swiftc -O -parse-as-library "${sanitize[@]}" -enable-testing -package-name netinspect -module-name WireProtocol \
     -emit-library -static -emit-module -emit-module-path "$out/WireProtocol.swiftmodule" \
     Sources/WireProtocol/*.swift Sources/WireProtocol/JSON/*.swift -o "$out/libWireProtocol.a" 2>&1 | quiet
 [ -f "$out/libWireProtocol.a" ] || { echo "fuzz: build of WireProtocol failed" >&2; exit 1; }
@@ -31,7 +31,7 @@ build() { # name, sources...
     local name=$1; shift
     echo "fuzz: building $name"
     rm -f "$out/$name"
-    swiftc -O -parse-as-library "${sanitize[@]}" -I "$out" -L "$out" -lWireProtocol \
+    swiftc -O -parse-as-library "${sanitize[@]}" -package-name netinspect -I "$out" -L "$out" -lWireProtocol \
         -module-name "Fuzz_$name" "$@" -o "$out/$name" 2>&1 | quiet
     [ -x "$out/$name" ] || { echo "fuzz: build of $name failed" >&2; exit 1; }
 }
