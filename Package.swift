@@ -35,6 +35,7 @@ let package = Package(
                 "WireProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             path: "Sources/InspectorTUI/Core"
         ),

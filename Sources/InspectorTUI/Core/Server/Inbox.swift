@@ -3,7 +3,7 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Synchronization
+import NIOConcurrencyHelpers
 import WireProtocol
 
 /// Identifies one agent connection for as long as the listener runs.
@@ -46,7 +46,10 @@ public enum InboxEvent: Sendable, Equatable {
 /// for event in inbox.drain() { state.apply(event) }
 /// ```
 public final class Inbox: Sendable {
-    private let events = Mutex<[InboxEvent]>([])
+    // NIO's lock is a pthread mutex, which ThreadSanitizer understands;
+    // Synchronization.Mutex's contended path is invisible to it on Linux and
+    // makes `swift test --sanitize=thread` report races that are not there.
+    private let events = NIOLockedValueBox<[InboxEvent]>([])
     private let readEnd: Int32
     private let writeEnd: Int32
 
@@ -70,7 +73,7 @@ public final class Inbox: Sendable {
 
     /// Queues an event; wakes the reader if the queue was empty.
     public func post(_ event: InboxEvent) {
-        events.withLock { queue in
+        events.withLockedValue { queue in
             if queue.isEmpty { writeWakeByte() }
             queue.append(event)
         }
@@ -78,7 +81,7 @@ public final class Inbox: Sendable {
 
     /// Takes every queued event, oldest first, and clears the wake-up.
     public func drain() -> [InboxEvent] {
-        events.withLock { queue in
+        events.withLockedValue { queue in
             guard !queue.isEmpty else { return [] }
             readWakeByte()
             defer { queue.removeAll(keepingCapacity: true) }

@@ -5,7 +5,7 @@ import Darwin
 #endif
 import NIOCore
 import NIOPosix
-import Synchronization
+import NIOConcurrencyHelpers
 import WireProtocol
 
 /// Accepts agent connections on every configured endpoint and posts what they
@@ -28,7 +28,7 @@ import WireProtocol
 public final class InspectorListener: Sendable {
     private let configuration: ListenerConfiguration
     private let inbox: Inbox
-    private let state = Mutex<State>(.idle)
+    private let state = NIOLockedValueBox<State>(.idle)  // pthread-based: see Inbox.events
 
     private enum State {
         case idle
@@ -56,10 +56,12 @@ public final class InspectorListener: Sendable {
     /// - Throws: ``ListenerError``; nothing stays bound when it throws.
     public func start() throws(ListenerError) -> [Endpoint] {
         try configuration.validate()
-        try state.withLock { state throws(ListenerError) in
-            guard case .idle = state else { throw .alreadyStarted }
+        let wasIdle = state.withLockedValue { state in
+            guard case .idle = state else { return false }
             state = .starting
+            return true
         }
+        guard wasIdle else { throw .alreadyStarted }
         var running = Running(
             group: MultiThreadedEventLoopGroup(numberOfThreads: 1),
             channels: [],
@@ -73,10 +75,10 @@ public final class InspectorListener: Sendable {
             }
         } catch {
             Self.stop(running)
-            state.withLock { $0 = .idle }
+            state.withLockedValue { $0 = .idle }
             throw error
         }
-        state.withLock { $0 = .running(running) }
+        state.withLockedValue { $0 = .running(running) }
         for endpoint in bound { inbox.post(.listening(endpoint)) }
         return bound
     }
@@ -85,7 +87,7 @@ public final class InspectorListener: Sendable {
     /// files this listener created. Safe to call more than once; call it from
     /// a thread that is not one of NIO's event loops.
     public func shutdown() {
-        let running: Running? = state.withLock { state in
+        let running: Running? = state.withLockedValue { state in
             guard case .running(let running) = state else { return nil }
             state = .idle
             return running
