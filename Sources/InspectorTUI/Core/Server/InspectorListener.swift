@@ -1,9 +1,23 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import NIOCore
 import NIOPosix
+import Synchronization
 import WireProtocol
 
 /// Accepts agent connections on every configured endpoint and posts what they
-/// send to an ``Inbox``. All socket I/O runs on one NIO event loop thread.
+/// send to an ``Inbox``. All socket I/O runs on one NIO event loop thread;
+/// the caller's thread only binds and shuts down.
+///
+/// - A Unix socket is created with mode 0600. A stale socket file (nobody
+///   answers) is replaced; a live one is ``ListenerError/alreadyListening(path:)``.
+///   The file is removed by ``shutdown()``.
+/// - A connection that breaks the protocol, sends an oversized frame, an
+///   unsupported version or a wrong token is closed with the reason in the
+///   inbox; the others carry on.
 ///
 /// ```swift
 /// let inbox = Inbox()
@@ -14,6 +28,22 @@ import WireProtocol
 public final class InspectorListener: Sendable {
     private let configuration: ListenerConfiguration
     private let inbox: Inbox
+    private let state = Mutex<State>(.idle)
+
+    private enum State {
+        case idle
+        case starting
+        case running(Running)
+    }
+
+    private struct Running {
+        var group: MultiThreadedEventLoopGroup
+        var channels: [any Channel]
+        var context: ListenerContext
+        /// Socket files we created, with their identity when created, so
+        /// shutdown never removes a file someone else has put there since.
+        var socketFiles: [(path: String, identity: UnixSocketFile.FileIdentity?)]
+    }
 
     /// Creates a listener; nothing is bound until ``start()``.
     public init(configuration: ListenerConfiguration, inbox: Inbox) {
@@ -22,14 +52,102 @@ public final class InspectorListener: Sendable {
     }
 
     /// Binds every endpoint and posts ``InboxEvent/listening(_:)`` for each.
+    /// Call it from a thread that is not one of NIO's event loops.
     /// - Returns: the bound endpoints, with the real port for `tcp:…:0`.
     /// - Throws: ``ListenerError``; nothing stays bound when it throws.
     public func start() throws(ListenerError) -> [Endpoint] {
         try configuration.validate()
-        throw .bindFailed(configuration.endpoints[0], reason: "not implemented yet")
+        try state.withLock { state throws(ListenerError) in
+            guard case .idle = state else { throw .alreadyStarted }
+            state = .starting
+        }
+        var running = Running(
+            group: MultiThreadedEventLoopGroup(numberOfThreads: 1),
+            channels: [],
+            context: ListenerContext(configuration: configuration, inbox: inbox),
+            socketFiles: []
+        )
+        var bound: [Endpoint] = []
+        do {
+            for endpoint in configuration.endpoints {
+                bound.append(try bind(endpoint, into: &running))
+            }
+        } catch {
+            Self.stop(running)
+            state.withLock { $0 = .idle }
+            throw error
+        }
+        state.withLock { $0 = .running(running) }
+        for endpoint in bound { inbox.post(.listening(endpoint)) }
+        return bound
     }
 
     /// Closes every connection and listening socket and removes the socket
-    /// files this listener created. Safe to call more than once.
-    public func shutdown() {}
+    /// files this listener created. Safe to call more than once; call it from
+    /// a thread that is not one of NIO's event loops.
+    public func shutdown() {
+        let running: Running? = state.withLock { state in
+            guard case .running(let running) = state else { return nil }
+            state = .idle
+            return running
+        }
+        if let running { Self.stop(running) }
+    }
+
+    private static func stop(_ running: Running) {
+        running.context.isShuttingDown = true
+        for channel in running.channels { try? channel.close().wait() }
+        // Closes the accepted connections too.
+        try? running.group.syncShutdownGracefully()
+        for file in running.socketFiles where UnixSocketFile.identity(of: file.path) == file.identity {
+            unlink(file.path)
+        }
+    }
+
+    private func bind(_ endpoint: Endpoint, into running: inout Running) throws(ListenerError) -> Endpoint {
+        let bootstrap = Self.bootstrap(running.group, running.context)
+        switch endpoint {
+        case .unix(let path):
+            switch try UnixSocketFile.inspect(path) {
+            case .live: throw .alreadyListening(path: path)
+            case .notASocket: throw .notASocket(path: path)
+            case .stale: unlink(path)
+            case .absent: break
+            }
+            // The umask makes the socket 0600 from the moment it exists; the
+            // chmod holds even if another thread changed the umask meanwhile.
+            let previousMask = umask(0o177)
+            defer { umask(previousMask) }
+            let channel = try Self.wait(endpoint) {
+                try bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false).wait()
+            }
+            running.channels.append(channel)
+            running.socketFiles.append((path, UnixSocketFile.identity(of: path)))
+            guard chmod(path, 0o600) == 0 else { throw .bindFailed(endpoint, reason: "chmod 0600: \(lastErrorText())") }
+            return endpoint
+        case let .tcp(host, port):
+            let channel = try Self.wait(endpoint) { try bootstrap.bind(host: host, port: port).wait() }
+            running.channels.append(channel)
+            return .tcp(host: host, port: channel.localAddress?.port ?? port)
+        }
+    }
+
+    private static func wait(_ endpoint: Endpoint, _ bind: () throws -> any Channel) throws(ListenerError) -> any Channel {
+        do {
+            return try bind()
+        } catch {
+            throw .bindFailed(endpoint, reason: ConnectionHandler.readable(error))
+        }
+    }
+
+    private static func bootstrap(_ group: MultiThreadedEventLoopGroup, _ context: ListenerContext) -> ServerBootstrap {
+        ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 128)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(ConnectionHandler(shared: context))
+                }
+            }
+    }
 }
