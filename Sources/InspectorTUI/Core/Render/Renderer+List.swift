@@ -107,7 +107,7 @@ extension Renderer {
             lines = [
                 StyledLine("No flows yet.", .title),
                 StyledLine("Waiting for agents on \(address)."),
-                StyledLine("Start your app with NETINSPECT=\(address) and CaptureAgent enabled.", .dim),
+                StyledLine("Run an app that uses CaptureAgent with NETINSPECT=\(address)", .dim),
             ]
         } else {
             lines = [

@@ -34,4 +34,5 @@ public enum Command: String, Sendable, CaseIterable {
     case acceptPrompt = "prompt.accept"
     case cancelPrompt = "prompt.cancel"
     case deleteBackward = "prompt.deleteBackward"
+    case clearPrompt = "prompt.clear"
 }

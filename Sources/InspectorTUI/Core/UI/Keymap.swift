@@ -105,6 +105,7 @@ public struct Keymap: Sendable {
         bind("enter", "prompt.accept", .prompt, "Apply"),
         bind("esc", "prompt.cancel", .prompt, "Cancel"),
         bind("backspace", "prompt.deleteBackward", .prompt, "Delete the last character"),
+        bind("C-u", "prompt.clear", .prompt, "Delete everything typed"),
     ])
 
     private static func bind(_ key: String, _ command: String, _ context: KeyContext, _ help: String) -> KeyBinding {

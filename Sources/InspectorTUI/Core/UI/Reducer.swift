@@ -234,6 +234,8 @@ public enum Reducer {
         switch command {
         case .deleteBackward:
             if !prompt.text.isEmpty { state.prompt?.text.removeLast() }
+        case .clearPrompt:
+            state.prompt?.text = ""
         case .cancelPrompt:
             state.prompt = nil
         case .acceptPrompt:
