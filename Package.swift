@@ -69,7 +69,9 @@ let package = Package(
                 "WireProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-            ]
+            ],
+            // Snapshot screens are read through #filePath, not as resources.
+            exclude: ["Snapshots"]
         ),
     ],
     swiftLanguageModes: [.v6]
