@@ -12,7 +12,7 @@ extension FilterExpression {
         case .all:
             return true
         case .method(let method):
-            return Self.equalsIgnoringASCIICase(log.request.method, upperCased: method)
+            return equalsIgnoringASCIICase(log.request.method, method)
         case .statusCode(let code):
             return log.response?.statusCode == code
         case .statusClass(let digit):
@@ -25,16 +25,19 @@ extension FilterExpression {
         case .url(let pattern):
             return pattern.matches(log.request.url)
         case let .header(pattern, side):
-            return Self.anyHeader(of: log, side) { Self.headerLine($0, matches: pattern) }
+            return Self.anyHeader(of: log, side) { Self.headerLine(name: $0, value: $1, matches: pattern) }
         case let .body(pattern, side):
             return Self.anyBody(of: log, side) { pattern.matches(utf8: $0.data) }
         case .contentType(let pattern):
             if let mime = log.response?.mimeType, pattern.matches(mime) { return true }
-            return Self.anyHeader(of: log, .both) {
-                $0.name.caseInsensitiveCompare("Content-Type") == .orderedSame && pattern.matches($0.value)
+            return Self.anyHeader(of: log, .both) { name, value in
+                equalsIgnoringASCIICase(name, "Content-Type") && pattern.matches(value)
             }
         case .error:
-            return log.error != nil || log.state == .failed || log.state == .cancelled
+            switch log.state {
+            case .failed, .cancelled: return true
+            case .pending, .responded, .completed: return log.error != nil
+            }
         case .pending:
             return !log.state.isFinal
         case .text(let pattern):
@@ -50,16 +53,15 @@ extension FilterExpression {
         }
     }
 
-    /// Methods are ASCII tokens; comparing bytes spares an `uppercased()` per flow.
-    private static func equalsIgnoringASCIICase(_ text: String, upperCased: String) -> Bool {
-        text.utf8.elementsEqual(upperCased.utf8) { byte, upper in
-            byte == upper || (byte &- UInt8(ascii: "a") < 26 && byte - 0x20 == upper)
+    private static func anyHeader(of log: NetworkLog, _ side: FilterMessageSide, _ predicate: (_ name: String, _ value: String) -> Bool) -> Bool {
+        func any(_ headers: [HTTPHeader]) -> Bool {
+            // Indexing, rather than contains(where:), spares copying each header.
+            for index in headers.indices where predicate(headers[index].name, headers[index].value) { return true }
+            return false
         }
-    }
-
-    private static func anyHeader(of log: NetworkLog, _ side: FilterMessageSide, _ predicate: (HTTPHeader) -> Bool) -> Bool {
-        (side != .response && log.request.headers.contains(where: predicate))
-            || (side != .request && log.response?.headers.contains(where: predicate) == true)
+        if side != .response, any(log.request.headers) { return true }
+        guard side != .request, let headers = log.response?.headers else { return false }
+        return any(headers)
     }
 
     private static func anyBody(of log: NetworkLog, _ side: FilterMessageSide, _ predicate: (CapturedBody) -> Bool) -> Bool {
@@ -67,17 +69,21 @@ extension FilterExpression {
             || (side != .request && log.response?.body.map(predicate) == true)
     }
 
-    /// Matches `Name: value` without building the line as a `String`: its
-    /// bytes go to a stack buffer.
-    private static func headerLine(_ header: HTTPHeader, matches pattern: FilterPattern) -> Bool {
-        let name = header.name.utf8, value = header.value.utf8
-        let length = name.count + 2 + value.count
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: length) { buffer in
-            var index = buffer.initialize(fromContentsOf: name)
-            index = buffer[index...].initialize(fromContentsOf: ": ".utf8)
-            _ = buffer[index...].initialize(fromContentsOf: value)
-            defer { buffer.deinitialize() }
-            return pattern.matches(utf8: UnsafeBufferPointer(buffer))
+    /// Matches `Name: value` without building the line as a `String`: the
+    /// pattern looks at the two halves when it can, else the line is put
+    /// together in a stack buffer.
+    private static func headerLine(name: String, value: String, matches pattern: FilterPattern) -> Bool {
+        withUTF8(name) { name in
+            withUTF8(value) { value in
+                if let answer = pattern.matchesHeader(name: name, value: value) { return answer }
+                return withUnsafeTemporaryAllocation(byteCount: name.count + 2 + value.count, alignment: 1) { line in
+                    line.copyMemory(from: UnsafeRawBufferPointer(name))
+                    line[name.count] = UInt8(ascii: ":")
+                    line[name.count + 1] = UInt8(ascii: " ")
+                    UnsafeMutableRawBufferPointer(rebasing: line[(name.count + 2)...]).copyMemory(from: UnsafeRawBufferPointer(value))
+                    return pattern.matches(utf8: UnsafeBufferPointer(line.bindMemory(to: UInt8.self)))
+                }
+            }
         }
     }
 
@@ -90,7 +96,9 @@ extension FilterExpression {
             start = colon + 3
         }
         var end = start
-        while end < url.count, !"/?#".utf8.contains(url[end]) { end += 1 }
+        while end < url.count, url[end] != UInt8(ascii: "/"), url[end] != UInt8(ascii: "?"), url[end] != UInt8(ascii: "#") {
+            end += 1
+        }
         if let at = url[start ..< end].lastIndex(of: UInt8(ascii: "@")) { start = at + 1 }
         if url[start ..< end].first == UInt8(ascii: "[") {
             if let bracket = url[start ..< end].firstIndex(of: UInt8(ascii: "]")) { end = bracket + 1 }

@@ -108,6 +108,24 @@ extension FilterExpression {
     }
 }
 
+extension FilterExpression {
+    /// One line per construct of the language, for help screens and for the
+    /// hint under an invalid expression.
+    public static let syntaxSummary: [(syntax: String, meaning: String)] = [
+        ("~m METHOD", "request method"),
+        ("~c 404, ~c 4xx", "status code, or class of codes"),
+        ("~d DOMAIN", "host contains"),
+        ("~u REGEX", "URL matches (a bare word does too)"),
+        ("~h, ~hq, ~hs REGEX", "header line 'Name: value' (request, response)"),
+        ("~b, ~bq, ~bs REGEX", "body text (request, response)"),
+        ("~t REGEX", "content type"),
+        ("~e", "failed, cancelled or errored"),
+        ("~p", "not finished yet"),
+        ("! & | ( )", "not, and (also a space), or, grouping"),
+        ("\"a b\"", "quoted argument; \\\" and \\\\ escape"),
+    ]
+}
+
 extension String {
     /// The string without leading and trailing white space.
     func trimmingSpaces() -> String {

@@ -3,50 +3,81 @@ import Foundation
 /// The argument of a filter operator, compiled once for matching many flows.
 ///
 /// A pattern is case-insensitive. Most arguments people type are plain
-/// words (`api`, `example.com`, `\.json`), so a pattern without regular
-/// expression syntax beyond `.` and escaped punctuation is matched by a byte
-/// scan that needs no decoding or bridging; anything else goes to
-/// `NSRegularExpression`. Both give the same answers (the tests hold them to it).
+/// words (`api`, `example.com`, `\.json$`), so a pattern that is ASCII text
+/// with at most `.`, escaped punctuation and a leading `^` or trailing `$` is
+/// matched by a ``ByteNeedle`` that needs no decoding or bridging. Anything
+/// else is compiled for `NSRegularExpression`, behind a pre-filter: the
+/// longest piece of text every match must contain is looked for first, so
+/// most flows are rejected without running anything more. Patterns without
+/// groups then run on ASCII text as a ``ByteRegex``; the engine takes the rest.
+///
+/// Answers are ICU's in every case: when the byte scan cannot be sure
+/// (non-ASCII text, where Unicode case folding equates `ß` with `ss`), the
+/// engine decides.
 public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
+    /// One reference, so that the copies made while matching cost one retain.
+    private let storage: Storage
+
+    private final class Storage: Sendable {
+        let source: String
+        let isRegularExpression: Bool
+        let matcher: Matcher
+        /// The byte needle, when no match of it can contain the `": "` of a
+        /// header line, so the name and the value can be searched apart.
+        let halfLineNeedle: ByteNeedle?
+        /// For a needle like `^server: …`, the folded header name it requires.
+        let requiredHeaderName: [UInt8]?
+
+        init(source: String, isRegularExpression: Bool, matcher: Matcher) {
+            self.source = source
+            self.isRegularExpression = isRegularExpression
+            self.matcher = matcher
+            guard case .bytes(let needle, _) = matcher else {
+                halfLineNeedle = nil
+                requiredHeaderName = nil
+                return
+            }
+            halfLineNeedle = needle.staysOnOneSideOfHeaderSeparator ? needle : nil
+            requiredHeaderName = needle.requiredHeaderName
+        }
+    }
+
     /// The argument as written (after unquoting).
-    public let source: String
+    public var source: String { storage.source }
     /// Whether ``source`` is a regular expression (`~u`, `~h`…) or plain text (`~d`, `/`).
-    public let isRegularExpression: Bool
-    private let matcher: Matcher
+    public var isRegularExpression: Bool { storage.isRegularExpression }
+    private var matcher: Matcher { storage.matcher }
 
     private enum Matcher: Sendable {
-        /// ASCII bytes, letters lower-cased; ``FilterPattern/anyCharacter`` stands for `.`.
-        case bytes([UInt8])
+        /// The scan, and the engine for what it leaves undecided (`nil`
+        /// when it never does: a needle without letters).
+        case bytes(ByteNeedle, undecided: CompiledRegex?)
         case regex(CompiledRegex)
     }
 
-    /// Marks a `.` of a regular expression in a byte needle. A literal NUL
-    /// in an argument sends it to the regular expression engine instead.
-    fileprivate static let anyCharacter: UInt8 = 0
-
     /// A pattern that matches `text` as a case-insensitive substring.
     public init(literal text: String) {
-        source = text
-        isRegularExpression = false
-        if text.utf8.allSatisfy({ $0 < 0x80 && $0 != Self.anyCharacter }) {
-            matcher = .bytes(text.utf8.map(Self.foldASCII))
+        // An escaped pattern always compiles, hence the `try!`.
+        let regex = { try! CompiledRegex(NSRegularExpression.escapedPattern(for: text), prefilter: nil) }
+        let matcher: Matcher
+        if let needle = ByteNeedle(literal: text) {
+            matcher = .bytes(needle, undecided: needle.hasLetters ? regex() : nil)
         } else {
-            // Non-ASCII letters need Unicode case folding; ICU has it. An
-            // escaped pattern always compiles, hence the `try!`.
-            matcher = .regex(try! CompiledRegex(NSRegularExpression.escapedPattern(for: text)))
+            matcher = .regex(regex())
         }
+        storage = Storage(source: text, isRegularExpression: false, matcher: matcher)
     }
 
     /// A pattern for a case-insensitive regular expression (ICU syntax).
     /// - Throws: ``InvalidRegularExpression`` when `source` does not compile.
     public init(regularExpression source: String) throws(InvalidRegularExpression) {
-        self.source = source
-        isRegularExpression = true
-        if let needle = Self.byteNeedle(forRegularExpression: source) {
-            matcher = .bytes(needle)
+        let matcher: Matcher
+        if let needle = RegexTranslation.exactNeedle(for: source) {
+            matcher = .bytes(needle, undecided: needle.hasLetters ? try CompiledRegex(source, prefilter: nil) : nil)
         } else {
-            matcher = .regex(try CompiledRegex(source))
+            matcher = .regex(try CompiledRegex(source, prefilter: RegexTranslation.requiredLiteral(in: source), byteRegex: ByteRegex(source)))
         }
+        storage = Storage(source: source, isRegularExpression: true, matcher: matcher)
     }
 
     /// A regular expression that does not compile.
@@ -61,10 +92,14 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
 
     public var description: String { source }
 
-    /// Whether the pattern is matched without the regular expression engine
-    /// (exposed for tests that hold the two paths to the same answers).
+    /// Whether the pattern is matched without the regular expression engine.
     var usesByteScan: Bool {
         if case .bytes = matcher { true } else { false }
+    }
+
+    /// Whether ASCII text is matched by a ``ByteRegex`` rather than the engine.
+    var usesByteRegex: Bool {
+        if case .regex(let regex) = matcher { regex.byteRegex != nil } else { false }
     }
 
     // MARK: Matching
@@ -72,149 +107,97 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
     /// Whether the pattern occurs in `text`.
     func matches(_ text: String) -> Bool {
         switch matcher {
-        case .bytes(let needle): withUTF8(text) { Self.scan(needle, in: $0) }
-        case .regex(let regex): regex.matches(text)
+        case let .bytes(needle, undecided):
+            switch withUTF8(text, needle.search) {
+            case .found: true
+            case .absent: false
+            case .undecided: undecided?.matches(text) ?? false
+            }
+        case .regex(let regex):
+            regex.matches(text)
         }
     }
 
     /// Whether the pattern occurs in UTF-8 `bytes` (invalid sequences read as U+FFFD).
     func matches(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         switch matcher {
-        case .bytes(let needle): Self.scan(needle, in: bytes)
-        case .regex(let regex): regex.matches(String(decoding: bytes, as: UTF8.self))
-        }
-    }
-
-    /// Whether the pattern occurs in `data` read as UTF-8 text. The byte
-    /// scan reads the bytes in place; only a regular expression decodes them.
-    func matches(utf8 data: Data) -> Bool {
-        switch matcher {
-        case .bytes(let needle):
-            data.withUnsafeBytes { Self.scan(needle, in: $0.bindMemory(to: UInt8.self)) }
+        case let .bytes(needle, undecided):
+            switch needle.search(bytes) {
+            case .found: true
+            case .absent: false
+            case .undecided: undecided?.matches(utf8: bytes) ?? false
+            }
         case .regex(let regex):
-            regex.matches(String(decoding: data, as: UTF8.self))
+            regex.matches(utf8: bytes)
         }
     }
 
-    // MARK: The byte scan
-
-    /// The needle for a regular expression that is plain ASCII text apart
-    /// from `.` (any character but a line break) and backslash-escaped
-    /// punctuation; `nil` when it needs the real engine.
-    private static func byteNeedle(forRegularExpression source: String) -> [UInt8]? {
-        var needle: [UInt8] = []
-        var escaped = false
-        for byte in source.utf8 {
-            guard byte < 0x80, byte != anyCharacter else { return nil }
-            if escaped {
-                // `\d`, `\b`, `\1`… are classes, anchors and references.
-                guard !isASCIIAlphanumeric(byte) else { return nil }
-                needle.append(foldASCII(byte))
-                escaped = false
-                continue
-            }
-            switch byte {
-            case UInt8(ascii: "\\"): escaped = true
-            case UInt8(ascii: "."): needle.append(anyCharacter)
-            case UInt8(ascii: "^"), UInt8(ascii: "$"), UInt8(ascii: "|"), UInt8(ascii: "?"),
-                 UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "("), UInt8(ascii: ")"),
-                 UInt8(ascii: "["), UInt8(ascii: "]"), UInt8(ascii: "{"), UInt8(ascii: "}"):
-                return nil
-            default: needle.append(foldASCII(byte))
-            }
-        }
-        return escaped ? nil : needle
-    }
-
-    /// Whether `needle` occurs in `haystack`, ASCII letters compared without case.
-    private static func scan(_ needle: [UInt8], in haystack: UnsafeBufferPointer<UInt8>) -> Bool {
-        guard let first = needle.first else { return true }
-        return needle.withUnsafeBufferPointer { needle in
-            var start = 0
-            while start < haystack.count {
-                let byte = haystack[start]
-                if first == anyCharacter ? isCharacterStart(byte) : foldASCII(byte) == first,
-                   matchesAt(start, needle, haystack) {
-                    return true
-                }
-                start += 1
-            }
+    /// Whether the pattern occurs in the header line `name: value`, found
+    /// from the two halves; `nil` when only the whole line can tell.
+    func matchesHeader(name: UnsafeBufferPointer<UInt8>, value: UnsafeBufferPointer<UInt8>) -> Bool? {
+        if let required = storage.requiredHeaderName,
+           !name.contains(where: { $0 == UInt8(ascii: ":") || $0 >= 0x80 }),
+           name.count != required.count || zip(name, required).contains(where: { ByteNeedle.foldASCII($0) != $1 }) {
             return false
         }
+        guard let needle = storage.halfLineNeedle else { return nil }
+        // `^` can only match in the name, `$` only in the value.
+        let inName = needle.anchoredAtEnd ? .absent : needle.search(name)
+        if inName == .found { return true }
+        let inValue = needle.anchoredAtStart ? .absent : needle.search(value)
+        if inValue == .found { return true }
+        return inName == .undecided || inValue == .undecided ? nil : false
     }
 
-    private static func matchesAt(_ start: Int, _ needle: UnsafeBufferPointer<UInt8>, _ haystack: UnsafeBufferPointer<UInt8>) -> Bool {
-        var position = start
-        for expected in needle {
-            guard position < haystack.count else { return false }
-            if expected == anyCharacter {
-                guard let length = nonBreakCharacterLength(haystack, at: position) else { return false }
-                position += length
-            } else {
-                guard foldASCII(haystack[position]) == expected else { return false }
-                position += 1
-            }
-        }
-        return true
-    }
-
-    /// The byte length of the Unicode scalar at `position`, or `nil` when it
-    /// is a line terminator, which ICU's `.` does not match.
-    private static func nonBreakCharacterLength(_ bytes: UnsafeBufferPointer<UInt8>, at position: Int) -> Int? {
-        let lead = bytes[position]
-        switch lead {
-        case 0x0A...0x0D: return nil
-        case ..<0x80: return 1
-        case 0xC2 where position + 1 < bytes.count && bytes[position + 1] == 0x85: return nil  // U+0085
-        case 0xE2 where position + 2 < bytes.count && bytes[position + 1] == 0x80
-            && (bytes[position + 2] == 0xA8 || bytes[position + 2] == 0xA9): return nil  // U+2028, U+2029
-        case 0xC0..<0xE0: return min(2, bytes.count - position)
-        case 0xE0..<0xF0: return min(3, bytes.count - position)
-        case 0xF0...: return min(4, bytes.count - position)
-        default: return 1  // a stray continuation byte decodes as one U+FFFD
-        }
-    }
-
-    @inline(__always)
-    private static func isCharacterStart(_ byte: UInt8) -> Bool { byte & 0xC0 != 0x80 }
-
-    @inline(__always)
-    private static func foldASCII(_ byte: UInt8) -> UInt8 {
-        byte &- UInt8(ascii: "A") < 26 ? byte | 0x20 : byte
-    }
-
-    private static func isASCIIAlphanumeric(_ byte: UInt8) -> Bool {
-        let folded = foldASCII(byte)
-        return (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(folded)
-            || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(folded)
+    /// Whether the pattern occurs in `data` read as UTF-8 text. Only a
+    /// regular expression whose pre-filter passes decodes the bytes.
+    func matches(utf8 data: Data) -> Bool {
+        data.withUnsafeBytes { matches(utf8: $0.bindMemory(to: UInt8.self)) }
     }
 }
 
-/// Runs `body` over the UTF-8 bytes of `text` without copying native strings.
-@inline(__always)
-func withUTF8<R>(_ text: String, _ body: (UnsafeBufferPointer<UInt8>) -> R) -> R {
-    if let result = text.utf8.withContiguousStorageIfAvailable(body) { return result }
-    var copy = text
-    return copy.withUTF8(body)
-}
-
-/// A compiled, case-insensitive `NSRegularExpression`.
+/// A compiled, case-insensitive `NSRegularExpression`, its pre-filter and,
+/// when the pattern allows, its ``ByteRegex`` for ASCII text.
 ///
 /// `NSRegularExpression` is immutable after creation and documented as safe
 /// to use from several threads at once (corelibs checks out a private ICU
 /// matcher per call), which is what makes this wrapper `Sendable`.
 private struct CompiledRegex: @unchecked Sendable {
     let regex: NSRegularExpression
+    /// Text every match contains (see ``RegexTranslation/requiredLiteral(in:)``).
+    let prefilter: ByteNeedle?
+    let byteRegex: ByteRegex?
 
-    init(_ pattern: String) throws(FilterPattern.InvalidRegularExpression) {
+    /// Compiles `pattern`; the engine alone judges whether it is valid.
+    init(_ pattern: String, prefilter: ByteNeedle?, byteRegex: ByteRegex? = nil) throws(FilterPattern.InvalidRegularExpression) {
         do {
             regex = try NSRegularExpression(pattern: pattern, options: [.caseInsensitive])
         } catch {
             throw FilterPattern.InvalidRegularExpression(reason: (error as NSError).localizedDescription)
         }
+        self.prefilter = prefilter
+        self.byteRegex = byteRegex
     }
 
     func matches(_ text: String) -> Bool {
+        switch withUTF8(text, quickAnswer) {
+        case .some(let answer): answer
+        case nil: engineMatches(text)
+        }
+    }
+
+    func matches(utf8 bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+        quickAnswer(bytes) ?? engineMatches(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// The answer without the engine, when the pre-filter or the byte
+    /// regex can give it.
+    private func quickAnswer(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool? {
+        if let prefilter, prefilter.search(bytes) == .absent { return false }
+        return byteRegex?.matches(bytes)
+    }
+
+    private func engineMatches(_ text: String) -> Bool {
         let range = NSRange(location: 0, length: text.utf16.count)
         return regex.rangeOfFirstMatch(in: text, options: [], range: range).location != NSNotFound
     }

@@ -40,9 +40,8 @@ public final class InspectorListener: Sendable {
         var group: MultiThreadedEventLoopGroup
         var channels: [any Channel]
         var context: ListenerContext
-        /// Socket files we created, with their identity when created, so
-        /// shutdown never removes a file someone else has put there since.
-        var socketFiles: [(path: String, identity: UnixSocketFile.FileIdentity?)]
+        /// Socket files we created.
+        var socketFiles: [String]
     }
 
     /// Creates a listener; nothing is bound until ``start()``.
@@ -96,12 +95,12 @@ public final class InspectorListener: Sendable {
 
     private static func stop(_ running: Running) {
         running.context.isShuttingDown = true
+        // Asked while our sockets still listen; see isServedByThisProcess.
+        let ours = running.socketFiles.filter(UnixSocketFile.isServedByThisProcess)
         for channel in running.channels { try? channel.close().wait() }
         // Closes the accepted connections too.
         try? running.group.syncShutdownGracefully()
-        for file in running.socketFiles where UnixSocketFile.identity(of: file.path) == file.identity {
-            unlink(file.path)
-        }
+        for path in ours { unlink(path) }
     }
 
     private func bind(_ endpoint: Endpoint, into running: inout Running) throws(ListenerError) -> Endpoint {
@@ -114,16 +113,14 @@ public final class InspectorListener: Sendable {
             case .stale: unlink(path)
             case .absent: break
             }
-            // The umask makes the socket 0600 from the moment it exists; the
-            // chmod holds even if another thread changed the umask meanwhile.
-            let previousMask = umask(0o177)
-            defer { umask(previousMask) }
-            let channel = try Self.wait(endpoint) {
-                try bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: false).wait()
+            let descriptor = try UnixSocketFile.bindPrivately(path)
+            do {
+                running.channels.append(try Self.wait(endpoint) { try bootstrap.withBoundSocket(descriptor).wait() })
+            } catch {
+                unlink(path)
+                throw error
             }
-            running.channels.append(channel)
-            running.socketFiles.append((path, UnixSocketFile.identity(of: path)))
-            guard chmod(path, 0o600) == 0 else { throw .bindFailed(endpoint, reason: "chmod 0600: \(lastErrorText())") }
+            running.socketFiles.append(path)
             return endpoint
         case let .tcp(host, port):
             let channel = try Self.wait(endpoint) { try bootstrap.bind(host: host, port: port).wait() }

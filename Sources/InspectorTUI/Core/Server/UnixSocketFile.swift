@@ -45,18 +45,43 @@ enum UnixSocketFile: Equatable {
         }
     }
 
-    /// The device and inode of the socket file at `path`, to recognise our
-    /// own file at shutdown; `nil` when there is none.
-    static func identity(of path: String) -> FileIdentity? {
-        var status = stat()
-        guard lstat(path, &status) == 0 else { return nil }
-        return FileIdentity(device: UInt64(status.st_dev), inode: UInt64(status.st_ino))
+    /// Creates a Unix stream socket bound at `path` with mode 0600, for NIO
+    /// to listen on. Binding it here rather than in NIO also keeps NIO from
+    /// deleting the path when the channel closes, whoever's file it is by then.
+    /// - Returns: the socket's descriptor, non-blocking.
+    static func bindPrivately(_ path: String) throws(ListenerError) -> Int32 {
+        let descriptor = socket(AF_UNIX, socketType(nonBlocking: true), 0)
+        guard descriptor >= 0 else { throw .bindFailed(.unix(path: path), reason: lastErrorText()) }
+        // The umask makes the file 0600 from the moment it exists; the chmod
+        // holds even if another thread changed the umask meanwhile.
+        let previousMask = umask(0o177)
+        let bound = withAddress(path) { bind(descriptor, $0, $1) } == 0
+        let reason = lastErrorText()
+        umask(previousMask)
+        guard bound, chmod(path, 0o600) == 0 else {
+            if bound { unlink(path) }
+            close(descriptor)
+            throw .bindFailed(.unix(path: path), reason: bound ? "chmod 0600: \(lastErrorText())" : reason)
+        }
+        return descriptor
     }
 
-    /// Device and inode: what makes a file the same file.
-    struct FileIdentity: Equatable, Sendable {
-        var device: UInt64
-        var inode: UInt64
+    /// Whether the socket at `path` is served by this process: the
+    /// listener's credentials, which the kernel hands to whoever connects.
+    /// Shutdown asks before removing the file, so a file someone put in its
+    /// place since (another netinspect, after ours was deleted by hand) stays.
+    /// Inode numbers cannot tell: the file system reuses them at once.
+    static func isServedByThisProcess(_ path: String) -> Bool {
+        let descriptor = socket(AF_UNIX, socketType(nonBlocking: true), 0)
+        guard descriptor >= 0 else { return false }
+        defer { close(descriptor) }
+        guard withAddress(path, { connect(descriptor, $0, $1) }) == 0 else { return false }
+        // struct ucred { pid_t pid; uid_t uid; gid_t gid; }: Glibc only
+        // exports it to C with _GNU_SOURCE, so read it as three Int32s.
+        var credentials: [Int32] = [0, 0, 0]
+        var length = socklen_t(MemoryLayout<Int32>.size * credentials.count)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_PEERCRED, &credentials, &length) == 0 else { return false }
+        return credentials[0] == getpid()
     }
 
     /// Calls `body` with a `sockaddr_un` for `path` (at most
