@@ -1,5 +1,6 @@
-/// The help overlay, generated from the keymap: one line per command and
-/// context, listing every key bound to it.
+/// The help overlay, generated from the keymap (one line per command and
+/// context, listing every key bound to it) and the filter language's own
+/// summary.
 enum HelpContent {
     private static let sections: [(KeyContext, String)] = [
         (.list, "Flow list"),
@@ -22,6 +23,11 @@ enum HelpContent {
                 let keys = rows.filter { $0.command == row.command }.map(\.key).joined(separator: ", ")
                 lines.append(StyledLine([Span("  " + keys.fitted(toWidth: 16), .method), Span(row.help)]))
             }
+        }
+        lines.append("")
+        lines.append(StyledLine("Filter expressions (f)", .heading))
+        for (syntax, meaning) in FilterExpression.syntaxSummary {
+            lines.append(StyledLine([Span("  " + syntax.fitted(toWidth: 22), .method), Span(meaning)]))
         }
         return lines
     }

@@ -52,11 +52,16 @@ public struct FlowView: Sendable {
         self.isReversed = reversed
         var selected: [Int] = []
         selected.reserveCapacity(store.count)
-        for record in store.allRecords where predicate?(record.log) ?? true {
-            selected.append(record.sequence)
-        }
-        if sortKey != .time {
-            var values = selected.map { SortValue(store.record(at: $0), key: sortKey) }
+        if sortKey == .time {
+            for record in store.allRecords where predicate?(record.log) ?? true {
+                selected.append(record.sequence)
+            }
+        } else {
+            // One pass builds the keys too, so each record is visited once.
+            var values: [SortValue] = []
+            for record in store.allRecords where predicate?(record.log) ?? true {
+                values.append(SortValue(record, key: sortKey))
+            }
             values.sort()
             selected = values.map(\.sequence)
         }
