@@ -65,11 +65,9 @@ struct Netinspect: ParsableCommand {
     func run() throws {
         let inbox = Inbox()
         let listener = InspectorListener(configuration: try listenerConfiguration, inbox: inbox)
-        do {
-            _ = try listener.start()
-        } catch {
-            throw ValidationError(error.description)
-        }
+        // A ListenerError (say, another netinspect on the socket) is printed
+        // as it is, without the usage text a ValidationError would add.
+        _ = try listener.start()
         defer { listener.shutdown() }
         SignalPipe.install()
         let terminal = try Terminal()

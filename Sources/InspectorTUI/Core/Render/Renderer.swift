@@ -134,6 +134,7 @@ public enum Renderer {
         parts.append(agents == 1 ? "1 agent" : "\(agents) agents")
         if session.droppedEvents > 0 { parts.append("dropped \(session.droppedEvents)") }
         if session.store.evictedFlows > 0 { parts.append("evicted \(session.store.evictedFlows)") }
+        if session.store.unknownFlowEvents > 0 { parts.append("ignored \(session.store.unknownFlowEvents)") }
         if !session.listening.isEmpty { parts.append(session.listening.map(\.description).joined(separator: " ")) }
         let help = " ?:help "
         screen.fill(row: row, style: .statusBar)
