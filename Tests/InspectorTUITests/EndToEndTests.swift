@@ -26,8 +26,7 @@ final class EndToEndTests: XCTestCase {
 
     func testFlowsAppearFilterAndOpenInDetail() throws {
         let ui = try start()
-        let agent = try WireClient(path: ui.socketPath)
-        try agent.send(.hello(EndToEnd.hello))
+        let agent = try WireClient(agentOn: ui.socketPath)
         try agent.sendFlow(1, method: "GET", path: "/alpha", status: 200)
         try agent.sendFlow(2, method: "POST", path: "/beta", status: 503)
         try agent.sendFlow(3, method: "GET", path: "/gamma", status: nil)
@@ -64,8 +63,7 @@ final class EndToEndTests: XCTestCase {
 
     func testNewFlowsUpdateInPlace() throws {
         let ui = try start()
-        let agent = try WireClient(path: ui.socketPath)
-        try agent.send(.hello(EndToEnd.hello))
+        let agent = try WireClient(agentOn: ui.socketPath)
         try agent.send(.flowStarted(EndToEnd.flow(7, method: "PUT", path: "/slow")))
         try ui.waitFor("/slow")
         try agent.send(.flowFinished(EndToEnd.finished(7, status: 201)))
@@ -75,8 +73,7 @@ final class EndToEndTests: XCTestCase {
 
     func testGarbageConnectionShowsAnErrorAndTheUISurvives() throws {
         let ui = try start()
-        let agent = try WireClient(path: ui.socketPath)
-        try agent.send(.hello(EndToEnd.hello))
+        let agent = try WireClient(agentOn: ui.socketPath)
         try agent.sendFlow(1, method: "GET", path: "/before", status: 200)
         try ui.waitFor("/before")
 
@@ -91,8 +88,7 @@ final class EndToEndTests: XCTestCase {
 
     func testResizeRedrawsForTheNewSize() throws {
         let ui = try start()
-        let agent = try WireClient(path: ui.socketPath)
-        try agent.send(.hello(EndToEnd.hello))
+        let agent = try WireClient(agentOn: ui.socketPath)
         try agent.sendFlow(1, method: "GET", path: "/resized", status: 200)
         try ui.waitFor("/resized")
         ui.resize(width: 80, height: 24)
@@ -173,6 +169,12 @@ final class WireClient {
             close(descriptor)
             throw E2EError("cannot connect to \(path): \(String(cString: strerror(errno)))")
         }
+    }
+
+    /// Connects and says hello, as an agent does.
+    convenience init(agentOn path: String) throws {
+        try self.init(path: path)
+        try send(.hello(EndToEnd.hello))
     }
 
     deinit { close(descriptor) }

@@ -115,4 +115,11 @@ extension AppState {
     mutating func type(_ text: String) {
         for character in text { _ = Reducer.reduce(&self, .key(.character(character))) }
     }
+
+    /// Opens a prompt with `key` (`f`, `/`), replaces its text and applies it.
+    mutating func enter(_ text: String, after key: String) {
+        press(key, "C-u")
+        type(text)
+        press("enter")
+    }
 }

@@ -44,20 +44,15 @@ final class ReducerTests: XCTestCase {
 
     func testFilterExpressionNarrowsTheList() {
         var state = Fixtures.mixedState()
-        state.press("f")
-        state.type("~c 5xx")
-        state.press("enter")
+        state.enter("~c 5xx", after: "f")
         XCTAssertEqual(state.rows, [2])
         XCTAssertEqual(state.filterDescription, "~c 5xx")
     }
 
     func testInvalidFilterKeepsThePreviousOneAndSaysWhere() {
         var state = Fixtures.mixedState()
-        state.press("f")
-        state.type("~c 5xx")
-        state.press("enter", "f", "C-u")
-        state.type("~c 4xx & (")
-        state.press("enter")
+        state.enter("~c 5xx", after: "f")
+        state.enter("~c 4xx & (", after: "f")
         XCTAssertEqual(state.filterText, "~c 5xx")
         XCTAssertEqual(state.rows, [2])
         XCTAssertEqual(state.notice?.isError, true)
@@ -66,9 +61,7 @@ final class ReducerTests: XCTestCase {
 
     func testFreeTextSearchFiltersTheList() {
         var state = Fixtures.mixedState()
-        state.press("/")
-        state.type("auth.example")
-        state.press("enter")
+        state.enter("auth.example", after: "/")
         XCTAssertEqual(state.rows, [2])
         state.press("c")
         XCTAssertEqual(state.rows.count, 6)

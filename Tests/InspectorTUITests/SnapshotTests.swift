@@ -24,6 +24,12 @@ final class SnapshotTests: XCTestCase {
         XCTAssertEqual(text, expected, "screen differs from \(name).txt:\n\(text)", file: file, line: line)
     }
 
+    private func assertSnapshot(ofMixedStateAfter keys: [String], named name: String, file: StaticString = #filePath, line: UInt = #line) {
+        var state = Fixtures.mixedState()
+        for key in keys { state.press(key) }
+        assertSnapshot(state, named: name, file: file, line: line)
+    }
+
     func testEmptyList() {
         var state = AppState(timeZone: Fixtures.utc)
         _ = Reducer.reduce(&state, .inbox([.listening(.unix(path: "/tmp/netinspect-test.sock"))], at: Fixtures.epoch))
@@ -42,54 +48,38 @@ final class SnapshotTests: XCTestCase {
     }
 
     func testRequestTab() {
-        var state = Fixtures.mixedState()
-        state.press("g", "j", "j", "enter")
-        assertSnapshot(state, named: "detail-request")
+        assertSnapshot(ofMixedStateAfter: ["g", "j", "j", "enter"], named: "detail-request")
     }
 
     func testResponseTabWithJSON() {
-        var state = Fixtures.mixedState()
-        state.press("g", "enter", "2")
-        assertSnapshot(state, named: "detail-response-json")
+        assertSnapshot(ofMixedStateAfter: ["g", "enter", "2"], named: "detail-response-json")
     }
 
     func testResponseTabWithBinary() {
-        var state = Fixtures.mixedState()
-        state.press("g", "j", "j", "j", "j", "enter", "2")
-        assertSnapshot(state, named: "detail-response-binary")
+        assertSnapshot(ofMixedStateAfter: ["g", "j", "j", "j", "j", "enter", "2"], named: "detail-response-binary")
     }
 
     func testResponseTabOfAFailedFlow() {
-        var state = Fixtures.mixedState()
-        state.press("g", "j", "j", "j", "enter", "2")
-        assertSnapshot(state, named: "detail-response-failed")
+        assertSnapshot(ofMixedStateAfter: ["g", "j", "j", "j", "enter", "2"], named: "detail-response-failed")
     }
 
     func testTimingTab() {
-        var state = Fixtures.mixedState()
-        state.press("g", "enter", "3")
-        assertSnapshot(state, named: "detail-timing")
+        assertSnapshot(ofMixedStateAfter: ["g", "enter", "3"], named: "detail-timing")
     }
 
     func testHelp() {
-        var state = Fixtures.mixedState()
-        state.press("?")
-        assertSnapshot(state, named: "help")
+        assertSnapshot(ofMixedStateAfter: ["?"], named: "help")
     }
 
     func testFilterError() {
         var state = Fixtures.mixedState()
-        state.press("f")
-        state.type("~c 5xx &")
-        state.press("enter")
+        state.enter("~c 5xx &", after: "f")
         assertSnapshot(state, named: "filter-error")
     }
 
     func testFilteredToNothing() {
         var state = Fixtures.mixedState()
-        state.press("f")
-        state.type("~d nowhere.invalid")
-        state.press("enter")
+        state.enter("~d nowhere.invalid", after: "f")
         assertSnapshot(state, named: "filter-empty")
     }
 
