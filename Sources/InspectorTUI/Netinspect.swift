@@ -70,6 +70,7 @@ struct Netinspect: ParsableCommand {
         _ = try listener.start()
         defer { listener.shutdown() }
         SignalPipe.install()
+        CrashGuard.arm()
         let terminal = try Terminal()
         defer { terminal.restore() }
         var app = App(

@@ -116,6 +116,14 @@ final class EndToEndTests: XCTestCase {
         XCTAssertFalse(ui.capture().contains("flows │"), ui.capture())
         XCTAssertFalse(FileManager.default.fileExists(atPath: ui.socketPath), "socket file left behind")
     }
+
+    func testACrashSignalStillLeavesTheAlternateScreen() throws {
+        let ui = try start()
+        XCTAssertEqual(kill(ui.processID, SIGSEGV), 0)
+        let exit = try ui.waitForExit()
+        XCTAssertNotEqual(exit, .status(0), "the crash must still end the process as a crash")
+        XCTAssertFalse(ui.capture().contains("flows │"), "the alternate screen was left:\n\(ui.capture())")
+    }
 }
 
 // MARK: - Helpers
@@ -230,6 +238,10 @@ final class TmuxSession {
         try run([
             "new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)",
             "-e", "LANG=C.UTF-8", "-e", "TERM=tmux-256color",
+            // Without Swift's backtracer a crash signal takes its default
+            // action, so a crash sent with kill(2) ends the process as a real
+            // fault would (the backtracer treats a sent signal as survivable).
+            "-e", "SWIFT_BACKTRACE=enable=no",
             binary.path, "--listen", "unix:\(socketPath)",
             ";", "set-option", "-t", name, "remain-on-exit", "on",
         ])
