@@ -79,7 +79,9 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
             ],
-            exclude: ["Fixtures"]
+            // Snapshot screens and fixture files are read through #filePath,
+            // not as resources.
+            exclude: ["Fixtures", "Snapshots"]
         ),
     ],
     swiftLanguageModes: [.v6]

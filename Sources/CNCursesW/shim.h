@@ -19,5 +19,9 @@ static inline int netinspect_a_reverse(void) { return (int)A_REVERSE; }
 static inline int netinspect_a_underline(void) { return (int)A_UNDERLINE; }
 static inline int netinspect_a_dim(void) { return (int)A_DIM; }
 static inline int netinspect_key_f(int n) { return KEY_F(n); }
+static inline int netinspect_color_pair(int n) { return (int)COLOR_PAIR(n); }
+static inline int netinspect_key_code_yes(void) { return KEY_CODE_YES; }
+// `stdscr` is a mutable global, which Swift 6 refuses to read directly.
+static inline WINDOW *netinspect_stdscr(void) { return stdscr; }
 
 #endif

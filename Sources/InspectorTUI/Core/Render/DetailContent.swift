@@ -1,0 +1,160 @@
+import Foundation
+import WireProtocol
+
+/// The lines of the detail view's tabs, before wrapping.
+enum DetailContent {
+    static func lines(for record: FlowStore.Record, tab: DetailTab, timeZone: TimeZone) -> [StyledLine] {
+        switch tab {
+        case .request: request(record)
+        case .response: response(record)
+        case .timing: timing(record.log, timeZone: timeZone)
+        }
+    }
+
+    private static func request(_ record: FlowStore.Record) -> [StyledLine] {
+        let request = record.log.request
+        var lines: [StyledLine] = [StyledLine([Span(request.method, .method), Span(" "), Span(request.url)]), ""]
+        lines += headers(request.headers)
+        lines.append("")
+        if let body = request.body {
+            lines.append(bodyHeading(body, contentType: request.headers.first("Content-Type")))
+            lines += BodyFormatter.lines(for: body, contentType: request.headers.first("Content-Type"), dropped: record.bodiesDropped)
+        } else {
+            lines.append(StyledLine("No request body", .dim))
+        }
+        return lines
+    }
+
+    private static func response(_ record: FlowStore.Record) -> [StyledLine] {
+        let log = record.log
+        var lines: [StyledLine] = []
+        if let response = log.response {
+            lines.append(StyledLine([
+                Span("HTTP \(response.statusCode) \(Format.reason(response.statusCode))", Format.style(forStatus: response.statusCode)),
+                Span(log.state == .responded ? "  (receiving body…)" : "", .pending),
+            ]))
+            lines.append("")
+            lines += redirects(log.redirects)
+            lines += headers(response.headers)
+            lines.append("")
+            let contentType = response.mimeType ?? response.headers.first("Content-Type")
+            if let body = response.body {
+                lines.append(bodyHeading(body, contentType: contentType))
+                lines += BodyFormatter.lines(for: body, contentType: contentType, dropped: record.bodiesDropped)
+            } else {
+                lines.append(StyledLine(log.state.isFinal ? "No response body" : "Body not received yet", .dim))
+            }
+        } else if log.state == .pending {
+            lines.append(StyledLine("Waiting for the response…", .pending))
+            lines += redirects(log.redirects)
+        } else {
+            lines.append(StyledLine("No response (\(log.state.rawValue))", .failed))
+            lines.append("")
+            lines += redirects(log.redirects)
+        }
+        if let error = log.error {
+            if lines.last != "" { lines.append("") }
+            lines.append(StyledLine("Error", .heading))
+            lines.append(StyledLine("\(error.domain) \(error.code): \(error.message)", .error))
+        }
+        return lines
+    }
+
+    private static func headers(_ headers: [HTTPHeader]) -> [StyledLine] {
+        var lines = [StyledLine("Headers (\(headers.count))", .heading)]
+        for header in headers {
+            lines.append(StyledLine([Span(header.name, .jsonKey), Span(": "), Span(header.value)]))
+        }
+        return lines
+    }
+
+    private static func redirects(_ hops: [RedirectHop]) -> [StyledLine] {
+        guard !hops.isEmpty else { return [] }
+        var lines = [StyledLine("Redirects (\(hops.count))", .heading)]
+        for hop in hops {
+            lines.append(StyledLine([
+                Span("\(hop.statusCode) ", Format.style(forStatus: hop.statusCode)),
+                Span(hop.from), Span(" → ", .dim), Span(hop.to),
+            ]))
+        }
+        lines.append("")
+        return lines
+    }
+
+    private static func bodyHeading(_ body: CapturedBody, contentType: String?) -> StyledLine {
+        var text = "Body  \(Format.size(body.size))"
+        if let contentType { text += "  \(contentType)" }
+        return StyledLine(text, .heading)
+    }
+
+    // MARK: Timing
+
+    private static let waterfallWidth = 40
+
+    private static func timing(_ log: NetworkLog, timeZone: TimeZone) -> [StyledLine] {
+        let timing = log.timing
+        var lines: [StyledLine] = [
+            StyledLine([Span("Started       ", .heading), Span(Format.timestamp(timing.startedAt, in: timeZone))]),
+            "",
+        ]
+        let points: [(String, Double?)] = [
+            ("Request sent", timing.requestSent),
+            ("First byte", timing.firstResponseByte),
+            ("Finished", timing.finished),
+        ]
+        for (name, offset) in points {
+            guard let offset else {
+                lines.append(StyledLine([Span(name.padding(toLength: 14, withPad: " ", startingAt: 0), .heading), Span("—", .dim)]))
+                continue
+            }
+            lines.append(StyledLine([
+                Span(name.padding(toLength: 14, withPad: " ", startingAt: 0), .heading),
+                Span(("+" + Format.milliseconds(offset)).fitted(toWidth: 12, alignRight: true)),
+                Span("   " + Format.time(timing.date(at: offset), in: timeZone, milliseconds: true), .dim),
+            ]))
+        }
+        lines.append("")
+        lines.append(StyledLine("Waterfall", .heading))
+        let end = timing.finished ?? timing.firstResponseByte ?? timing.requestSent ?? 0
+        let phases: [(String, Double, Double?, Style)] = [
+            ("sending", 0, timing.requestSent, .barWaiting),
+            ("waiting", timing.requestSent ?? 0, timing.firstResponseByte, .barWaiting),
+            ("receiving", timing.firstResponseByte ?? 0, timing.finished, .barReceiving),
+        ]
+        for (name, start, stop, style) in phases {
+            let label = Span(name.padding(toLength: 11, withPad: " ", startingAt: 0))
+            guard let stop else {
+                lines.append(StyledLine([label, Span("(not yet)", .dim)]))
+                continue
+            }
+            let scale = end > 0 ? Double(waterfallWidth) / end : 0
+            let offset = Int((start * scale).rounded())
+            let length = max(1, Int((stop * scale).rounded()) - offset)
+            lines.append(StyledLine([
+                label,
+                Span(String(repeating: " ", count: min(offset, waterfallWidth - 1))),
+                Span(String(repeating: "█", count: min(length, waterfallWidth - min(offset, waterfallWidth - 1))), style),
+                Span(String(repeating: " ", count: max(0, waterfallWidth - offset - length))),
+                Span(Format.milliseconds(stop - start).fitted(toWidth: 11, alignRight: true)),
+            ]))
+        }
+        if let duration = timing.duration {
+            lines.append(StyledLine([
+                Span("total".padding(toLength: 11 + waterfallWidth, withPad: " ", startingAt: 0), .heading),
+                Span(Format.milliseconds(duration).fitted(toWidth: 11, alignRight: true)),
+            ]))
+        }
+        return lines
+    }
+}
+
+extension AppState {
+    /// The detail view's lines, wrapped to the screen width.
+    func detailLines(_ detail: DetailState) -> [StyledLine] {
+        guard let record = session.store[detail.sequence] else {
+            return [StyledLine("This flow is no longer stored (evicted or cleared).", .warning)]
+        }
+        return DetailContent.lines(for: record, tab: detail.tab, timeZone: timeZone)
+            .flatMap { $0.wrapped(toWidth: size.width) }
+    }
+}

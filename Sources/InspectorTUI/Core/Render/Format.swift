@@ -1,0 +1,122 @@
+import Foundation
+
+/// Formatting of sizes, durations and times for the screen.
+public enum Format {
+    /// A byte count in at most 7 columns: `512 B`, `1.5 KiB`, `23 MiB`.
+    public static func size(_ bytes: Int) -> String {
+        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        var value = Double(bytes)
+        var unit = 0
+        while value >= 1024, unit < units.count - 1 {
+            value /= 1024
+            unit += 1
+        }
+        if unit == 0 { return "\(bytes) B" }
+        return value < 10 ? String(format: "%.1f %@", value, units[unit]) : "\(Int(value.rounded())) \(units[unit])"
+    }
+
+    /// A duration in at most 6 columns: `850µs`, `12ms`, `1.25s`, `42.1s`, `3m07s`.
+    public static func duration(_ seconds: Double) -> String {
+        switch seconds {
+        case ..<0.001: return "\(Int((seconds * 1_000_000).rounded()))µs"
+        case ..<1: return "\(Int((seconds * 1000).rounded()))ms"
+        case ..<10: return String(format: "%.2fs", seconds)
+        case ..<60: return String(format: "%.1fs", seconds)
+        default:
+            let total = Int(seconds.rounded())
+            return String(format: "%dm%02ds", total / 60, total % 60)
+        }
+    }
+
+    /// Milliseconds with one decimal: `12.3 ms`.
+    public static func milliseconds(_ seconds: Double) -> String {
+        String(format: "%.1f ms", seconds * 1000)
+    }
+
+    /// Wall-clock time of day, `HH:mm:ss`, or `HH:mm:ss.SSS` with milliseconds.
+    public static func time(_ date: Date, in zone: TimeZone, milliseconds: Bool = false) -> String {
+        let local = date.timeIntervalSince1970 + Double(zone.secondsFromGMT(for: date))
+        let whole = Int(local.rounded(.down))
+        let seconds = ((whole % 86_400) + 86_400) % 86_400
+        let text = String(format: "%02d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
+        guard milliseconds else { return text }
+        let millis = min(999, Int(((local - Double(whole)) * 1000).rounded(.down)))
+        return text + String(format: ".%03d", millis)
+    }
+
+    /// Date and time with milliseconds and the zone: `2026-11-21 09:43:01.123 UTC`.
+    public static func timestamp(_ date: Date, in zone: TimeZone) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let parts = calendar.dateComponents([.year, .month, .day], from: date)
+        let day = String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+        let offset = zone.secondsFromGMT(for: date)
+        let zoneName = offset == 0 ? "UTC" : String(format: "UTC%@%02d:%02d", offset < 0 ? "-" : "+", abs(offset) / 3600, abs(offset) / 60 % 60)
+        return "\(day) \(time(date, in: zone, milliseconds: true)) \(zoneName)"
+    }
+
+    /// The reason phrase of common status codes.
+    public static func reason(_ code: Int) -> String {
+        switch code {
+        case 100: "Continue"
+        case 101: "Switching Protocols"
+        case 200: "OK"
+        case 201: "Created"
+        case 202: "Accepted"
+        case 204: "No Content"
+        case 206: "Partial Content"
+        case 207: "Multi-Status"
+        case 301: "Moved Permanently"
+        case 302: "Found"
+        case 303: "See Other"
+        case 304: "Not Modified"
+        case 307: "Temporary Redirect"
+        case 308: "Permanent Redirect"
+        case 400: "Bad Request"
+        case 401: "Unauthorized"
+        case 403: "Forbidden"
+        case 404: "Not Found"
+        case 405: "Method Not Allowed"
+        case 408: "Request Timeout"
+        case 409: "Conflict"
+        case 410: "Gone"
+        case 413: "Content Too Large"
+        case 415: "Unsupported Media Type"
+        case 422: "Unprocessable Content"
+        case 429: "Too Many Requests"
+        case 500: "Internal Server Error"
+        case 501: "Not Implemented"
+        case 502: "Bad Gateway"
+        case 503: "Service Unavailable"
+        case 504: "Gateway Timeout"
+        default: ""
+        }
+    }
+
+    /// The style of a status code, by class.
+    public static func style(forStatus code: Int) -> Style {
+        switch code {
+        case ..<200: .status1xx
+        case ..<300: .status2xx
+        case ..<400: .status3xx
+        case ..<500: .status4xx
+        default: .status5xx
+        }
+    }
+
+    /// Splits a URL into its path-and-query (at least "/").
+    public static func pathAndQuery(of url: String) -> String {
+        var rest = Substring(url)
+        if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
+        guard let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
+        let path = rest[slash...]
+        return path.hasPrefix("?") ? "/" + path : String(path)
+    }
+
+    /// A MIME type without parameters and without the `application/` prefix.
+    public static func shortContentType(_ type: String?) -> String {
+        guard let type else { return "" }
+        let bare = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
+        return bare.hasPrefix("application/") ? String(bare.dropFirst("application/".count)) : bare
+    }
+}

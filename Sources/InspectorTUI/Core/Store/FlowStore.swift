@@ -1,0 +1,227 @@
+import Foundation
+import WireProtocol
+
+/// Every flow the inspector has seen, in arrival order, bounded in count and
+/// in body memory.
+///
+/// Each flow gets a *sequence number* when it arrives; numbers only grow, so
+/// they order flows by arrival and stay valid while older flows are evicted.
+/// Lookups by sequence number and by ``FlowID`` are O(1); eviction of the
+/// oldest flow is amortised O(1).
+///
+/// ```swift
+/// var store = FlowStore(limits: .init(maximumFlows: 10_000))
+/// let changes = store.insert(log)
+/// store.apply(finished)            // updates the flow in place
+/// ```
+public struct FlowStore: Sendable {
+    /// How much the store may hold.
+    public struct Limits: Sendable, Equatable {
+        /// Flows kept; the oldest are evicted beyond this.
+        public var maximumFlows: Int
+        /// Bytes of captured bodies kept; the oldest flows lose their bodies
+        /// (marked as dropped) beyond this.
+        public var bodyMemoryBudget: Int
+
+        /// Creates limits. Defaults: 100,000 flows and 256 MiB of bodies.
+        public init(maximumFlows: Int = 100_000, bodyMemoryBudget: Int = 256 * 1024 * 1024) {
+            self.maximumFlows = max(1, maximumFlows)
+            self.bodyMemoryBudget = max(0, bodyMemoryBudget)
+        }
+    }
+
+    /// One stored flow and what the store knows about it.
+    public struct Record: Sendable, Equatable {
+        /// The flow as last updated.
+        public internal(set) var log: NetworkLog
+        /// Arrival order number.
+        public let sequence: Int
+        /// Number of the agent connection it came from (see ``Session``), if known.
+        public let agent: Int?
+        /// The URL's host, lowercased, computed once for sorting and display.
+        public let host: String
+        /// Whether the bodies were dropped to stay within the memory budget.
+        public internal(set) var bodiesDropped: Bool
+
+        var bodyBytes: Int {
+            (log.request.body?.data.count ?? 0) + (log.response?.body?.data.count ?? 0)
+        }
+    }
+
+    /// What a mutation did, so views can update incrementally.
+    public enum Change: Sendable, Equatable {
+        /// A flow was added.
+        case inserted(Int)
+        /// A flow's content changed.
+        case updated(Int)
+        /// The flows with sequence numbers below this one were evicted.
+        case evicted(below: Int)
+        /// Everything was removed.
+        case cleared
+    }
+
+    /// The limits in force.
+    public let limits: Limits
+    private var records: [Record] = []
+    /// Index in `records` of the oldest live flow; the slots before it are
+    /// evicted and compacted away in batches.
+    private var head = 0
+    /// Sequence number of `records[0]`.
+    private var baseSequence = 0
+    private var nextSequence = 0
+    private var sequences: [FlowID: Int] = [:]
+    /// The oldest flow whose bodies have not been dropped yet.
+    private var bodyCursor = 0
+
+    /// Events that named a flow the store does not have (evicted, cleared,
+    /// or never started); they are ignored.
+    public private(set) var unknownFlowEvents = 0
+    /// Flows evicted because of ``Limits/maximumFlows``.
+    public private(set) var evictedFlows = 0
+    /// Bytes of bodies currently held.
+    public private(set) var bodyBytes = 0
+
+    /// Creates an empty store.
+    public init(limits: Limits = Limits()) {
+        self.limits = limits
+    }
+
+    /// Number of flows held.
+    public var count: Int { records.count - head }
+    /// Whether the store is empty.
+    public var isEmpty: Bool { count == 0 }
+    /// Sequence number of the oldest flow held (or of the next one, when empty).
+    public var firstSequence: Int { baseSequence + head }
+    /// Sequence number the next flow will get.
+    public var endSequence: Int { nextSequence }
+    /// Sequence numbers of all flows held, oldest first.
+    public var sequenceRange: Range<Int> { firstSequence..<endSequence }
+
+    /// The flow with a sequence number, if still held.
+    public subscript(sequence: Int) -> Record? {
+        guard sequenceRange.contains(sequence) else { return nil }
+        return records[sequence - baseSequence]
+    }
+
+    /// The flow's record; the sequence number must be in ``sequenceRange``.
+    public func record(at sequence: Int) -> Record {
+        records[sequence - baseSequence]
+    }
+
+    /// The sequence number of a flow, if held.
+    public func sequence(of id: FlowID) -> Int? { sequences[id] }
+
+    /// All records, oldest first.
+    public var allRecords: ArraySlice<Record> { records[head...] }
+
+    /// Adds a started flow. A second `flowStarted` for a known id replaces
+    /// the flow's content in place.
+    public mutating func insert(_ log: NetworkLog, agent: Int? = nil) -> [Change] {
+        if let existing = sequences[log.id] {
+            return update(existing) { $0 = log }
+        }
+        let sequence = nextSequence
+        nextSequence += 1
+        let record = Record(log: log, sequence: sequence, agent: agent, host: Self.host(of: log.request.url), bodiesDropped: false)
+        records.append(record)
+        sequences[log.id] = sequence
+        bodyBytes += record.bodyBytes
+        var changes: [Change] = [.inserted(sequence)]
+        if count > limits.maximumFlows {
+            evict(count: count - limits.maximumFlows)
+            changes.append(.evicted(below: firstSequence))
+        }
+        enforceBodyBudget()
+        return changes
+    }
+
+    /// Folds a response head into its flow; unknown flows are counted.
+    public mutating func apply(_ event: FlowResponse) -> [Change] {
+        guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
+        return update(sequence) { $0.apply(event) }
+    }
+
+    /// Folds a finish event into its flow; unknown flows are counted.
+    public mutating func apply(_ event: FlowFinished) -> [Change] {
+        guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
+        return update(sequence) { $0.apply(event) }
+    }
+
+    /// Removes every flow. Counters of evictions and unknown events are kept.
+    public mutating func removeAll() -> [Change] {
+        records.removeAll()
+        sequences.removeAll()
+        head = 0
+        baseSequence = nextSequence
+        bodyCursor = nextSequence
+        bodyBytes = 0
+        return [.cleared]
+    }
+
+    private mutating func update(_ sequence: Int, _ body: (inout NetworkLog) -> Void) -> [Change] {
+        let index = sequence - baseSequence
+        let before = records[index].bodyBytes
+        body(&records[index].log)
+        bodyBytes += records[index].bodyBytes - before
+        // The budget cursor already passed this flow: it is older than flows
+        // whose bodies were dropped, so its new bodies go first.
+        if sequence < bodyCursor, records[index].bodyBytes > 0 {
+            dropBodies(at: index)
+        }
+        enforceBodyBudget()
+        return [.updated(sequence)]
+    }
+
+    private mutating func evict(count evictions: Int) {
+        for index in head..<(head + evictions) {
+            sequences[records[index].log.id] = nil
+            bodyBytes -= records[index].bodyBytes
+        }
+        head += evictions
+        evictedFlows += evictions
+        bodyCursor = max(bodyCursor, firstSequence)
+        if head > 1024, head * 2 > records.count {
+            records.removeFirst(head)
+            baseSequence += head
+            head = 0
+        }
+    }
+
+    private mutating func enforceBodyBudget() {
+        while bodyBytes > limits.bodyMemoryBudget, bodyCursor < nextSequence {
+            dropBodies(at: bodyCursor - baseSequence)
+            bodyCursor += 1
+        }
+    }
+
+    private mutating func dropBodies(at index: Int) {
+        guard records[index].bodyBytes > 0 else { return }
+        bodyBytes -= records[index].bodyBytes
+        records[index].log.request.body?.dropData()
+        records[index].log.response?.body?.dropData()
+        records[index].bodiesDropped = true
+    }
+
+    /// The host part of a URL, lowercased, without user info or port; cheap
+    /// enough to run on every arriving flow.
+    static func host(of url: String) -> String {
+        var rest = Substring(url)
+        if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
+        if let end = rest.firstIndex(where: { $0 == "/" || $0 == "?" || $0 == "#" }) { rest = rest[..<end] }
+        if let at = rest.lastIndex(of: "@") { rest = rest[rest.index(after: at)...] }
+        if rest.hasPrefix("["), let close = rest.firstIndex(of: "]") {
+            return String(rest[rest.index(after: rest.startIndex)..<close]).lowercased()
+        }
+        if let colon = rest.lastIndex(of: ":") { rest = rest[..<colon] }
+        return rest.lowercased()
+    }
+}
+
+extension CapturedBody {
+    /// Forgets the bytes, keeping the full size; the body reads as truncated
+    /// to nothing.
+    mutating func dropData() {
+        data = Data()
+        isTruncated = true
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import WireProtocol
+
+/// An agent connected (or once connected) to the inspector.
+public struct AgentInfo: Sendable, Equatable {
+    /// The listener's id for the connection.
+    public var connection: ConnectionID
+    /// What the agent said about itself.
+    public var hello: Hello
+    /// The peer address, as the listener saw it.
+    public var peer: String
+    /// Events the agent reported dropping (cumulative, from its status messages).
+    public var droppedEvents: Int
+    /// Whether the connection is still open.
+    public var isConnected: Bool
+}
+
+/// One line of the event log: connections, rejections, disconnections.
+public struct SessionEvent: Sendable, Equatable {
+    /// How serious it is.
+    public enum Level: Sendable, Equatable {
+        /// Something happened as expected.
+        case info
+        /// A connection was refused or dropped because of a fault.
+        case error
+    }
+
+    /// When the inspector learned of it (from the injected clock).
+    public var date: Date
+    /// How serious it is.
+    public var level: Level
+    /// What happened, for a person.
+    public var text: String
+}
+
+/// Everything the inspector has recorded: flows, agents and the event log.
+/// It turns ``InboxEvent``s into state; it never does I/O.
+///
+/// ```swift
+/// var session = Session()
+/// let changes = session.apply(inbox.drain(), at: Date())
+/// view.apply(changes, from: session.store)
+/// ```
+public struct Session: Sendable {
+    /// The flows.
+    public private(set) var store: FlowStore
+    /// Agents in order of connection; a flow's ``FlowStore/Record/agent`` indexes this.
+    public private(set) var agents: [AgentInfo] = []
+    /// The event log, oldest first, bounded to ``maximumEvents``.
+    public private(set) var events: [SessionEvent] = []
+    /// Addresses the listener is listening on.
+    public private(set) var listening: [Endpoint] = []
+    /// How many event-log lines are kept.
+    public let maximumEvents = 1_000
+    private var agentIndex: [ConnectionID: Int] = [:]
+
+    /// An empty session.
+    public init(limits: FlowStore.Limits = FlowStore.Limits()) {
+        store = FlowStore(limits: limits)
+    }
+
+    /// Agents whose connection is open.
+    public var connectedAgents: Int { agents.reduce(0) { $0 + ($1.isConnected ? 1 : 0) } }
+
+    /// Events dropped by all agents, as they reported.
+    public var droppedEvents: Int { agents.reduce(0) { $0 + $1.droppedEvents } }
+
+    /// Applies listener events in order, stamping log lines with `date`.
+    /// Returns what changed in the store.
+    public mutating func apply(_ inboxEvents: [InboxEvent], at date: Date) -> [FlowStore.Change] {
+        var changes: [FlowStore.Change] = []
+        for event in inboxEvents { changes += apply(event, at: date) }
+        return changes
+    }
+
+    /// Applies one listener event.
+    public mutating func apply(_ event: InboxEvent, at date: Date) -> [FlowStore.Change] {
+        switch event {
+        case .listening(let endpoint):
+            listening.append(endpoint)
+            log("listening on \(endpoint)", at: date)
+        case let .connected(connection, hello, peer):
+            agentIndex[connection] = agents.count
+            agents.append(AgentInfo(connection: connection, hello: hello, peer: peer, droppedEvents: 0, isConnected: true))
+            log("\(hello.appName) (pid \(hello.processID) on \(hello.hostName)) connected from \(peer)", at: date)
+        case let .message(connection, message):
+            return apply(message, from: agentIndex[connection])
+        case let .disconnected(connection, reason):
+            guard let index = agentIndex[connection] else { break }
+            agents[index].isConnected = false
+            let name = agents[index].hello.appName
+            if let reason {
+                log("\(name) disconnected: \(reason)", level: .error, at: date)
+            } else {
+                log("\(name) disconnected", at: date)
+            }
+        case let .rejected(peer, reason):
+            log("rejected connection from \(peer): \(reason)", level: .error, at: date)
+        }
+        return []
+    }
+
+    /// Removes every flow; agents and the event log stay.
+    public mutating func clearFlows() -> [FlowStore.Change] {
+        store.removeAll()
+    }
+
+    private mutating func apply(_ message: Message, from agent: Int?) -> [FlowStore.Change] {
+        switch message {
+        case .hello: return []
+        case .flowStarted(let log): return store.insert(log, agent: agent)
+        case .flowResponse(let event): return store.apply(event)
+        case .flowFinished(let event): return store.apply(event)
+        case .status(let status):
+            if let agent { agents[agent].droppedEvents = status.droppedEvents }
+            return []
+        }
+    }
+
+    private mutating func log(_ text: String, level: SessionEvent.Level = .info, at date: Date) {
+        events.append(SessionEvent(date: date, level: level, text: text))
+        if events.count > maximumEvents { events.removeFirst(events.count - maximumEvents) }
+    }
+}

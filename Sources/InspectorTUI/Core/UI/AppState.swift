@@ -1,0 +1,160 @@
+import Foundation
+import WireProtocol
+
+/// The tabs of the detail view.
+public enum DetailTab: Int, Sendable, CaseIterable {
+    case request, response, timing
+
+    /// The tab's title.
+    public var title: String {
+        switch self {
+        case .request: "Request"
+        case .response: "Response"
+        case .timing: "Timing"
+        }
+    }
+}
+
+/// What fills the screen above the status bar.
+public enum Mode: Sendable, Equatable {
+    /// The flow list.
+    case list
+    /// One flow.
+    case detail(DetailState)
+    /// The event log: connections, rejections, disconnections.
+    case events(scroll: Int)
+}
+
+/// The detail view's own state.
+public struct DetailState: Sendable, Equatable {
+    /// The flow shown, by sequence number.
+    public var sequence: Int
+    /// The tab shown.
+    public var tab: DetailTab = .request
+    /// First line shown.
+    public var scroll = 0
+    /// Text searched for in the body, highlighted where it occurs.
+    public var search: String?
+}
+
+/// A line of text being typed at the bottom of the screen.
+public struct Prompt: Sendable, Equatable {
+    /// What the text is for.
+    public enum Purpose: Sendable, Equatable {
+        /// Free-text filter of the list.
+        case search
+        /// Filter expression.
+        case filter
+        /// Search inside the detail view's body.
+        case bodySearch
+    }
+
+    /// What the text is for.
+    public var purpose: Purpose
+    /// The text so far.
+    public var text: String
+
+    /// The label shown before the text.
+    public var label: String {
+        switch purpose {
+        case .search: "Search: "
+        case .filter: "Filter: "
+        case .bodySearch: "Find in body: "
+        }
+    }
+}
+
+/// A one-line note at the bottom of the screen, until the next key.
+public struct Notice: Sendable, Equatable {
+    /// The text.
+    public var text: String
+    /// Whether it reports a mistake.
+    public var isError: Bool
+}
+
+/// The whole state of the inspector UI: what was recorded and how it is
+/// being looked at. Changed only by ``Reducer``, drawn only by ``Renderer``.
+public struct AppState: Sendable {
+    /// Recorded flows, agents and events.
+    public internal(set) var session: Session
+    /// The filtered, sorted index of the list.
+    public internal(set) var view = FlowView()
+    /// The terminal size.
+    public internal(set) var size: Size
+    /// Which screen is up.
+    public internal(set) var mode: Mode = .list
+    /// Whether the help overlay is shown over ``mode``.
+    public internal(set) var showsHelp = false
+    /// First row of the help overlay shown.
+    public internal(set) var helpScroll = 0
+    /// The selected row of the list.
+    public internal(set) var cursor = 0
+    /// The selected flow, by sequence number; the cursor follows it as rows move.
+    public internal(set) var selection: Int?
+    /// First list row on screen.
+    public internal(set) var listTop = 0
+    /// Whether the newest flow is kept selected and in view.
+    public internal(set) var follows = true
+    /// The rows frozen by `p`, while the list is paused.
+    public internal(set) var pausedRows: [Int]?
+    /// The free-text filter (`/`).
+    public internal(set) var searchText: String?
+    /// The filter expression (`f` and the quick filters), as typed.
+    public internal(set) var filterText: String?
+    /// The text being typed, if any.
+    public internal(set) var prompt: Prompt?
+    /// Whether "clear all flows?" is being asked.
+    public internal(set) var confirmingClear = false
+    /// The note shown until the next key.
+    public internal(set) var notice: Notice?
+    /// Time zone for displayed times (injected so snapshots are stable).
+    public let timeZone: TimeZone
+    /// The keymap.
+    public let keymap: Keymap
+
+    var searchFilter: FilterExpression?
+    var expressionFilter: FilterExpression?
+
+    /// A fresh state.
+    public init(
+        limits: FlowStore.Limits = FlowStore.Limits(),
+        size: Size = .minimum,
+        timeZone: TimeZone = .current,
+        keymap: Keymap = .standard
+    ) {
+        self.session = Session(limits: limits)
+        self.size = size
+        self.timeZone = timeZone
+        self.keymap = keymap
+    }
+
+    /// The rows the list shows: frozen while paused, live otherwise.
+    public var rows: [Int] { pausedRows ?? view.rows }
+
+    /// Rows of the list that fit on screen (between the header and the two
+    /// bottom lines).
+    public var listHeight: Int { max(1, size.height - 3) }
+
+    /// Where keys go now.
+    public var keyContext: KeyContext {
+        if prompt != nil { return .prompt }
+        if confirmingClear { return .confirm }
+        if showsHelp { return .help }
+        switch mode {
+        case .list: return .list
+        case .detail: return .detail
+        case .events: return .help
+        }
+    }
+
+    /// The sort order as shown in the status bar, e.g. `time↓`.
+    public var sortDescription: String {
+        view.sortKey.rawValue + (view.isReversed ? "↑" : "↓")
+    }
+
+    /// The filters in force, as typed, joined for display.
+    public var filterDescription: String? {
+        let parts = [searchText.map { "/\($0)" }, filterText].compactMap { $0 }
+        return parts.isEmpty ? nil : parts.joined(separator: " & ")
+    }
+}

@@ -1,0 +1,114 @@
+/// Where a key binding applies.
+public enum KeyContext: String, Sendable, CaseIterable {
+    /// Everywhere, unless the current context binds the key itself.
+    case global
+    /// The flow list.
+    case list
+    /// The detail view of one flow.
+    case detail
+    /// The help overlay and the event log.
+    case help
+    /// A yes/no question.
+    case confirm
+    /// Typing into the prompt line; unbound printable keys are inserted.
+    case prompt
+
+    /// Whether `global` bindings also apply here. Text entry and questions
+    /// take every key for themselves.
+    var inheritsGlobal: Bool { self != .prompt && self != .confirm }
+}
+
+/// One row of the keymap.
+public struct KeyBinding: Sendable, Equatable {
+    /// The key, in ``Key/init(spec:)`` spelling.
+    public var key: String
+    /// The ``Command`` raw value it runs.
+    public var command: String
+    /// Where it applies.
+    public var context: KeyContext
+    /// What it does, for the help overlay.
+    public var help: String
+}
+
+/// The keymap: one table of (key, command, context, help). Lookups and the
+/// help overlay both read it; nothing else binds keys.
+public struct Keymap: Sendable {
+    /// The rows, in help order.
+    public let bindings: [KeyBinding]
+    private let table: [KeyContext: [Key: Command]]
+
+    /// Builds a keymap; rows whose key or command does not parse are left
+    /// out of lookups (``KeymapTests`` guarantee there are none in ``standard``).
+    public init(_ bindings: [KeyBinding]) {
+        self.bindings = bindings
+        var table: [KeyContext: [Key: Command]] = [:]
+        for binding in bindings {
+            guard let key = Key(spec: binding.key), let command = Command(rawValue: binding.command) else { continue }
+            table[binding.context, default: [:]][key] = table[binding.context]?[key] ?? command
+        }
+        self.table = table
+    }
+
+    /// The command a key runs in a context, falling back to global bindings.
+    public func command(for key: Key, in context: KeyContext) -> Command? {
+        if let command = table[context]?[key] { return command }
+        return context.inheritsGlobal ? table[.global]?[key] : nil
+    }
+
+    /// The default keymap.
+    public static let standard = Keymap([
+        bind("j", "cursor.down", .global, "Move down"),
+        bind("down", "cursor.down", .global, "Move down"),
+        bind("k", "cursor.up", .global, "Move up"),
+        bind("up", "cursor.up", .global, "Move up"),
+        bind("g", "cursor.top", .global, "Go to the top"),
+        bind("home", "cursor.top", .global, "Go to the top"),
+        bind("G", "cursor.bottom", .global, "Go to the bottom"),
+        bind("end", "cursor.bottom", .global, "Go to the bottom"),
+        bind("pgup", "page.up", .global, "Page up"),
+        bind("pgdn", "page.down", .global, "Page down"),
+        bind("space", "page.down", .global, "Page down"),
+        bind("q", "view.back", .global, "Back (quit from the list)"),
+        bind("esc", "view.back", .global, "Back"),
+        bind("Q", "app.quit", .global, "Quit"),
+        bind("C-c", "app.quit", .global, "Quit"),
+        bind("?", "help.toggle", .global, "Show or hide this help"),
+        bind("E", "events.show", .global, "Show the event log"),
+
+        bind("enter", "flow.open", .list, "Open the selected flow"),
+        bind("/", "filter.search", .list, "Search: free-text filter (URL, host, method, status)"),
+        bind("f", "filter.prompt", .list, "Filter expression (~m ~c ~d ~u ~h ~b ~t ~e ~p ! & |)"),
+        bind("e", "filter.errors", .list, "Quick filter: failed flows only"),
+        bind("x", "filter.httpErrors", .list, "Quick filter: 4xx and 5xx only"),
+        bind("m", "filter.cycleMethod", .list, "Quick filter: cycle method"),
+        bind("c", "filter.clear", .list, "Clear all filters"),
+        bind("o", "sort.cycle", .list, "Cycle sort: time, duration, size, status, host"),
+        bind("v", "sort.reverse", .list, "Reverse the sort order"),
+        bind("p", "list.pause", .list, "Pause or resume the list (events still recorded)"),
+        bind("z", "flows.clear", .list, "Clear all flows (asks first)"),
+        bind("F", "list.follow", .list, "Toggle follow (keep the newest flow in view)"),
+
+        bind("tab", "tab.next", .detail, "Next tab"),
+        bind("S-tab", "tab.previous", .detail, "Previous tab"),
+        bind("right", "tab.next", .detail, "Next tab"),
+        bind("left", "tab.previous", .detail, "Previous tab"),
+        bind("1", "tab.request", .detail, "Request tab"),
+        bind("2", "tab.response", .detail, "Response tab"),
+        bind("3", "tab.timing", .detail, "Timing tab"),
+        bind("/", "detail.search", .detail, "Search inside the body"),
+        bind("n", "detail.nextMatch", .detail, "Next match"),
+
+        bind("y", "confirm.yes", .confirm, "Yes"),
+        bind("n", "confirm.no", .confirm, "No"),
+        bind("esc", "confirm.no", .confirm, "No"),
+
+        bind("enter", "prompt.accept", .prompt, "Apply"),
+        bind("esc", "prompt.cancel", .prompt, "Cancel"),
+        bind("backspace", "prompt.deleteBackward", .prompt, "Delete the last character"),
+        bind("C-u", "prompt.clear", .prompt, "Delete everything typed"),
+    ])
+
+    private static func bind(_ key: String, _ command: String, _ context: KeyContext, _ help: String) -> KeyBinding {
+        KeyBinding(key: key, command: command, context: context, help: help)
+    }
+}

@@ -1,0 +1,365 @@
+import Foundation
+import WireProtocol
+
+/// Something that happened to the UI.
+public enum Action: Sendable {
+    /// A key was pressed.
+    case key(Key)
+    /// A command was chosen (what keys turn into through the keymap).
+    case command(Command)
+    /// The listener reported events, received at the given time.
+    case inbox([InboxEvent], at: Date)
+    /// The terminal changed size.
+    case resize(Size)
+}
+
+/// What the reducer asks of the program after an action.
+public enum Effect: Sendable, Equatable {
+    /// Nothing; draw the new state.
+    case none
+    /// Leave the program.
+    case quit
+}
+
+/// Turns actions into state changes. Pure: no I/O, no clock, no terminal;
+/// the same state and action always give the same result.
+///
+/// ```swift
+/// var state = AppState()
+/// if Reducer.reduce(&state, .key(.character("Q"))) == .quit { exit(0) }
+/// ```
+public enum Reducer {
+    /// The methods `m` cycles through, after "all".
+    public static let methodCycle = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+    /// The expression of the "errors only" quick filter.
+    public static let errorsFilter = "~e"
+    /// The expression of the "4xx and 5xx only" quick filter.
+    public static let httpErrorsFilter = "~c 4xx | ~c 5xx"
+
+    /// Applies an action to the state.
+    public static func reduce(_ state: inout AppState, _ action: Action) -> Effect {
+        switch action {
+        case .key(let key):
+            return handle(key, in: &state)
+        case .command(let command):
+            state.notice = nil
+            return run(command, in: &state)
+        case let .inbox(events, date):
+            let changes = state.session.apply(events, at: date)
+            state.view.apply(changes, from: state.session.store)
+            if changes.contains(.cleared) { state.pausedRows = state.pausedRows.map { _ in [] } }
+            state.syncCursor()
+        case .resize(let size):
+            state.size = size
+            state.syncCursor()
+            state.clampScrolls()
+        }
+        return .none
+    }
+
+    private static func handle(_ key: Key, in state: inout AppState) -> Effect {
+        let context = state.keyContext
+        if let command = state.keymap.command(for: key, in: context) {
+            state.notice = nil
+            return run(command, in: &state)
+        }
+        if context == .prompt, case .character(let character) = key {
+            state.prompt?.text.append(character)
+        }
+        return .none
+    }
+
+    private static func run(_ command: Command, in state: inout AppState) -> Effect {
+        switch state.keyContext {
+        case .prompt: return promptCommand(command, in: &state)
+        case .confirm:
+            if command == .confirmYes {
+                let changes = state.session.clearFlows()
+                state.view.apply(changes, from: state.session.store)
+                if state.pausedRows != nil { state.pausedRows = [] }
+                state.mode = .list
+                state.syncCursor()
+            }
+            state.confirmingClear = false
+            return .none
+        case .help: return scrollCommand(command, in: &state)
+        case .list: return listCommand(command, in: &state)
+        case .detail: return detailCommand(command, in: &state)
+        case .global: return .none
+        }
+    }
+
+    // MARK: - List
+
+    private static func listCommand(_ command: Command, in state: inout AppState) -> Effect {
+        let count = state.rows.count
+        let page = state.listHeight
+        switch command {
+        case .cursorDown: state.moveCursor(to: state.cursor + 1)
+        case .cursorUp: state.moveCursor(to: state.cursor - 1)
+        case .cursorTop: state.moveCursor(to: 0)
+        case .cursorBottom: state.moveCursor(to: count - 1)
+        case .pageDown: state.moveCursor(to: state.cursor + page)
+        case .pageUp: state.moveCursor(to: state.cursor - page)
+        case .open:
+            if let selection = state.selection, state.session.store[selection] != nil {
+                state.mode = .detail(DetailState(sequence: selection))
+            }
+        case .search: state.prompt = Prompt(purpose: .search, text: state.searchText ?? "")
+        case .filterPrompt: state.prompt = Prompt(purpose: .filter, text: state.filterText ?? "")
+        case .errorsOnly: applyFilter(errorsFilter, in: &state)
+        case .httpErrorsOnly: applyFilter(httpErrorsFilter, in: &state)
+        case .cycleMethod:
+            let current = methodCycle.firstIndex { state.filterText == "~m \($0)" }
+            let next = current.map { $0 + 1 } ?? 0
+            applyFilter(next < methodCycle.count ? "~m \(methodCycle[next])" : nil, in: &state)
+        case .clearFilter:
+            state.searchText = nil
+            state.searchFilter = nil
+            applyFilter(nil, in: &state)
+        case .cycleSort: state.rebuildView(sortKey: state.view.sortKey.next)
+        case .reverseSort: state.rebuildView(reversed: !state.view.isReversed)
+        case .togglePause:
+            state.pausedRows = state.pausedRows == nil ? state.view.rows : nil
+            state.syncCursor()
+        case .clearFlows: state.confirmingClear = true
+        case .toggleFollow:
+            state.follows.toggle()
+            state.syncCursor()
+        default: return commonCommand(command, in: &state)
+        }
+        return .none
+    }
+
+    /// Sets the expression filter from its text (nil clears it). An invalid
+    /// expression leaves the previous filter in force and says where it failed.
+    static func applyFilter(_ text: String?, in state: inout AppState) {
+        let trimmed = text?.trimmingCharacters(in: .whitespaces)
+        guard let trimmed, !trimmed.isEmpty else {
+            state.filterText = nil
+            state.expressionFilter = nil
+            state.rebuildView()
+            return
+        }
+        do {
+            state.expressionFilter = try FilterExpression.parse(trimmed)
+            state.filterText = trimmed
+            state.rebuildView()
+        } catch {
+            state.notice = Notice(
+                text: "Invalid filter \"\(trimmed)\" at column \(error.offset + 1): \(error.message)",
+                isError: true
+            )
+        }
+    }
+
+    // MARK: - Detail
+
+    private static func detailCommand(_ command: Command, in state: inout AppState) -> Effect {
+        guard case .detail(var detail) = state.mode else { return .none }
+        switch command {
+        case .nextTab, .previousTab, .requestTab, .responseTab, .timingTab:
+            let all = DetailTab.allCases
+            switch command {
+            case .nextTab: detail.tab = all[(detail.tab.rawValue + 1) % all.count]
+            case .previousTab: detail.tab = all[(detail.tab.rawValue + all.count - 1) % all.count]
+            case .requestTab: detail.tab = .request
+            case .responseTab: detail.tab = .response
+            default: detail.tab = .timing
+            }
+            detail.scroll = 0
+        case .searchBody:
+            state.prompt = Prompt(purpose: .bodySearch, text: detail.search ?? "")
+            return .none
+        case .nextMatch:
+            guard let search = detail.search else { return .none }
+            detail.scroll = nextMatch(of: search, after: detail.scroll + 1, detail: detail, state: state) ?? detail.scroll
+        default:
+            return scrollCommand(command, in: &state)
+        }
+        state.mode = .detail(detail)
+        return .none
+    }
+
+    private static func nextMatch(of text: String, after line: Int, detail: DetailState, state: AppState) -> Int? {
+        let lines = state.detailLines(detail).map(\.text)
+        let needle = text.lowercased()
+        let ordered = Array(lines.indices[min(line, lines.count)...]) + Array(lines.indices[..<min(line, lines.count)])
+        return ordered.first { lines[$0].lowercased().contains(needle) }
+    }
+
+    // MARK: - Shared
+
+    /// Scrolling in the detail view, the help overlay and the event log.
+    private static func scrollCommand(_ command: Command, in state: inout AppState) -> Effect {
+        let page = max(1, state.size.height - 4)
+        let delta: Int
+        switch command {
+        case .cursorDown: delta = 1
+        case .cursorUp: delta = -1
+        case .pageDown: delta = page
+        case .pageUp: delta = -page
+        case .cursorTop: delta = Int.min / 2
+        case .cursorBottom: delta = Int.max / 2
+        default: return commonCommand(command, in: &state)
+        }
+        state.scroll(by: delta)
+        return .none
+    }
+
+    private static func commonCommand(_ command: Command, in state: inout AppState) -> Effect {
+        switch command {
+        case .quit: return .quit
+        case .back:
+            if state.showsHelp {
+                state.showsHelp = false
+            } else if state.mode != .list {
+                state.mode = .list
+                state.syncCursor()
+            }
+        case .toggleHelp:
+            state.showsHelp.toggle()
+            state.helpScroll = 0
+        case .showEvents:
+            state.showsHelp = false
+            state.mode = .events(scroll: Int.max / 2)
+            state.clampScrolls()
+        default: break
+        }
+        return .none
+    }
+
+    private static func promptCommand(_ command: Command, in state: inout AppState) -> Effect {
+        guard let prompt = state.prompt else { return .none }
+        switch command {
+        case .deleteBackward:
+            if !prompt.text.isEmpty { state.prompt?.text.removeLast() }
+        case .clearPrompt:
+            state.prompt?.text = ""
+        case .cancelPrompt:
+            state.prompt = nil
+        case .acceptPrompt:
+            state.prompt = nil
+            let text = prompt.text.trimmingCharacters(in: .whitespaces)
+            switch prompt.purpose {
+            case .search:
+                state.searchText = text.isEmpty ? nil : text
+                state.searchFilter = text.isEmpty ? nil : FilterExpression.freeText(text)
+                state.rebuildView()
+            case .filter:
+                applyFilter(text, in: &state)
+            case .bodySearch:
+                guard case .detail(var detail) = state.mode else { break }
+                detail.search = text.isEmpty ? nil : text
+                if let search = detail.search {
+                    if let line = nextMatch(of: search, after: detail.scroll, detail: detail, state: state) {
+                        detail.scroll = line
+                    } else {
+                        state.notice = Notice(text: "\"\(search)\" not found", isError: true)
+                    }
+                }
+                state.mode = .detail(detail)
+                state.clampScrolls()
+            }
+        default: break
+        }
+        return .none
+    }
+}
+
+extension AppState {
+    /// Rebuilds the list index after a filter or order change.
+    mutating func rebuildView(sortKey: SortKey? = nil, reversed: Bool? = nil) {
+        let filters = [searchFilter, expressionFilter].compactMap { $0 }
+        let predicate: FlowView.Predicate? = filters.isEmpty ? nil : { @Sendable log in filters.allSatisfy { $0.matches(log) } }
+        view.rebuild(
+            from: session.store,
+            predicate: predicate,
+            sortKey: sortKey ?? view.sortKey,
+            reversed: reversed ?? view.isReversed
+        )
+        if pausedRows != nil { pausedRows = view.rows }
+        syncCursor()
+    }
+
+    /// Moves the list cursor; moving up stops following.
+    mutating func moveCursor(to row: Int) {
+        let count = rows.count
+        guard count > 0 else { return }
+        let target = min(max(0, row), count - 1)
+        if target < cursor { follows = false }
+        cursor = target
+        selection = rows[target]
+        scrollListIntoView()
+    }
+
+    /// Re-finds the selected flow after the rows changed; under follow,
+    /// selects the newest flow.
+    mutating func syncCursor() {
+        let rows = self.rows
+        guard !rows.isEmpty else {
+            cursor = 0
+            selection = nil
+            listTop = 0
+            return
+        }
+        if follows {
+            if view.sortKey == .time, pausedRows == nil {
+                cursor = view.isReversed ? 0 : rows.count - 1
+            } else {
+                cursor = rows.indices.max { rows[$0] < rows[$1] } ?? 0
+            }
+        } else if let selection, let row = row(of: selection) {
+            cursor = row
+        } else {
+            cursor = min(max(0, cursor), rows.count - 1)
+        }
+        selection = rows[cursor]
+        scrollListIntoView()
+    }
+
+    private func row(of sequence: Int) -> Int? {
+        pausedRows == nil ? view.rowIndex(of: sequence, store: session.store) : pausedRows?.lastIndex(of: sequence)
+    }
+
+    private mutating func scrollListIntoView() {
+        let height = listHeight
+        if cursor < listTop { listTop = cursor }
+        if cursor >= listTop + height { listTop = cursor - height + 1 }
+        listTop = max(0, min(listTop, max(0, rows.count - height)))
+    }
+
+    /// Rows of the detail view, help overlay or event log below their title lines.
+    var pageHeight: Int { max(1, size.height - 4) }
+
+    /// Scrolls whatever scrolls in the current mode.
+    mutating func scroll(by delta: Int) {
+        if showsHelp {
+            helpScroll = helpScroll.addingReportingOverflow(delta).partialValue
+        } else {
+            switch mode {
+            case .list: break
+            case .detail(var detail):
+                detail.scroll = detail.scroll.addingReportingOverflow(delta).partialValue
+                mode = .detail(detail)
+            case .events(let scroll):
+                mode = .events(scroll: scroll.addingReportingOverflow(delta).partialValue)
+            }
+        }
+        clampScrolls()
+    }
+
+    /// Keeps scroll positions within their content.
+    mutating func clampScrolls() {
+        func clamp(_ value: Int, lines: Int) -> Int { min(max(0, value), max(0, lines - pageHeight)) }
+        helpScroll = clamp(helpScroll, lines: HelpContent.lines(for: keymap).count)
+        switch mode {
+        case .list: break
+        case .detail(var detail):
+            detail.scroll = clamp(detail.scroll, lines: detailLines(detail).count)
+            mode = .detail(detail)
+        case .events(let scroll):
+            mode = .events(scroll: clamp(scroll, lines: session.events.count))
+        }
+    }
+}

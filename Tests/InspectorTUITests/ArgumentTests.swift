@@ -1,0 +1,36 @@
+@testable import InspectorTUI
+import WireProtocol
+import XCTest
+
+final class ArgumentTests: XCTestCase {
+    func testDefaultsListenOnTheDefaultSocket() throws {
+        let command = try Netinspect.parse([])
+        XCTAssertEqual(try command.endpoints, [Endpoint.defaultEndpoint()])
+        XCTAssertEqual(command.maxFlows, 100_000)
+    }
+
+    func testRepeatedListenAndOptions() throws {
+        let command = try Netinspect.parse(["--listen", "unix:/tmp/a.sock", "--listen", "tcp:127.0.0.1:9123", "--max-flows", "500"])
+        XCTAssertEqual(try command.endpoints, [.unix(path: "/tmp/a.sock"), .tcp(host: "127.0.0.1", port: 9123)])
+        XCTAssertEqual(command.maxFlows, 500)
+    }
+
+    func testNonLoopbackTCPNeedsAToken() {
+        XCTAssertThrowsError(try Netinspect.parse(["--listen", "tcp:0.0.0.0:9123"])) { error in
+            XCTAssertTrue(Netinspect.message(for: error).contains("--token"), Netinspect.message(for: error))
+        }
+        XCTAssertNoThrow(try Netinspect.parse(["--listen", "tcp:0.0.0.0:9123", "--token", "s3cret"]))
+    }
+
+    func testMalformedAddressSaysWhatIsExpected() {
+        XCTAssertThrowsError(try Netinspect.parse(["--listen", "localhost:9000"])) { error in
+            XCTAssertTrue(Netinspect.message(for: error).contains("unix:PATH or tcp:HOST:PORT"), Netinspect.message(for: error))
+        }
+    }
+
+    func testMaxFlowsMustBePositive() {
+        XCTAssertThrowsError(try Netinspect.parse(["--max-flows", "0"])) { error in
+            XCTAssertTrue(Netinspect.message(for: error).contains("--max-flows"))
+        }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+@testable import InspectorCore
+import WireProtocol
+import XCTest
+
+final class DisplayWidthTests: XCTestCase {
+    func testWideAndZeroWidthCharacters() {
+        XCTAssertEqual(DisplayWidth.of("abc"), 3)
+        XCTAssertEqual(DisplayWidth.of("東京"), 4)
+        XCTAssertEqual(DisplayWidth.of("🚀"), 2)
+        XCTAssertEqual(DisplayWidth.of("❤️"), 2)
+        XCTAssertEqual(DisplayWidth.of("e\u{301}"), 1)
+        XCTAssertEqual(DisplayWidth.of("👩‍💻"), 2)
+        XCTAssertEqual(DisplayWidth.of("Zoë"), 3)
+    }
+
+    func testTruncationEndsWithAnEllipsisAndNeverSplitsAWideCharacter() {
+        XCTAssertEqual("hello world".truncated(toWidth: 8), "hello w…")
+        XCTAssertEqual("東京東京".truncated(toWidth: 4), "東…")
+        XCTAssertEqual(DisplayWidth.of("東京東京".truncated(toWidth: 4)), 3)
+        XCTAssertEqual("short".truncated(toWidth: 10), "short")
+    }
+
+    func testScreenWritesWideCharactersAsTwoCells() {
+        var screen = Screen(size: Size(width: 6, height: 1))
+        screen.write("a東b", row: 0, column: 0)
+        XCTAssertEqual(screen[0, 1].character, "東")
+        XCTAssertTrue(screen[0, 2].isContinuation)
+        XCTAssertEqual(screen[0, 3].character, "b")
+        XCTAssertEqual(screen.text, "a東b")
+    }
+}
+
+final class BodyFormatterTests: XCTestCase {
+    func testJSONIsIndentedAndColouredKeepingKeyOrder() {
+        let lines = BodyFormatter.json(#"{"b":1,"a":[true,null],"c":{}}"#)
+        XCTAssertEqual(lines.map(\.text), ["{", #"  "b": 1,"#, #"  "a": ["#, "    true,", "    null", "  ],", #"  "c": {}"#, "}"])
+        XCTAssertEqual(lines[1].spans.first { $0.text == #""b""# }?.style, .jsonKey)
+        XCTAssertEqual(lines[3].spans.first { $0.text == "true" }?.style, .jsonLiteral)
+    }
+
+    func testTruncatedJSONStillIndents() {
+        XCTAssertEqual(BodyFormatter.json(#"{"a":{"b":"unfinish"#).map(\.text), ["{", #"  "a": {"#, #"    "b": "unfinish"#])
+    }
+
+    func testFormBodiesBecomeATable() {
+        let lines = BodyFormatter.form("name=Zo%C3%AB+K&empty=")
+        XCTAssertEqual(lines.map(\.text), ["name  │ Zoë K", "empty │ "])
+    }
+
+    func testBinaryBecomesAHexDump() {
+        let lines = BodyFormatter.lines(for: CapturedBody(data: Data([0x89, 0x50, 0x4E, 0x47, 0, 1, 2])), contentType: "image/png")
+        XCTAssertEqual(lines.map(\.text), ["00000000  89 50 4e 47 00 01 02                              |.PNG...|"])
+    }
+
+    func testTruncatedBodyCarriesANoticeWithTheFullSize() {
+        let body = CapturedBody(data: Data("abc".utf8), size: 5_000_000, isTruncated: true)
+        let text = BodyFormatter.lines(for: body, contentType: "text/plain").map(\.text)
+        XCTAssertEqual(text.first, "Body truncated: showing 3 B of 4.8 MiB (5000000 bytes)")
+        XCTAssertEqual(text.last, "abc")
+    }
+
+    func testKindIsGuessedFromTheBytesWithoutAType() {
+        XCTAssertEqual(BodyFormatter.kind(of: Data(" [1]".utf8), contentType: nil), .json)
+        XCTAssertEqual(BodyFormatter.kind(of: Data("plain".utf8), contentType: nil), .text)
+        XCTAssertEqual(BodyFormatter.kind(of: Data([0, 1, 2, 3, 0xFF]), contentType: nil), .binary)
+    }
+}
+
+final class FormatTests: XCTestCase {
+    func testSizesDurationsAndTimes() {
+        XCTAssertEqual(Format.size(512), "512 B")
+        XCTAssertEqual(Format.size(1536), "1.5 KiB")
+        XCTAssertEqual(Format.size(23 * 1024 * 1024), "23 MiB")
+        XCTAssertEqual(Format.duration(0.0004), "400µs")
+        XCTAssertEqual(Format.duration(0.120), "120ms")
+        XCTAssertEqual(Format.duration(1.25), "1.25s")
+        XCTAssertEqual(Format.duration(187), "3m07s")
+        XCTAssertEqual(Format.time(Fixtures.epoch.addingTimeInterval(0.25), in: Fixtures.utc, milliseconds: true), "09:30:00.250")
+        XCTAssertEqual(Format.time(Fixtures.epoch, in: TimeZone(secondsFromGMT: 3600)!), "10:30:00")
+        XCTAssertEqual(Format.pathAndQuery(of: "https://h.example/a/b?c=1"), "/a/b?c=1")
+        XCTAssertEqual(Format.pathAndQuery(of: "https://h.example"), "/")
+    }
+}

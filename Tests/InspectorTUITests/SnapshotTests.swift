@@ -1,0 +1,96 @@
+import Foundation
+@testable import InspectorCore
+import WireProtocol
+import XCTest
+
+/// Rendered 80x24 screens compared with text files in `Snapshots/`.
+/// Run with `NETINSPECT_RECORD_SNAPSHOTS=1` to rewrite them after an
+/// intended change, then review the diff.
+final class SnapshotTests: XCTestCase {
+    private static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Snapshots")
+
+    private func assertSnapshot(_ state: AppState, named name: String, size: Size = .minimum, file: StaticString = #filePath, line: UInt = #line) {
+        let screen = Renderer.render(state, size: size)
+        let text = screen.text + "\n"
+        let url = Self.directory.appendingPathComponent(name + ".txt")
+        if ProcessInfo.processInfo.environment["NETINSPECT_RECORD_SNAPSHOTS"] != nil {
+            try? FileManager.default.createDirectory(at: Self.directory, withIntermediateDirectories: true)
+            XCTAssertNoThrow(try text.write(to: url, atomically: true, encoding: .utf8))
+            return
+        }
+        guard let expected = try? String(contentsOf: url, encoding: .utf8) else {
+            return XCTFail("no snapshot \(name).txt; record with NETINSPECT_RECORD_SNAPSHOTS=1", file: file, line: line)
+        }
+        XCTAssertEqual(text, expected, "screen differs from \(name).txt:\n\(text)", file: file, line: line)
+    }
+
+    private func assertSnapshot(ofMixedStateAfter keys: [String], named name: String, file: StaticString = #filePath, line: UInt = #line) {
+        var state = Fixtures.mixedState()
+        for key in keys { state.press(key) }
+        assertSnapshot(state, named: name, file: file, line: line)
+    }
+
+    func testEmptyList() {
+        var state = AppState(timeZone: Fixtures.utc)
+        _ = Reducer.reduce(&state, .inbox([.listening(.unix(path: "/tmp/netinspect-test.sock"))], at: Fixtures.epoch))
+        assertSnapshot(state, named: "empty")
+    }
+
+    func testList() {
+        assertSnapshot(Fixtures.mixedState(), named: "list")
+    }
+
+    func testListWithTwoAgentsShowsTheAppColumn() {
+        var state = Fixtures.mixedState()
+        let messages: [Message] = [.flowStarted(Fixtures.started(20, url: "http://localhost:8080/health"))]
+        _ = Reducer.reduce(&state, .inbox(Fixtures.connection(2, app: "billing", messages: messages), at: Fixtures.epoch))
+        assertSnapshot(state, named: "list-two-agents")
+    }
+
+    func testRequestTab() {
+        assertSnapshot(ofMixedStateAfter: ["g", "j", "j", "enter"], named: "detail-request")
+    }
+
+    func testResponseTabWithJSON() {
+        assertSnapshot(ofMixedStateAfter: ["g", "enter", "2"], named: "detail-response-json")
+    }
+
+    func testResponseTabWithBinary() {
+        assertSnapshot(ofMixedStateAfter: ["g", "j", "j", "j", "j", "enter", "2"], named: "detail-response-binary")
+    }
+
+    func testResponseTabOfAFailedFlow() {
+        assertSnapshot(ofMixedStateAfter: ["g", "j", "j", "j", "enter", "2"], named: "detail-response-failed")
+    }
+
+    func testTimingTab() {
+        assertSnapshot(ofMixedStateAfter: ["g", "enter", "3"], named: "detail-timing")
+    }
+
+    func testHelp() {
+        assertSnapshot(ofMixedStateAfter: ["?"], named: "help")
+    }
+
+    func testFilterError() {
+        var state = Fixtures.mixedState()
+        state.enter("~c 5xx &", after: "f")
+        assertSnapshot(state, named: "filter-error")
+    }
+
+    func testFilteredToNothing() {
+        var state = Fixtures.mixedState()
+        state.enter("~d nowhere.invalid", after: "f")
+        assertSnapshot(state, named: "filter-empty")
+    }
+
+    func testEventLog() {
+        var state = Fixtures.mixedState()
+        _ = Reducer.reduce(&state, .inbox([.rejected(peer: "unix", reason: "frame length 1195725856 exceeds the limit of 16777216 bytes")], at: Fixtures.epoch))
+        state.press("E")
+        assertSnapshot(state, named: "events")
+    }
+
+    func testWideScreenHasRoomForLongerColumns() {
+        assertSnapshot(Fixtures.mixedState(size: Size(width: 120, height: 30)), named: "list-120x30", size: Size(width: 120, height: 30))
+    }
+}
