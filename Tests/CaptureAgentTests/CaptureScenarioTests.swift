@@ -17,7 +17,7 @@ final class CaptureScenarioTests: AgentTestCase, @unchecked Sendable {
         assertLog(run)
     }
 
-    func testPOSTWithBodyIsUnchangedAndLogged() async throws {
+    func testPOSTWithBodyAndRepeatedHeaderIsUnchangedAndLogged() async throws {
         let run = try await compare {
             var request = URLRequest(url: server.url("/echo"))
             request.httpMethod = "POST"
@@ -30,5 +30,184 @@ final class CaptureScenarioTests: AgentTestCase, @unchecked Sendable {
         XCTAssertEqual(run.requests.first?.body, Array(#"{"hello":"world"}"#.utf8))
         XCTAssertEqual(run.log?.request.headers.values(for: "X-Repeated"), ["one,two"])
         assertLog(run)
+    }
+
+    func testBodyStreamIsReadOnceForwardedAndCaptured() async throws {
+        let body = Data(TestHTTPServer.pattern(count: 300_000))
+        let run = try await compare {
+            var request = URLRequest(url: server.url("/echo"))
+            request.httpMethod = "PUT"
+            request.httpBodyStream = InputStream(data: body)
+            return (request, nil)
+        }
+        XCTAssertEqual(run.requests.first.map { Data($0.body) }, body)
+        XCTAssertEqual(run.outcome.body, body)
+        XCTAssertEqual(run.log?.request.body?.size, body.count, "stream body known only once sent")
+        assertLog(run)
+    }
+
+    func testUploadFromDataIsUnchangedAndLogged() async throws {
+        let body = Data(TestHTTPServer.pattern(count: 100_000))
+        for style in ClientStyle.allCases {
+            let run = try await compare(style: style) {
+                var request = URLRequest(url: server.url("/echo?style=\(style)"))
+                request.httpMethod = "POST"
+                return (request, .data(body))
+            }
+            XCTAssertEqual(run.requests.first?.body.count, body.count, "\(style)")
+            assertLog(run)
+        }
+    }
+
+    func testUploadFromTwentyMegabyteFileIsStreamedAndLoggedTruncated() async throws {
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent("ni-upload-\(getpid()).bin")
+        try Data(TestHTTPServer.pattern(count: 20 * 1024 * 1024)).write(to: file)
+        defer { try? FileManager.default.removeItem(at: file) }
+        let run = try await compare(style: .asyncAwait) {
+            var request = URLRequest(url: server.url("/status/201"))
+            request.httpMethod = "POST"
+            return (request, .file(file))
+        }
+        XCTAssertEqual(run.requests.first?.body.count, 20 * 1024 * 1024)
+        XCTAssertEqual(run.log?.request.body?.isTruncated, true)
+        XCTAssertEqual(run.log?.request.body?.data.count, agent.configuration.bodyCaptureLimit)
+        assertLog(run)
+    }
+
+    func testRedirectsAreFollowedAndEachHopLogged() async throws {
+        for code in [301, 302, 303, 307, 308] {
+            let run = try await compare { (URLRequest(url: server.url("/redirect/\(code)?to=/text")), nil) }
+            XCTAssertEqual(run.outcome.status, 200, "\(code)")
+            XCTAssertEqual(run.outcome.finalURL, server.url("/text").absoluteString, "\(code)")
+            XCTAssertEqual(run.requests.map(\.uri), ["/redirect/\(code)?to=/text", "/text"], "\(code)")
+            XCTAssertEqual(run.log?.redirects, [RedirectHop(
+                statusCode: code, from: server.url("/redirect/\(code)?to=/text").absoluteString, to: server.url("/text").absoluteString
+            )])
+            assertLog(run, redirects: 1)
+        }
+    }
+
+    func testTheAppsDelegateCanRefuseARedirect() async throws {
+        let run = try await compare(style: .delegate, refuseRedirects: true) {
+            (URLRequest(url: server.url("/redirect/302?to=/text")), nil)
+        }
+        XCTAssertEqual(run.outcome.status, 302)
+        XCTAssertEqual(run.requests.count, 1)
+        assertLog(run, redirects: 0)
+    }
+
+    func testErrorStatusesAreUnchangedAndLogged() async throws {
+        for code in [404, 500] {
+            let run = try await compare { (URLRequest(url: server.url("/status/\(code)")), nil) }
+            XCTAssertEqual(run.outcome.status, code)
+            assertLog(run)
+        }
+    }
+
+    func testNoContentIsUnchangedAndLogged() async throws {
+        let run = try await compare { (URLRequest(url: server.url("/status/204")), nil) }
+        XCTAssertEqual(run.outcome.status, 204)
+        XCTAssertEqual(run.outcome.body, Data())
+        assertLog(run)
+    }
+
+    func testHEADIsUnchangedAndLogged() async throws {
+        let run = try await compare {
+            var request = URLRequest(url: server.url("/text"))
+            request.httpMethod = "HEAD"
+            return (request, nil)
+        }
+        XCTAssertEqual(run.requests.first?.method, "HEAD")
+        XCTAssertEqual(run.outcome.body, Data())
+        XCTAssertEqual(run.outcome.headers["Content-Length"], String(TestHTTPServer.textBody.count))
+        assertLog(run)
+    }
+
+    func testOPTIONSAndACustomMethodAreSentAsMade() async throws {
+        for method in ["OPTIONS", "PURGE"] {
+            let run = try await compare {
+                var request = URLRequest(url: server.url("/echo?m=\(method)"))
+                request.httpMethod = method
+                return (request, nil)
+            }
+            XCTAssertEqual(run.requests.first?.method, method)
+            XCTAssertEqual(run.outcome.headers["X-Method"], method)
+            XCTAssertEqual(run.log?.request.method, method)
+            assertLog(run)
+        }
+    }
+
+    /// Foundation on Linux merges repeated response fields into one
+    /// comma-separated value before anyone, app or agent, sees them.
+    func testDuplicateResponseHeadersReachTheAppAsFoundationMergesThem() async throws {
+        let run = try await compare { (URLRequest(url: server.url("/dup-headers")), nil) }
+        XCTAssertEqual(run.outcome.headers["X-Dup"], "first, second")
+        XCTAssertEqual(run.log?.response?.headers.values(for: "X-Dup"), ["first, second"])
+        XCTAssertEqual(run.log?.response?.headers.values(for: "Set-Cookie"), ["<redacted>"], "Set-Cookie is redacted by default")
+        assertLog(run)
+    }
+
+    func testTenMegabyteBinaryResponseArrivesWholeAndIsLoggedTruncated() async throws {
+        for style in ClientStyle.allCases {
+            let run = try await compare(style: style) { (URLRequest(url: server.url("/binary/10485760?\(style)")), nil) }
+            XCTAssertEqual(run.outcome.body.count, 10 * 1024 * 1024, "\(style)")
+            XCTAssertEqual(run.outcome.body, Data(TestHTTPServer.pattern(count: 10 * 1024 * 1024)), "\(style)")
+            XCTAssertEqual(run.log?.response?.body?.isTruncated, true)
+            assertLog(run)
+        }
+    }
+
+    func testGzipResponseIsDecodedAsWithoutTheAgent() async throws {
+        let run = try await compare { (URLRequest(url: server.url("/gzip")), nil) }
+        XCTAssertEqual(run.outcome.body, Data(TestHTTPServer.gzipPlain))
+        assertLog(run)
+    }
+
+    func testTimeoutFailsWithTheSameError() async throws {
+        let run = try await compare(timeout: 1) { (URLRequest(url: server.url("/slow/2500")), nil) }
+        XCTAssertEqual(run.outcome.errorCode, NSURLErrorTimedOut)
+        assertLog(run, state: .failed)
+    }
+
+    func testConnectionRefusedFailsWithTheSameError() async throws {
+        let closed = try TestHTTPServer()
+        let url = closed.url("/text")
+        closed.shutdown()
+        let run = try await compare { (URLRequest(url: url), nil) }
+        XCTAssertEqual(run.outcome.errorCode, NSURLErrorCannotConnectToHost)
+        XCTAssertTrue(run.requests.isEmpty)
+        assertLog(run, state: .failed)
+    }
+
+    func testAsyncAwaitAndDelegateSessionsGetTheSameResults() async throws {
+        for style in [ClientStyle.asyncAwait, .delegate] {
+            let get = try await compare(style: style) { (URLRequest(url: server.url("/text?\(style)")), nil) }
+            assertLog(get)
+            let missing = try await compare(style: style) { (URLRequest(url: server.url("/status/404?\(style)")), nil) }
+            assertLog(missing)
+        }
+    }
+}
+
+extension CaptureScenarioTests {
+    /// The inner session keeps the original cookie storage and policy:
+    /// cookies a response sets are sent on the next request and on a redirect.
+    func testCookiesAreStoredAndSentAsWithoutTheAgent() async throws {
+        func run(captured: Bool) async -> ([AppOutcome], [ReceivedRequest]) {
+            HTTPCookieStorage.shared.cookies?.forEach(HTTPCookieStorage.shared.deleteCookie)
+            let session = URLSession(configuration: sessionConfiguration(captured: captured))
+            defer { session.finishTasksAndInvalidate() }
+            _ = server.takeRequests()
+            var outcomes: [AppOutcome] = []
+            for path in ["/dup-headers", "/text", "/redirect/302?to=/echo"] {
+                outcomes.append(await performExchange(URLRequest(url: server.url(path)), on: session, style: .completionHandler))
+            }
+            return (outcomes, server.takeRequests())
+        }
+        let (expected, expectedRequests) = await run(captured: false)
+        let (actual, actualRequests) = await run(captured: true)
+        XCTAssertEqual(actual, expected)
+        XCTAssertEqual(actualRequests, expectedRequests)
+        XCTAssertEqual(actualRequests.map { $0.headers.first { $0.name == "Cookie" }?.value }, [nil, "a=1; b=2", "a=1; b=2", "a=1; b=2"])
     }
 }

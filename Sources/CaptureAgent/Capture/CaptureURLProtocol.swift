@@ -199,8 +199,10 @@ final class CaptureFlow: @unchecked Sendable {
     func innerWillRedirect(_ response: HTTPURLResponse, to newRequest: URLRequest, decide: @escaping @Sendable (URLRequest?) -> Void) {
         queue.async {
             guard !self.clientIsDone, let task = self.task, let original = self.original, let delegate = task.delegate else {
-                self.recorder?.redirected(response, to: newRequest)
-                return decide(newRequest)
+                // Without a delegate corelibs follows with the session's cookies added.
+                let configured = self.original.map { Self.addingCookies(to: newRequest, from: $0.configuration) } ?? newRequest
+                self.recorder?.redirected(response, to: configured)
+                return decide(configured)
             }
             // The app's own redirect policy, asked the way corelibs asks it:
             // the task's delegate, on the original session's delegate queue.
@@ -213,6 +215,18 @@ final class CaptureFlow: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// What corelibs does to a redirect it follows without a delegate
+    /// (`URLSession._Configuration.setCookies(on:)`).
+    static func addingCookies(to request: URLRequest, from configuration: URLSessionConfiguration) -> URLRequest {
+        guard configuration.httpShouldSetCookies, let storage = configuration.httpCookieStorage, let url = request.url,
+              let cookies = storage.cookies(for: url),
+              let value = HTTPCookie.requestHeaderFields(with: cookies)["Cookie"], !value.isEmpty
+        else { return request }
+        var request = request
+        request.setValue(value, forHTTPHeaderField: "Cookie")
+        return request
     }
 
     func innerDidReceive(

@@ -68,6 +68,8 @@ class AgentTestCase: XCTestCase, @unchecked Sendable {
             )
             defer { session.finishTasksAndInvalidate() }
             let (request, upload) = try make()
+            // Cookies one run stores must not change what the next one sends.
+            HTTPCookieStorage.shared.cookies?.forEach(HTTPCookieStorage.shared.deleteCookie)
             _ = server.takeRequests()
             let outcome = await performExchange(request, upload: upload, on: session, style: style)
             // A refused or timed-out exchange may still be arriving at the server.
@@ -80,7 +82,7 @@ class AgentTestCase: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(actualRequests, expectedRequests, "the server saw something else with the agent", file: file, line: line)
 
         let (request, _) = try make()
-        let suffix = logSuffix ?? request.url!.path
+        let suffix = logSuffix ?? request.url!.absoluteString
         var log: NetworkLog?
         eventually { log = inspector.finishedFlows(urlSuffix: suffix).last; return log != nil }
         XCTAssertNotNil(log, "no finished flow for \(suffix)", file: file, line: line)

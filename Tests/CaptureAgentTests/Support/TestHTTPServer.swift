@@ -43,7 +43,7 @@ struct ScriptedResponse: Sendable {
 /// - `/binary/N`: N bytes of a fixed pattern
 /// - `/gzip`: a gzip-encoded text body (`Content-Encoding: gzip`)
 /// - `/slow/MS`: 200 after MS milliseconds
-/// - `/drip`: 200 with 100 chunks of 1 KiB, 50 ms apart
+/// - `/drip/N`: 200 with N chunks (default 100) of 1 KiB, 50 ms apart
 final class TestHTTPServer: @unchecked Sendable {
     static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
@@ -134,7 +134,8 @@ final class TestHTTPServer: @unchecked Sendable {
             response.body = textBody
         case "drip":
             response.headers = [("Content-Type", "application/octet-stream")]
-            response.drip = (Array(repeating: pattern(count: 1024), count: 100), .milliseconds(50))
+            let count = Int(segments.count > 1 ? segments[1] : "") ?? 100
+            response.drip = (Array(repeating: pattern(count: 1024), count: count), .milliseconds(50))
         default:
             response.status = 404
             response.body = Array("no route\n".utf8)
