@@ -50,6 +50,8 @@ let package = Package(
             exclude: ["Core"]
         ),
 
+        .executableTarget(name: "AgentDemo", dependencies: ["CaptureAgent"], path: "Examples/AgentDemo"),
+
         .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"], resources: [.copy("Golden")]),
         .testTarget(
             name: "CaptureAgentTests",

@@ -65,6 +65,12 @@ extension CaptureAgent {
         /// The most bytes (estimated) of events waiting to be written.
         public var maximumPendingBytes = 64 * 1024 * 1024
 
+        /// How long ``CaptureAgent/start(_:)`` waits for its first connection
+        /// attempt, so the app's first requests reach an inspector that is
+        /// already listening. Connecting to a Unix or loopback socket takes
+        /// microseconds; the wait only runs out when a TCP peer does not answer.
+        public var initialConnectionWait: TimeInterval = 0.25
+
         /// How long ``CaptureAgent/stop()`` waits for queued events to be written.
         public var flushTimeout: TimeInterval = 2
 

@@ -108,6 +108,7 @@ public final class CaptureAgent: Sendable {
         _ = URLProtocol.registerClass(CaptureURLProtocol.self)
         warnIfSharedSessionIsNotCaptured()
         agent.streamer.start()
+        agent.streamer.waitForFirstAttempt(timeout: configuration.initialConnectionWait)
         return agent
     }
 
@@ -217,7 +218,12 @@ public final class CaptureAgent: Sendable {
     /// Whether `URLSession.shared` asks the capture protocol first. Creates
     /// `shared` when it does not exist yet, which is when it is captured.
     static var sharedSessionIsCaptured: Bool {
-        guard let first = URLSession.shared.configuration.protocolClasses?.first else { return false }
+        isCaptured(URLSession.shared)
+    }
+
+    /// Whether `session` asks the capture protocol first.
+    static func isCaptured(_ session: URLSession) -> Bool {
+        guard let first = session.configuration.protocolClasses?.first else { return false }
         return ObjectIdentifier(first) == ObjectIdentifier(CaptureURLProtocol.self)
     }
 }

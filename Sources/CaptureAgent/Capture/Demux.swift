@@ -154,10 +154,10 @@ final class DemuxRegistry: @unchecked Sendable {
     private func makeDemux(_ state: inout State, original: URLSession?, configuration: URLSessionConfiguration) -> Demux {
         let inner = configuration.copy() as! URLSessionConfiguration
         inner.protocolClasses = innerProtocolClasses(from: configuration.protocolClasses)
-        // The original session already put its cookies in the task's request
-        // when the task was created. Setting them again re-inserts the Cookie
-        // field, which reorders the headers libcurl sends. Cookies from
-        // responses are still stored: that does not depend on this flag.
+        // The original session already put its cookies into the task's
+        // request when the task was created; the inner one need not look them
+        // up again. Cookies from responses are still stored: that does not
+        // depend on this flag. (Redirects: see `addingCookies(to:from:)`.)
         inner.httpShouldSetCookies = false
         defer { state.nextSessionID += 1 }
         return Demux(sessionID: state.nextSessionID, original: original, configuration: inner)

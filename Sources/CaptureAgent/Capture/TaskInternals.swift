@@ -90,7 +90,10 @@ struct TaskInternals: @unchecked Sendable {
         }
     }
 
-    private static func delivery(of task: URLSessionTask, in session: URLSession) -> Delivery? {
+    /// The delivery the registry records for `task`; nil when it cannot be
+    /// read (or the task is not registered yet: corelibs registers it
+    /// asynchronously on the session's work queue, ahead of any `startLoading`).
+    static func delivery(of task: URLSessionTask, in session: URLSession) -> Delivery? {
         guard let registry = fields(of: session)["taskRegistry"],
               let behaviours = fields(of: registry)["behaviours"] as? [Int: Any],
               let behaviour = behaviours[task.taskIdentifier]

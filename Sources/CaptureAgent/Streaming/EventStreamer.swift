@@ -47,6 +47,7 @@ final class EventStreamer: @unchecked Sendable {
     private var reportedDrops = 0
     private var statistics = Statistics()
     private var hasExited = false
+    private var hasTriedOnce = false
 
     private static let initialBackoff: TimeInterval = 0.1
     private static let maximumBackoff: TimeInterval = 2
@@ -63,6 +64,18 @@ final class EventStreamer: @unchecked Sendable {
         let thread = Thread { [self] in run() }
         thread.name = "netinspect.CaptureAgent.writer"
         thread.start()
+    }
+
+    /// Waits until the writer's first connection attempt is over (or
+    /// `timeout` passes), so an app that starts the agent and sends at once
+    /// does not lose its first events to an inspector that is already listening.
+    func waitForFirstAttempt(timeout: TimeInterval) {
+        let deadline = Date().addingTimeInterval(max(0, timeout))
+        condition.lock()
+        while !hasTriedOnce, Date() < deadline {
+            _ = condition.wait(until: deadline)
+        }
+        condition.unlock()
     }
 
     /// Queues `message` for the inspector. Never blocks on I/O.
@@ -121,7 +134,12 @@ final class EventStreamer: @unchecked Sendable {
     private func run() {
         var backoff = Self.initialBackoff
         while !shouldExit() {
-            guard let socket = connect() else {
+            let connection = connect()
+            condition.lock()
+            hasTriedOnce = true
+            condition.broadcast()
+            condition.unlock()
+            guard let socket = connection else {
                 waitBeforeRetry(backoff)
                 backoff = min(backoff * 2, Self.maximumBackoff)
                 continue

@@ -4,12 +4,23 @@ import NIOHTTP1
 import NIOPosix
 
 /// A request exactly as the loopback server received it.
+///
+/// Equality compares the header fields as a multiset: Foundation on Linux
+/// sends them in an order that varies between identical requests even
+/// without the agent (pinned by `HeaderOrderTests`).
 struct ReceivedRequest: Equatable, Sendable {
     var method: String
     var uri: String
     /// Header fields in the order they arrived, duplicates kept.
     var headers: [Pair]
     var body: [UInt8]
+
+    static func == (lhs: ReceivedRequest, rhs: ReceivedRequest) -> Bool {
+        func sorted(_ pairs: [Pair]) -> [Pair] {
+            pairs.sorted { ($0.name.lowercased(), $0.value) < ($1.name.lowercased(), $1.value) }
+        }
+        return lhs.method == rhs.method && lhs.uri == rhs.uri && lhs.body == rhs.body && sorted(lhs.headers) == sorted(rhs.headers)
+    }
 
     struct Pair: Equatable, Sendable, CustomStringConvertible {
         var name: String

@@ -1,0 +1,56 @@
+import Foundation
+import WireProtocol
+import XCTest
+
+/// Runs the `AgentDemo` executable in a fresh process: the only way to see
+/// `URLSession.shared` captured (this test process made sessions long before
+/// any agent) and `$NETINSPECT` honoured end to end.
+final class AgentDemoTests: XCTestCase {
+    private func demoExecutable() throws -> URL {
+        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let candidate = directory.appendingPathComponent("AgentDemo")
+        guard FileManager.default.isExecutableFile(atPath: candidate.path) else {
+            throw XCTSkip("AgentDemo is not built next to the test bundle (\(candidate.path)); run `swift build --build-tests` first")
+        }
+        return candidate
+    }
+
+    func testTheDemoCapturesTheSharedSessionAndItsOwnSession() throws {
+        let executable = try demoExecutable()
+        let server = try TestHTTPServer()
+        defer { server.shutdown() }
+        let inspector = try TestInspector(path: temporarySocketPath("demo"))
+        defer { inspector.kill() }
+
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = [server.url("/echo").absoluteString]
+        var environment = ProcessInfo.processInfo.environment
+        environment["NETINSPECT"] = "unix:\(inspector.path)"
+        process.environment = environment
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let finished = eventually(timeout: 30) { !process.isRunning }
+        if !finished { process.terminate() }
+        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+
+        XCTAssertTrue(finished, "AgentDemo did not finish")
+        XCTAssertEqual(process.terminationStatus, 0, stdout + stderr)
+        XCTAssertTrue(stdout.contains("shared GET: 200"), stdout)
+        XCTAssertTrue(stdout.contains("session POST: 200, 20 bytes"), stdout)
+        XCTAssertFalse(stderr.contains("not captured"), stderr)
+        XCTAssertEqual(server.requests.map(\.method), ["GET", "GET", "POST"])
+
+        guard case .hello(let hello)? = inspector.allMessages.first else { return XCTFail("no hello from the demo") }
+        XCTAssertEqual(hello.processID, Int(process.processIdentifier))
+        // start() waited for its first connection, so nothing was dropped.
+        let flows = inspector.flows.values.filter { $0.state == .completed }
+        XCTAssertEqual(flows.count, 3, "\(inspector.allMessages)")
+        XCTAssertEqual(Set(flows.map(\.sessionID)).count, 2, "URLSession.shared and the demo's own session")
+        XCTAssertFalse(inspector.allMessages.contains { if case .status(let s) = $0 { s.droppedEvents > 0 } else { false } })
+    }
+}
