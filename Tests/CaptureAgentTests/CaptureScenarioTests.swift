@@ -96,6 +96,24 @@ final class CaptureScenarioTests: AgentTestCase, @unchecked Sendable {
         assertLog(run, redirects: 0)
     }
 
+    /// The inner session's challenge is answered by the app's own delegate;
+    /// corelibs then retries with the credential, inside the inner session.
+    func testAuthenticationChallengesAreAnsweredByTheAppsDelegate() async throws {
+        for style in [ClientStyle.completionHandler, .delegate] {
+            let credential = URLCredential(user: "user", password: "pass", persistence: .none)
+            let run = try await compare(style: style, credential: credential) { (URLRequest(url: server.url("/auth?\(style)")), nil) }
+            XCTAssertEqual(run.outcome.status, 200, "\(style)")
+            if style == .completionHandler {
+                XCTAssertEqual(run.outcome.body, Data("welcome\n".utf8), "only the final body")
+            }
+            // A data delegate gets the 401's body too ("denied\nwelcome\n"): corelibs
+            // does that without the agent as well, and `compare` checked the two agree.
+            XCTAssertEqual(run.requests.count, 2, "\(style): challenge, then the retry")
+            XCTAssertEqual(run.log?.response?.statusCode, 200)
+            XCTAssertEqual(run.log?.response?.body?.data, Data("welcome\n".utf8))
+        }
+    }
+
     func testErrorStatusesAreUnchangedAndLogged() async throws {
         for code in [404, 500] {
             let run = try await compare { (URLRequest(url: server.url("/status/\(code)")), nil) }

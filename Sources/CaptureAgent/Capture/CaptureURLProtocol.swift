@@ -277,6 +277,9 @@ final class CaptureFlow: @unchecked Sendable {
 
     func innerDidReceive(_ response: URLResponse) {
         queue.async {
+            // A second response means corelibs retried (an answered 401):
+            // as in its own transfer, only the last response's body counts.
+            self.bufferedBody = Data()
             if let event = self.recorder?.received(response) { self.agent?.emit(event) }
             guard !self.clientIsDone else { return }
             // Custom protocols are never cached by corelibs; say so explicitly.

@@ -100,6 +100,7 @@ struct FlowRecorder {
             mimeType: urlResponse.mimeType
         )
         self.response = response
+        responseBody = BodyCapture(limit: configuration.bodyCaptureLimit)
         return .flowResponse(FlowResponse(id: id, response: response, timing: timing, redirects: redirects))
     }
 

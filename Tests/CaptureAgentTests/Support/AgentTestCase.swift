@@ -55,13 +55,14 @@ class AgentTestCase: XCTestCase, @unchecked Sendable {
         style: ClientStyle = .completionHandler,
         timeout: TimeInterval = 30,
         refuseRedirects: Bool = false,
+        credential: URLCredential? = nil,
         logSuffix: String? = nil,
         file: StaticString = #filePath,
         line: UInt = #line,
         _ make: () throws -> (URLRequest, UploadSource?)
     ) async throws -> Comparison {
         func run(captured: Bool) async throws -> (AppOutcome, [ReceivedRequest]) {
-            let delegate = style == .delegate ? RecordingDelegate(refusesRedirects: refuseRedirects) : nil
+            let delegate = style == .delegate || credential != nil ? RecordingDelegate(refusesRedirects: refuseRedirects, credential: credential) : nil
             let session = URLSession(
                 configuration: sessionConfiguration(captured: captured, timeout: timeout),
                 delegate: delegate, delegateQueue: nil

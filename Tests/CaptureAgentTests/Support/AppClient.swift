@@ -56,11 +56,26 @@ final class RecordingDelegate: NSObject, URLSessionDataDelegate, @unchecked Send
 
     private let entries = LockedBox<[Int: Entry]>([:])
     let refusesRedirects: Bool
+    let credential: URLCredential?
     let redirectsSeen = LockedBox<[Int]>([])
+    let challengesSeen = LockedBox<[String]>([])
     let chunkCounts = LockedBox<[Int]>([])
 
-    init(refusesRedirects: Bool = false) {
+    init(refusesRedirects: Bool = false, credential: URLCredential? = nil) {
         self.refusesRedirects = refusesRedirects
+        self.credential = credential
+    }
+
+    func urlSession(
+        _ session: URLSession, task: URLSessionTask, didReceive challenge: URLAuthenticationChallenge,
+        completionHandler: @escaping @Sendable (URLSession.AuthChallengeDisposition, URLCredential?) -> Void
+    ) {
+        challengesSeen.withLock { $0.append(challenge.protectionSpace.authenticationMethod) }
+        if let credential {
+            completionHandler(.useCredential, credential)
+        } else {
+            completionHandler(.performDefaultHandling, nil)
+        }
     }
 
     func expect(_ task: URLSessionTask, done: @escaping (AppOutcome) -> Void) {

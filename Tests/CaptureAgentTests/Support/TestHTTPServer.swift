@@ -47,6 +47,7 @@ struct ScriptedResponse: Sendable {
 ///
 /// Paths:
 /// - `/text`: 200, a short text body
+/// - `/auth`: 401 with a Basic challenge, 200 with `Authorization` for user:pass
 /// - `/echo`: 200, echoes the request body and method
 /// - `/status/N`: status N (with a short body unless 204/304)
 /// - `/redirect/N?to=PATH`: status N with `Location: PATH`
@@ -114,6 +115,11 @@ final class TestHTTPServer: @unchecked Sendable {
         case "text":
             response.headers = [("Content-Type", "text/plain; charset=utf-8")]
             response.body = textBody
+        case "auth":
+            let authorized = request.headers.contains { $0.name.lowercased() == "authorization" && $0.value == "Basic dXNlcjpwYXNz" }
+            response.status = authorized ? 200 : 401
+            response.headers = authorized ? [("Content-Type", "text/plain")] : [("WWW-Authenticate", #"Basic realm="netinspect""#)]
+            response.body = Array((authorized ? "welcome\n" : "denied\n").utf8)
         case "echo":
             response.headers = [("Content-Type", "application/octet-stream"), ("X-Method", request.method)]
             response.body = request.body
