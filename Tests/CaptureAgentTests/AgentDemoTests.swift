@@ -54,3 +54,15 @@ final class AgentDemoTests: XCTestCase {
         XCTAssertFalse(inspector.allMessages.contains { if case .status(let s) = $0 { s.droppedEvents > 0 } else { false } })
     }
 }
+
+/// docs/AGENT.md shows the demo program verbatim; this keeps them identical.
+final class AgentDocumentationTests: XCTestCase {
+    func testTheGuideShowsTheDemoSourceVerbatim() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let guide = try String(contentsOf: root.appendingPathComponent("docs/AGENT.md"), encoding: .utf8)
+        let demo = try String(contentsOf: root.appendingPathComponent("Examples/AgentDemo/main.swift"), encoding: .utf8)
+        let begin = try XCTUnwrap(guide.range(of: "<!-- AgentDemo:begin -->\n```swift\n"))
+        let end = try XCTUnwrap(guide.range(of: "```\n<!-- AgentDemo:end -->"))
+        XCTAssertEqual(String(guide[begin.upperBound ..< end.lowerBound]), demo, "docs/AGENT.md and Examples/AgentDemo/main.swift differ")
+    }
+}
