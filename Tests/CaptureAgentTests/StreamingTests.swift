@@ -142,9 +142,9 @@ final class StreamingTests: XCTestCase, @unchecked Sendable {
     }
 
     func testOffsetsComeFromTheMonotonicClockEvenWhenTheWallClockJumpsBack() {
-        let monotonic = LockedBox<UInt64>(1_000_000_000)
-        let wall = LockedBox(Date(timeIntervalSince1970: 2_000_000_000))
-        let clock = FlowClock(wallNow: { wall.value }, monotonicNanoseconds: { monotonic.value })
+        let monotonic = Locked<UInt64>(1_000_000_000)
+        let wall = Locked(Date(timeIntervalSince1970: 2_000_000_000))
+        let clock = FlowClock(wallNow: { wall.current }, monotonicNanoseconds: { monotonic.current })
         var recorder = FlowRecorder(
             request: URLRequest(url: URL(string: "http://127.0.0.1/x")!), additionalHeaders: nil,
             sessionID: 1, taskID: 1, configuration: .init(), clock: clock

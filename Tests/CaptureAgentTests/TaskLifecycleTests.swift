@@ -43,18 +43,21 @@ final class TaskLifecycleTests: AgentTestCase, @unchecked Sendable {
         XCTAssertLessThan(log?.response?.body?.size ?? .max, 100 * 1024)
     }
 
-    /// Suspending a running transfer and resuming it: the inner task is
-    /// suspended and resumed the same way. corelibs itself hands over more
-    /// bytes than the server sent in this case (seen: 24576 for 20480, both
-    /// with and without the agent), so only "the same as without" is pinned.
-    func testSuspendAndResumeBehaveAsWithoutTheAgent() async throws {
+    /// Suspending a running transfer and resuming it suspends and resumes
+    /// the inner task. corelibs itself then sometimes hands over more bytes
+    /// than the server sent (seen: 24576 for 20480), with or without the
+    /// agent and depending on timing, so the body is not compared exactly.
+    func testSuspendAndResumeCompleteTheTaskAsWithoutTheAgent() async throws {
         let run = await runTwice(path: "/drip/20") { task in
             DispatchQueue.global().asyncAfter(deadline: .now() + 0.2) { task.suspend() }
             DispatchQueue.global().asyncAfter(deadline: .now() + 0.7) { task.resume() }
         }
-        XCTAssertEqual(run.expected.status, 200)
-        XCTAssertGreaterThanOrEqual(run.expected.body.count, 20 * 1024)
-        XCTAssertEqual(run.actual, run.expected)
+        for outcome in [run.expected, run.actual] {
+            XCTAssertEqual(outcome.status, 200, "\(outcome)")
+            XCTAssertNil(outcome.errorCode, "\(outcome)")
+            XCTAssertGreaterThanOrEqual(outcome.body.count, 20 * 1024, "\(outcome)")
+        }
+        XCTAssertEqual(run.actual.headers, run.expected.headers)
         XCTAssertEqual(run.actualRequests, run.expectedRequests)
         XCTAssertTrue(eventually { inspector.finishedFlows(urlSuffix: "/drip/20").first?.state == .completed })
     }
@@ -67,7 +70,7 @@ final class TaskLifecycleTests: AgentTestCase, @unchecked Sendable {
         defer { session.finishTasksAndInvalidate() }
         let outcome = await performExchange(URLRequest(url: server.url("/drip/10")), on: session, style: .delegate)
         XCTAssertEqual(outcome.body.count, 10 * 1024)
-        XCTAssertGreaterThan(delegate.chunkCounts.value.first ?? 0, 1)
+        XCTAssertGreaterThan(delegate.chunkCounts.current.first ?? 0, 1)
     }
 
     func testDownloadTasksFailWithAClearErrorAndNeverCrash() async throws {

@@ -98,17 +98,15 @@ final class EventStreamer: @unchecked Sendable {
         condition.signal()
     }
 
-    var currentStatistics: Statistics {
-        condition.lock()
-        defer { condition.unlock() }
-        return statistics
-    }
+    var currentStatistics: Statistics { locked { statistics } }
 
     /// Whether a connection to the inspector is up.
-    var connected: Bool {
+    var connected: Bool { locked { isConnected } }
+
+    private func locked<Result>(_ body: () -> Result) -> Result {
         condition.lock()
         defer { condition.unlock() }
-        return isConnected
+        return body()
     }
 
     /// Refuses new events, waits up to `timeout` for the queue to drain,
@@ -135,10 +133,10 @@ final class EventStreamer: @unchecked Sendable {
         var backoff = Self.initialBackoff
         while !shouldExit() {
             let connection = connect()
-            condition.lock()
-            hasTriedOnce = true
-            condition.broadcast()
-            condition.unlock()
+            locked {
+                hasTriedOnce = true
+                condition.broadcast()
+            }
             guard let socket = connection else {
                 waitBeforeRetry(backoff)
                 backoff = min(backoff * 2, Self.maximumBackoff)
@@ -159,17 +157,13 @@ final class EventStreamer: @unchecked Sendable {
     }
 
     private func shouldExit() -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return isStopping && (queue.isEmpty || Date() >= (flushDeadline ?? .distantPast) || !isConnected)
+        locked { isStopping && (queue.isEmpty || Date() >= (flushDeadline ?? .distantPast) || !isConnected) }
     }
 
     private func connect() -> EventSocket? {
         guard let socket = try? EventSocket(connectingTo: destination, timeout: Self.connectTimeout) else { return nil }
         do {
-            condition.lock()
-            let drops = statistics.droppedEvents
-            condition.unlock()
+            let drops = locked { statistics.droppedEvents }
             try socket.send(encoder.encode(.hello(hello)))
             try socket.send(encoder.encode(.status(AgentStatus(droppedEvents: drops, queuedEvents: 0))))
             condition.lock()
@@ -222,9 +216,7 @@ final class EventStreamer: @unchecked Sendable {
                 if let frame = FrameFitting.frame(for: next.message, encoder: encoder) {
                     try socket.send(frame)
                 }
-                condition.lock()
-                statistics.framesWritten += statusDue ? 2 : 1
-                condition.unlock()
+                locked { statistics.framesWritten += statusDue ? 2 : 1 }
             } catch {
                 return disconnect(lostEvent: true)
             }
@@ -274,20 +266,19 @@ extension Message {
             guard let body, body.data.count > limit else { return body }
             return CapturedBody(data: body.data.prefix(limit), size: body.size, isTruncated: true)
         }
+        func cut(_ response: Response?) -> Response? {
+            guard var response else { return nil }
+            response.body = cut(response.body)
+            return response
+        }
         switch self {
         case .flowStarted(var log):
             log.request.body = cut(log.request.body)
-            if var response = log.response {
-                response.body = cut(response.body)
-                log.response = response
-            }
+            log.response = cut(log.response)
             return .flowStarted(log)
         case .flowFinished(var event):
             event.requestBody = cut(event.requestBody)
-            if var response = event.response {
-                response.body = cut(response.body)
-                event.response = response
-            }
+            event.response = cut(event.response)
             return .flowFinished(event)
         case .hello, .flowResponse, .status:
             return self

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+@testable import CaptureAgent
 
 /// Everything the app can observe of one exchange.
 struct AppOutcome: Equatable, CustomStringConvertible {
@@ -54,12 +55,12 @@ final class RecordingDelegate: NSObject, URLSessionDataDelegate, @unchecked Send
         var done: ((AppOutcome) -> Void)?
     }
 
-    private let entries = LockedBox<[Int: Entry]>([:])
+    private let entries = Locked<[Int: Entry]>([:])
     let refusesRedirects: Bool
     let credential: URLCredential?
-    let redirectsSeen = LockedBox<[Int]>([])
-    let challengesSeen = LockedBox<[String]>([])
-    let chunkCounts = LockedBox<[Int]>([])
+    let redirectsSeen = Locked<[Int]>([])
+    let challengesSeen = Locked<[String]>([])
+    let chunkCounts = Locked<[Int]>([])
 
     init(refusesRedirects: Bool = false, credential: URLCredential? = nil) {
         self.refusesRedirects = refusesRedirects

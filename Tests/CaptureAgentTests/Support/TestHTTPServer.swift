@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+@testable import CaptureAgent
 
 /// A request exactly as the loopback server received it.
 ///
@@ -60,7 +61,7 @@ final class TestHTTPServer: @unchecked Sendable {
     static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
     private let channel: Channel
-    private let received = LockedBox<[ReceivedRequest]>([])
+    private let received = Locked<[ReceivedRequest]>([])
     let port: Int
 
     init() throws {
@@ -86,7 +87,7 @@ final class TestHTTPServer: @unchecked Sendable {
         URL(string: "http://127.0.0.1:\(port)\(path)")!
     }
 
-    var requests: [ReceivedRequest] { received.value }
+    var requests: [ReceivedRequest] { received.current }
 
     func takeRequests() -> [ReceivedRequest] {
         received.withLock { all in
@@ -160,19 +161,6 @@ final class TestHTTPServer: @unchecked Sendable {
         if request.method == "OPTIONS" { response.headers.append(("Allow", "GET, HEAD, OPTIONS, PURGE")) }
         return response
     }
-}
-
-/// A value behind a lock, for test support types.
-final class LockedBox<Value>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var stored: Value
-    init(_ value: Value) { stored = value }
-    func withLock<R>(_ body: (inout Value) throws -> R) rethrows -> R {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body(&stored)
-    }
-    var value: Value { withLock { $0 } }
 }
 
 private final class RecordingHandler: ChannelInboundHandler, RemovableChannelHandler {

@@ -9,10 +9,10 @@ import WireProtocol
 /// per connection. Can read slowly, and can be killed.
 final class TestInspector: @unchecked Sendable {
     private let serverChannel: Channel
-    private let connections = LockedBox<[Int: [Message]]>([:])
-    private let children = LockedBox<[Channel]>([])
-    private let failures = LockedBox<[String]>([])
-    private let nextConnection = LockedBox(0)
+    private let connections = Locked<[Int: [Message]]>([:])
+    private let children = Locked<[Channel]>([])
+    private let failures = Locked<[String]>([])
+    private let nextConnection = Locked(0)
     let path: String
 
     /// - Parameter slowReadBytesPerTick: when set, reads at most this many
@@ -54,18 +54,18 @@ final class TestInspector: @unchecked Sendable {
     /// Closes the listener and every connection, as if the inspector died.
     func kill() {
         try? serverChannel.close().wait()
-        for child in children.value { try? child.close().wait() }
+        for child in children.current { try? child.close().wait() }
         unlink(path)
     }
 
     /// Messages per connection, in connection order.
     var messagesByConnection: [[Message]] {
-        connections.value.sorted { $0.key < $1.key }.map(\.value)
+        connections.current.sorted { $0.key < $1.key }.map(\.value)
     }
 
     var allMessages: [Message] { messagesByConnection.flatMap { $0 } }
 
-    var decodingErrors: [String] { failures.value }
+    var decodingErrors: [String] { failures.current }
 
     /// Flows folded from their events, by id, as the inspector would store them.
     var flows: [FlowID: NetworkLog] {
