@@ -59,6 +59,17 @@ final class CaptureScenarioTests: AgentTestCase, @unchecked Sendable {
         }
     }
 
+    func testAnUploadTasksOwnBodyWinsOverTheRequestsHTTPBody() async throws {
+        let run = try await compare {
+            var request = URLRequest(url: server.url("/echo?both-bodies"))
+            request.httpMethod = "POST"
+            request.httpBody = Data("from httpBody".utf8)
+            return (request, .data(Data("from the upload task".utf8)))
+        }
+        XCTAssertEqual(run.requests.first.map { String(decoding: $0.body, as: UTF8.self) }, "from the upload task")
+        assertLog(run)
+    }
+
     func testUploadFromTwentyMegabyteFileIsStreamedAndLoggedTruncated() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("ni-upload-\(getpid()).bin")
         try Data(TestHTTPServer.pattern(count: 20 * 1024 * 1024)).write(to: file)
@@ -226,6 +237,6 @@ extension CaptureScenarioTests {
         let (actual, actualRequests) = await run(captured: true)
         XCTAssertEqual(actual, expected)
         XCTAssertEqual(actualRequests, expectedRequests)
-        XCTAssertEqual(actualRequests.map { $0.headers.first { $0.name == "Cookie" }?.value }, [nil, "a=1; b=2", "a=1; b=2", "a=1; b=2"])
+        XCTAssertEqual(actualRequests.map { $0.headers.first { $0.name == "Cookie" }?.normalized.value }, [nil, "a=1; b=2", "a=1; b=2", "a=1; b=2"])
     }
 }

@@ -143,10 +143,11 @@ final class CaptureFlow: @unchecked Sendable {
             make = { $0.dataTask(with: request) }
         case .data(let data):
             recorder.setRequestBody(CapturedBody(capturing: data, cap: limit))
-            if request.httpBody != nil {
-                make = { $0.dataTask(with: request) }
-            } else {
+            // An upload task's own body wins over `httpBody`, as in corelibs.
+            if task is URLSessionUploadTask {
                 make = { $0.uploadTask(with: request, from: data) }
+            } else {
+                make = { $0.dataTask(with: request) }
             }
         case .file(let url):
             recorder.setRequestBody(BodyCapture.capturing(fileAt: url, limit: limit))

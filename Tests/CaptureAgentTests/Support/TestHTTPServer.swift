@@ -18,7 +18,7 @@ struct ReceivedRequest: Equatable, Sendable {
 
     static func == (lhs: ReceivedRequest, rhs: ReceivedRequest) -> Bool {
         func sorted(_ pairs: [Pair]) -> [Pair] {
-            pairs.sorted { ($0.name.lowercased(), $0.value) < ($1.name.lowercased(), $1.value) }
+            pairs.map(\.normalized).sorted { ($0.name.lowercased(), $0.value) < ($1.name.lowercased(), $1.value) }
         }
         return lhs.method == rhs.method && lhs.uri == rhs.uri && lhs.body == rhs.body && sorted(lhs.headers) == sorted(rhs.headers)
     }
@@ -27,6 +27,13 @@ struct ReceivedRequest: Equatable, Sendable {
         var name: String
         var value: String
         var description: String { "\(name): \(value)" }
+
+        /// The cookie storage lists cookies in an order of its own that
+        /// varies between runs: compare a Cookie field's cookies as a set.
+        var normalized: Pair {
+            guard name.lowercased() == "cookie" else { return self }
+            return Pair(name: name, value: value.components(separatedBy: "; ").sorted().joined(separator: "; "))
+        }
     }
 }
 
