@@ -61,17 +61,19 @@ public final class CaptureAgent: Sendable {
     /// What the agent has done so far.
     public struct Statistics: Sendable, Equatable {
         /// Events dropped: no inspector connected, or the queue was full.
-        public var droppedEvents: Int
+        public var droppedEvents = 0
         /// Events waiting to be written.
-        public var queuedEvents: Int
+        public var queuedEvents = 0
         /// Estimated bytes of the events waiting to be written.
-        public var queuedBytes: Int
+        public var queuedBytes = 0
+        /// The most events ever waiting at once.
+        public var peakQueuedEvents = 0
         /// The most estimated bytes ever waiting at once.
-        public var peakQueuedBytes: Int
+        public var peakQueuedBytes = 0
         /// Connections made to an inspector.
-        public var connections: Int
+        public var connections = 0
         /// Frames written, `hello` and `status` included.
-        public var framesWritten: Int
+        public var framesWritten = 0
     }
 
     /// Starts capturing and streaming.
@@ -179,17 +181,7 @@ public final class CaptureAgent: Sendable {
     public var isConnected: Bool { streamer.connected }
 
     /// Counters of the event stream.
-    public var statistics: Statistics {
-        let s = streamer.currentStatistics
-        return Statistics(
-            droppedEvents: s.droppedEvents,
-            queuedEvents: s.queuedEvents,
-            queuedBytes: s.queuedBytes,
-            peakQueuedBytes: s.peakQueuedBytes,
-            connections: s.connections,
-            framesWritten: s.framesWritten
-        )
-    }
+    public var statistics: Statistics { streamer.currentStatistics }
 
     /// Inner sessions alive: one per captured original session.
     package var innerSessionCount: Int { demuxes.count }

@@ -121,6 +121,31 @@ final class StreamingTests: XCTestCase, @unchecked Sendable {
         XCTAssertLessThan(Date().timeIntervalSince(stopStarted), 2, "stop() waits a bounded time even when the writer is stuck")
     }
 
+    func testTheQueueKeepsAtMostTheConfiguredNumberOfEventsAndTheNextStatusReportsTheDrops() async throws {
+        let inspector = try TestInspector(path: temporarySocketPath("count"), slowReadBytesPerTick: 1)
+        defer { inspector.kill() }
+        let agent = try CaptureAgent.start(.init(destination: .unix(path: inspector.path)) {
+            $0.maximumPendingEvents = 8
+            $0.flushTimeout = 0.5
+        })
+        defer { agent.stop() }
+        let session = capturedSession(agent)
+        defer { session.finishTasksAndInvalidate() }
+
+        // Big events fill the socket buffer of a reader that hardly reads; then the queue.
+        let outcomes = await get("/binary/100000", count: 30, on: session)
+        XCTAssertEqual(outcomes.compactMap(\.status), Array(repeating: 200, count: 30))
+        let flooded = agent.statistics
+        XCTAssertLessThanOrEqual(flooded.peakQueuedEvents, 8, "\(flooded)")
+        XCTAssertGreaterThan(flooded.droppedEvents, 0, "\(flooded)")
+
+        inspector.readFast()
+        _ = await get("/text", count: 1, on: session)
+        XCTAssertTrue(eventually { inspector.finishedFlows(urlSuffix: "/text?i=0").count == 1 })
+        XCTAssertEqual(inspector.reportedDrops, agent.statistics.droppedEvents, "the status before the next event carries the cumulative count")
+        XCTAssertEqual(inspector.decodingErrors, [])
+    }
+
     func testFramesAboveTheViewerLimitAreReencodedWithShorterBodies() throws {
         let big = CapturedBody(data: Data(repeating: 7, count: 20 * 1024 * 1024))
         let event = FlowFinished(

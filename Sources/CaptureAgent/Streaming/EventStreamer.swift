@@ -17,16 +17,6 @@ final class EventStreamer: @unchecked Sendable {
         var maximumBytes: Int
     }
 
-    /// Counters, for tests and for ``CaptureAgent/statistics``.
-    struct Statistics: Sendable, Equatable {
-        var droppedEvents = 0
-        var queuedEvents = 0
-        var queuedBytes = 0
-        var peakQueuedBytes = 0
-        var connections = 0
-        var framesWritten = 0
-    }
-
     private struct Pending {
         var message: Message
         var cost: Int
@@ -45,7 +35,7 @@ final class EventStreamer: @unchecked Sendable {
     private var flushDeadline: Date?
     private var socketDescriptor: Int32 = -1
     private var reportedDrops = 0
-    private var statistics = Statistics()
+    private var statistics = CaptureAgent.Statistics()
     private var hasExited = false
     private var hasTriedOnce = false
 
@@ -95,10 +85,11 @@ final class EventStreamer: @unchecked Sendable {
         }
         statistics.queuedEvents = queue.count
         statistics.peakQueuedBytes = max(statistics.peakQueuedBytes, statistics.queuedBytes)
+        statistics.peakQueuedEvents = max(statistics.peakQueuedEvents, statistics.queuedEvents)
         condition.signal()
     }
 
-    var currentStatistics: Statistics { locked { statistics } }
+    var currentStatistics: CaptureAgent.Statistics { locked { statistics } }
 
     /// Whether a connection to the inspector is up.
     var connected: Bool { locked { isConnected } }

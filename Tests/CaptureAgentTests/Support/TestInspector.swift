@@ -51,6 +51,25 @@ final class TestInspector: @unchecked Sendable {
         serverChannel = try bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).wait()
     }
 
+    /// Switches a slow inspector to reading as fast as it can.
+    func readFast() {
+        for child in children.current {
+            child.eventLoop.execute {
+                child.setOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator())
+                    .flatMap { child.setOption(.autoRead, value: true) }
+                    .whenComplete { _ in child.read() }
+            }
+        }
+    }
+
+    /// The largest drop count any status message reported.
+    var reportedDrops: Int {
+        allMessages.compactMap { message -> Int? in
+            if case .status(let status) = message { return status.droppedEvents }
+            return nil
+        }.max() ?? 0
+    }
+
     /// Closes the listener and every connection, as if the inspector died.
     func kill() {
         try? serverChannel.close().wait()
