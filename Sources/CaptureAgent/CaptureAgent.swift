@@ -30,8 +30,12 @@ import WireProtocol
 /// is re-sent through one inner session per original session, built from a
 /// copy of the original configuration. Events go to the inspector from one
 /// background thread; with no inspector listening they are counted and
-/// dropped. See `docs/AGENT.md` for what happens on Linux with download
-/// tasks, redaction and limits.
+/// dropped.
+///
+/// On Linux, download tasks cannot run through a custom `URLProtocol`: under
+/// the agent they fail at once with `URLError(.unsupportedURL)` (and are
+/// logged as failed) instead of crashing the app. See `docs/AGENT.md` for
+/// this and the other Linux differences, redaction and limits.
 public final class CaptureAgent: Sendable {
     /// The configuration the agent was started with.
     public let configuration: Configuration

@@ -50,6 +50,35 @@ final class StreamingTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(inspector.allMessages[1], .status(AgentStatus(droppedEvents: 0, queuedEvents: 0)))
     }
 
+    func testEventsGoOverTCPToo() async throws {
+        let inspector = try TestInspector(path: "")
+        defer { inspector.kill() }
+        let agent = try CaptureAgent.start(.init(destination: .tcp(host: "127.0.0.1", port: inspector.port)) { $0.token = "tcp-token" })
+        defer { agent.stop() }
+        XCTAssertTrue(agent.isConnected, "start() waited for the first connection")
+        let session = capturedSession(agent)
+        defer { session.finishTasksAndInvalidate() }
+        _ = await get("/text", count: 1, on: session)
+        XCTAssertTrue(eventually { inspector.finishedFlows(urlSuffix: "/text?i=0").count == 1 })
+        guard case .hello(let hello)? = inspector.allMessages.first else { return XCTFail("no hello") }
+        XCTAssertEqual(hello.token, "tcp-token")
+    }
+
+    func testAnUnreachableTCPDestinationCostsTheAppNothing() async throws {
+        let closed = try TestInspector(path: "")
+        let port = closed.port
+        closed.kill()
+        let started = Date()
+        let agent = try CaptureAgent.start(.init(destination: .tcp(host: "127.0.0.1", port: port)))
+        defer { agent.stop() }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1, "a refused connect returns at once")
+        let session = capturedSession(agent)
+        defer { session.finishTasksAndInvalidate() }
+        let outcomes = await get("/text", count: 3, on: session)
+        XCTAssertEqual(outcomes.compactMap(\.status), [200, 200, 200])
+        XCTAssertEqual(agent.statistics.connections, 0)
+    }
+
     func testWithNoInspectorTheAppIsUnaffectedAndEventsAreOnlyCounted() async throws {
         let agent = try CaptureAgent.start(.init(destination: .unix(path: temporarySocketPath("absent"))))
         defer { agent.stop() }

@@ -4,7 +4,8 @@ import NIOPosix
 import WireProtocol
 @testable import CaptureAgent
 
-/// A stand-in for the inspector: listens on a Unix socket, decodes every
+/// A stand-in for the inspector: listens on a Unix socket (or TCP on
+/// 127.0.0.1 when `path` is empty), decodes every
 /// connection with WireProtocol's `MessageDecoder`, and keeps the messages
 /// per connection. Can read slowly, and can be killed.
 final class TestInspector: @unchecked Sendable {
@@ -14,12 +15,14 @@ final class TestInspector: @unchecked Sendable {
     private let failures = Locked<[String]>([])
     private let nextConnection = Locked(0)
     let path: String
+    /// The TCP port, when listening on TCP.
+    private(set) var port = 0
 
     /// - Parameter slowReadBytesPerTick: when set, reads at most this many
     ///   bytes every 100 ms instead of as fast as it can.
     init(path: String, slowReadBytesPerTick: Int? = nil) throws {
         self.path = path
-        unlink(path)
+        if !path.isEmpty { unlink(path) }
         let connections = self.connections
         let children = self.children
         let failures = self.failures
@@ -48,7 +51,12 @@ final class TestInspector: @unchecked Sendable {
                 .childChannelOption(.autoRead, value: false)
                 .childChannelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: slow))
         }
-        serverChannel = try bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).wait()
+        if path.isEmpty {
+            serverChannel = try bootstrap.bind(host: "127.0.0.1", port: 0).wait()
+            port = serverChannel.localAddress?.port ?? 0
+        } else {
+            serverChannel = try bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).wait()
+        }
     }
 
     /// Switches a slow inspector to reading as fast as it can.
@@ -74,7 +82,7 @@ final class TestInspector: @unchecked Sendable {
     func kill() {
         try? serverChannel.close().wait()
         for child in children.current { try? child.close().wait() }
-        unlink(path)
+        if !path.isEmpty { unlink(path) }
     }
 
     /// Messages per connection, in connection order.
