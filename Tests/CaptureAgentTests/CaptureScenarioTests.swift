@@ -240,3 +240,55 @@ extension CaptureScenarioTests {
         XCTAssertEqual(actualRequests.map { $0.headers.first { $0.name == "Cookie" }?.normalized.value }, [nil, "a=1; b=2", "a=1; b=2", "a=1; b=2"])
     }
 }
+
+extension CaptureScenarioTests {
+    /// `data(for:delegate:)`: corelibs keeps that delegate in the task
+    /// registry only, not in `task.delegate`, so nobody asks it about
+    /// redirects: the redirect is followed, with the agent as without it.
+    func testATaskDelegateGivenToDataForIsNotAskedAboutRedirects() async throws {
+        func run(captured: Bool) async throws -> (status: Int?, requests: [ReceivedRequest], asked: [Int]) {
+            let session = URLSession(configuration: sessionConfiguration(captured: captured))
+            defer { session.finishTasksAndInvalidate() }
+            let delegate = RecordingDelegate(refusesRedirects: true)
+            _ = server.takeRequests()
+            let (_, response) = try await session.data(for: URLRequest(url: server.url("/redirect/307?to=/text")), delegate: delegate)
+            return ((response as? HTTPURLResponse)?.statusCode, server.takeRequests(), delegate.redirectsSeen.current)
+        }
+        let plain = try await run(captured: false)
+        let captured = try await run(captured: true)
+        XCTAssertEqual(plain.status, 200)
+        XCTAssertEqual(plain.asked, [])
+        XCTAssertEqual(captured.status, plain.status)
+        XCTAssertEqual(captured.requests, plain.requests)
+        XCTAssertEqual(captured.asked, plain.asked)
+    }
+}
+
+/// Counts the bytes a data delegate is handed.
+private final class ByteCounter: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    let bytes = Locked(0)
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        bytes.withLock { $0 += data.count }
+    }
+}
+
+extension CaptureScenarioTests {
+    /// The delegate given to `data(for:delegate:)` is handed the body as it
+    /// arrives, besides the call returning it whole.
+    func testATaskDelegateGivenToDataForReceivesTheBody() async throws {
+        func run(captured: Bool) async throws -> (body: Data, delegateBytes: Int) {
+            let session = URLSession(configuration: sessionConfiguration(captured: captured))
+            defer { session.finishTasksAndInvalidate() }
+            let counter = ByteCounter()
+            let (data, _) = try await session.data(for: URLRequest(url: server.url("/binary/300000")), delegate: counter)
+            // Delegate calls run on the session's delegate queue, possibly after the call returned.
+            eventually(timeout: 2) { counter.bytes.current == data.count }
+            return (data, counter.bytes.current)
+        }
+        let plain = try await run(captured: false)
+        let captured = try await run(captured: true)
+        XCTAssertEqual(plain.delegateBytes, 300_000)
+        XCTAssertEqual(captured.body, plain.body)
+        XCTAssertEqual(captured.delegateBytes, plain.delegateBytes)
+    }
+}

@@ -79,6 +79,7 @@ final class CaptureFlow: @unchecked Sendable {
     private var recorder: FlowRecorder?
     private var requestStream: TeeInputStream?
     private var delivery = TaskInternals.Delivery.wholeBodyOnce
+    private var completionTaskDelegate: URLSessionDataDelegate?
     private var bufferedBody = Data()
     /// The client has been told how the task ended, or the task was
     /// cancelled (it reports that itself): no more client calls.
@@ -116,6 +117,7 @@ final class CaptureFlow: @unchecked Sendable {
         guard let agent else { return fail(URLError(.unknown)) }
         original = internals.session
         delivery = internals.delivery
+        completionTaskDelegate = internals.completionTaskDelegate as? URLSessionDataDelegate
         let demux = agent.demuxes.demux(for: internals.session)
         let limit = agent.configuration.bodyCaptureLimit
         var recorder = FlowRecorder(
@@ -298,6 +300,13 @@ final class CaptureFlow: @unchecked Sendable {
             case .wholeBodyOnce:
                 // `didLoad` replaces the stored body: hand it over once, whole.
                 self.bufferedBody.append(data)
+                // The client does not pass chunks to an async call's task delegate; corelibs does.
+                if let delegate = self.completionTaskDelegate, let original = self.original,
+                   let dataTask = self.task as? URLSessionDataTask {
+                    original.delegateQueue.addOperation {
+                        delegate.urlSession(original, dataTask: dataTask, didReceive: data)
+                    }
+                }
             }
         }
     }
@@ -310,6 +319,7 @@ final class CaptureFlow: @unchecked Sendable {
             }
             self.original = nil
             self.task = nil
+            self.completionTaskDelegate = nil
             guard !self.clientIsDone else { return }
             self.clientIsDone = true
             guard let owner = self.owner, let client = self.client else { return }

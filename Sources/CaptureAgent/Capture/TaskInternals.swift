@@ -15,7 +15,8 @@ import FoundationNetworking
 ///   live only here; `request.httpBody` is nil for them.
 /// - the task's behaviour in `session.taskRegistry.behaviours`: whether its
 ///   results go to a completion handler (one `didLoad` with the whole body,
-///   because `didLoad` replaces the stored body) or to a delegate (chunks).
+///   because `didLoad` replaces the stored body) or to a delegate (chunks),
+///   and the task delegate an async call was given.
 struct TaskInternals: @unchecked Sendable {
     /// The body the app gave the task.
     enum Body {
@@ -40,6 +41,8 @@ struct TaskInternals: @unchecked Sendable {
     var session: URLSession?
     var body: Body?
     var delivery: Delivery
+    /// The task delegate of `data(for:delegate:)` and its kin, which also gets chunks.
+    var completionTaskDelegate: URLSessionTaskDelegate?
 
     /// Reads `task`'s internals. Call on the task's work queue (inside
     /// `startLoading`): the registry it reads is mutated only there.
@@ -48,6 +51,7 @@ struct TaskInternals: @unchecked Sendable {
         session = fields["session"].flatMap(Self.unwrapped) as? URLSession
         body = fields["knownBody"].flatMap(Self.unwrapped).flatMap(Self.body(from:))
         delivery = session.flatMap { Self.delivery(of: task, in: $0) } ?? .wholeBodyOnce
+        completionTaskDelegate = session.flatMap { Self.completionTaskDelegate(of: task, in: $0) }
     }
 
     /// Children of the mirror of `task` and of every superclass, by label.
@@ -94,15 +98,30 @@ struct TaskInternals: @unchecked Sendable {
     /// read (or the task is not registered yet: corelibs registers it
     /// asynchronously on the session's work queue, ahead of any `startLoading`).
     static func delivery(of task: URLSessionTask, in session: URLSession) -> Delivery? {
-        guard let registry = fields(of: session)["taskRegistry"],
-              let behaviours = fields(of: registry)["behaviours"] as? [Int: Any],
-              let behaviour = behaviours[task.taskIdentifier]
-        else { return nil }
-        let mirror = Mirror(reflecting: behaviour)
-        if let label = mirror.children.first?.label {
+        guard let behaviour = behaviour(of: task, in: session) else { return nil }
+        if let label = Mirror(reflecting: behaviour).children.first?.label {
             return label.contains("CompletionHandler") ? .wholeBodyOnce : nil
         }
         guard String(describing: behaviour) == "callDelegate" else { return nil }
         return session.delegate is URLSessionDataDelegate ? .delegateChunks : .wholeBodyOnce
+    }
+
+    /// The delegate given to `data(for:delegate:)` and its kin: kept in the
+    /// registry beside the completion handler, not in `task.delegate`.
+    /// corelibs sends it the body's chunks as well as completing the call.
+    static func completionTaskDelegate(of task: URLSessionTask, in session: URLSession) -> URLSessionTaskDelegate? {
+        guard let behaviour = behaviour(of: task, in: session),
+              let payload = Mirror(reflecting: behaviour).children.first,
+              payload.label?.hasSuffix("WithTaskDelegate") == true,
+              let delegate = Array(Mirror(reflecting: payload.value).children).last
+        else { return nil }
+        return unwrapped(delegate.value) as? URLSessionTaskDelegate
+    }
+
+    private static func behaviour(of task: URLSessionTask, in session: URLSession) -> Any? {
+        guard let registry = fields(of: session)["taskRegistry"],
+              let behaviours = fields(of: registry)["behaviours"] as? [Int: Any]
+        else { return nil }
+        return behaviours[task.taskIdentifier]
     }
 }
