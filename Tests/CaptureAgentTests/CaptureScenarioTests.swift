@@ -98,6 +98,15 @@ final class CaptureScenarioTests: AgentTestCase, @unchecked Sendable {
         }
     }
 
+    func testEveryHopOfARedirectChainIsLogged() async throws {
+        let first = server.url("/redirect/301?to=/redirect/307%3Fto=/text")
+        let run = try await compare { (URLRequest(url: first), nil) }
+        XCTAssertEqual(run.requests.map(\.uri), ["/redirect/301?to=/redirect/307%3Fto=/text", "/redirect/307?to=/text", "/text"])
+        XCTAssertEqual(run.log?.redirects.map(\.statusCode), [301, 307])
+        XCTAssertEqual(run.log?.redirects.map(\.to), [server.url("/redirect/307?to=/text").absoluteString, server.url("/text").absoluteString])
+        assertLog(run, redirects: 2)
+    }
+
     func testTheAppsDelegateCanRefuseARedirect() async throws {
         let run = try await compare(style: .delegate, refuseRedirects: true) {
             (URLRequest(url: server.url("/redirect/302?to=/text")), nil)
