@@ -184,6 +184,7 @@ final class StreamingTests: XCTestCase, @unchecked Sendable {
         _ = await get("/text", count: 1, on: session)
         XCTAssertTrue(eventually { inspector.finishedFlows(urlSuffix: "/text?i=0").count == 1 })
         XCTAssertEqual(inspector.reportedDrops, agent.statistics.droppedEvents, "the status before the next event carries the cumulative count")
+        XCTAssertEqual(inspector.finishedFlows(urlSuffix: "/binary/100000?i=29").count, 1, "the oldest events are dropped, the newest kept")
         XCTAssertEqual(inspector.decodingErrors, [])
     }
 
