@@ -46,6 +46,35 @@ final class CaptureScenarioTests: AgentTestCase, @unchecked Sendable {
         assertLog(run)
     }
 
+    /// `uploadTask(withStreamedRequest:)`: the body comes from the app
+    /// delegate's `needNewBodyStream`, asked by the inner task through the agent.
+    func testStreamedUploadAsksTheAppsDelegateForItsBody() async throws {
+        let body = Data(TestHTTPServer.pattern(count: 50_000))
+        func run(captured: Bool) async -> (AppOutcome, [ReceivedRequest]) {
+            let delegate = RecordingDelegate()
+            delegate.bodyStream = { InputStream(data: body) }
+            let session = URLSession(configuration: sessionConfiguration(captured: captured), delegate: delegate, delegateQueue: nil)
+            defer { session.finishTasksAndInvalidate() }
+            _ = server.takeRequests()
+            var request = URLRequest(url: server.url("/echo?streamed-upload"))
+            request.httpMethod = "POST"
+            let outcome = await withCheckedContinuation { continuation in
+                let task = session.uploadTask(withStreamedRequest: request)
+                delegate.expect(task) { continuation.resume(returning: $0) }
+                task.resume()
+            }
+            return (outcome, server.takeRequests())
+        }
+        let (expected, expectedRequests) = await run(captured: false)
+        let (actual, actualRequests) = await run(captured: true)
+        XCTAssertEqual(expected.body, body)
+        XCTAssertEqual(actual, expected)
+        XCTAssertEqual(actualRequests, expectedRequests)
+        var log: NetworkLog?
+        XCTAssertTrue(eventually { log = inspector.finishedFlows(urlSuffix: "streamed-upload").first; return log != nil })
+        XCTAssertEqual(log?.request.body?.data, body, "the stream was read through the tee")
+    }
+
     func testUploadFromDataIsUnchangedAndLogged() async throws {
         let body = Data(TestHTTPServer.pattern(count: 100_000))
         for style in ClientStyle.allCases {

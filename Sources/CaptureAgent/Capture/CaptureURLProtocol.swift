@@ -135,7 +135,10 @@ final class CaptureFlow: @unchecked Sendable {
             let error = Self.downloadUnsupportedError(for: request)
             agent.emit(recorder.started())
             agent.emit(recorder.finished(error: error, requestBody: nil))
-            return fail(error)
+            fail(error)
+            self.task = nil
+            original = nil
+            return
         }
 
         let body = internals.body ?? Self.body(in: request, of: task)

@@ -58,6 +58,8 @@ final class RecordingDelegate: NSObject, URLSessionDataDelegate, @unchecked Send
     private let entries = Locked<[Int: Entry]>([:])
     let refusesRedirects: Bool
     let credential: URLCredential?
+    /// Answers `needNewBodyStream` (streamed uploads) when set.
+    var bodyStream: (@Sendable () -> InputStream)?
     let redirectsSeen = Locked<[Int]>([])
     let challengesSeen = Locked<[String]>([])
     let chunkCounts = Locked<[Int]>([])
@@ -65,6 +67,10 @@ final class RecordingDelegate: NSObject, URLSessionDataDelegate, @unchecked Send
     init(refusesRedirects: Bool = false, credential: URLCredential? = nil) {
         self.refusesRedirects = refusesRedirects
         self.credential = credential
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, needNewBodyStream completionHandler: @escaping @Sendable (InputStream?) -> Void) {
+        completionHandler(bodyStream?())
     }
 
     func urlSession(
