@@ -77,7 +77,17 @@ final class CaptureFlow: @unchecked Sendable {
     private var innerTask: URLSessionTask?
     private var original: URLSession?
     private var recorder: FlowRecorder?
-    private var requestStream: TeeInputStream?
+    /// Set on `queue` or (for streamed uploads) on the inner work queue.
+    private let requestStream = Locked<TeeInputStream?>(nil)
+    /// What a streamed upload's body request needs, readable off `queue`.
+    private let streamSource = Locked<StreamSource?>(nil)
+
+    private struct StreamSource: @unchecked Sendable {
+        var task: URLSessionTask
+        var original: URLSession
+        var delegate: URLSessionTaskDelegate
+        var limit: Int
+    }
     private var delivery = TaskInternals.Delivery.wholeBodyOnce
     private var completionTaskDelegate: URLSessionDataDelegate?
     private var bufferedBody = Data()
@@ -159,11 +169,14 @@ final class CaptureFlow: @unchecked Sendable {
             make = { $0.uploadTask(with: request, fromFile: url) }
         case .stream(let stream):
             let tee = TeeInputStream(source: stream, limit: limit)
-            requestStream = tee
+            requestStream.withLock { $0 = tee }
             var streamed = request
             streamed.httpBodyStream = tee
             make = { $0.dataTask(with: streamed) }
         case .askDelegate:
+            if let original, let delegate = task.delegate {
+                streamSource.withLock { $0 = StreamSource(task: task, original: original, delegate: delegate, limit: limit) }
+            }
             make = { $0.uploadTask(withStreamedRequest: request) }
         }
 
@@ -249,23 +262,17 @@ final class CaptureFlow: @unchecked Sendable {
         }
     }
 
+    /// Asked synchronously on the inner task's work queue, and corelibs goes
+    /// on setting up the transfer inside `provide`. Answering from another
+    /// thread races libcurl's multi handle (a `try!` crash in corelibs was
+    /// seen under ThreadSanitizer), so the app's delegate is asked right
+    /// here, on this thread, just as corelibs asks it without the agent.
     func innerNeedsBodyStream(_ provide: @escaping @Sendable (InputStream?) -> Void) {
-        queue.async {
-            guard let task = self.task, let original = self.original, let delegate = task.delegate, let agent = self.agent else {
-                return provide(nil)
-            }
-            let limit = agent.configuration.bodyCaptureLimit
-            original.delegateQueue.addOperation {
-                delegate.urlSession(original, task: task) { stream in
-                    // Handed from the delegate queue to the flow's queue, then only read there.
-                    nonisolated(unsafe) let stream = stream
-                    self.queue.async {
-                        let tee = stream.map { TeeInputStream(source: $0, limit: limit) }
-                        self.requestStream = tee
-                        provide(tee)
-                    }
-                }
-            }
+        guard let source = streamSource.current else { return provide(nil) }
+        source.delegate.urlSession(source.original, task: source.task) { stream in
+            let tee = stream.map { TeeInputStream(source: $0, limit: source.limit) }
+            self.requestStream.withLock { $0 = tee }
+            provide(tee)
         }
     }
 
@@ -317,12 +324,13 @@ final class CaptureFlow: @unchecked Sendable {
     func innerDidComplete(error: Error?) {
         queue.async {
             if let recorder = self.recorder {
-                self.agent?.emit(recorder.finished(error: error, requestBody: self.requestStream?.captured))
+                self.agent?.emit(recorder.finished(error: error, requestBody: self.requestStream.current?.captured))
                 self.recorder = nil
             }
             self.original = nil
             self.task = nil
             self.completionTaskDelegate = nil
+            self.streamSource.withLock { $0 = nil }
             guard !self.clientIsDone else { return }
             self.clientIsDone = true
             guard let owner = self.owner, let client = self.client else { return }
