@@ -19,6 +19,7 @@ let package = Package(
         // Embedded in other people's programs, so it depends on nothing but
         // Foundation (and FoundationNetworking on Linux) and WireProtocol.
         .target(name: "CaptureAgent", dependencies: ["WireProtocol"]),
+        .executableTarget(name: "AgentDemo", dependencies: ["CaptureAgent"], path: "Examples/AgentDemo"),
 
         // ncursesw; the shim turns on the wide-char API. No pkgConfig: its
         // cflags carry -D flags SwiftPM refuses with a warning, and the
@@ -49,8 +50,6 @@ let package = Package(
             path: "Sources/InspectorTUI",
             exclude: ["Core"]
         ),
-
-        .executableTarget(name: "AgentDemo", dependencies: ["CaptureAgent"], path: "Examples/AgentDemo"),
 
         .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"], resources: [.copy("Golden")]),
         .testTarget(
