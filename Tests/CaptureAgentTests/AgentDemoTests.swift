@@ -1,6 +1,10 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import WireProtocol
 import XCTest
+@testable import CaptureAgent
 
 /// Runs the `AgentDemo` executable in a fresh process: the only way to see
 /// `URLSession.shared` captured (this test process made sessions long before
@@ -64,5 +68,41 @@ final class AgentDocumentationTests: XCTestCase {
         let begin = try XCTUnwrap(guide.range(of: "<!-- AgentDemo:begin -->\n```swift\n"))
         let end = try XCTUnwrap(guide.range(of: "```\n<!-- AgentDemo:end -->"))
         XCTAssertEqual(String(guide[begin.upperBound ..< end.lowerBound]), demo, "docs/AGENT.md and Examples/AgentDemo/main.swift differ")
+    }
+}
+
+/// The "too late for URLSession.shared" warning, seen from a fresh process:
+/// the test bundle runs its own probe test in a child process, where a
+/// session exists before the agent starts.
+final class SharedSessionWarningTests: XCTestCase {
+    private static let probeVariable = "NETINSPECT_SHARED_SESSION_PROBE"
+
+    /// Runs only inside the child process.
+    func testProbe() throws {
+        guard ProcessInfo.processInfo.environment[Self.probeVariable] != nil else {
+            throw XCTSkip("runs only as the child of testStartingAfterASessionExistsWarnsOnceOnStandardError")
+        }
+        _ = URLSession(configuration: .default)
+        for _ in 0 ..< 2 {
+            let agent = try CaptureAgent.start(.init(destination: .unix(path: "/tmp/ni-unused.sock")))
+            agent.stop()
+        }
+    }
+
+    func testStartingAfterASessionExistsWarnsOnceOnStandardError() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["CaptureAgentTests.SharedSessionWarningTests/testProbe"]
+        var environment = ProcessInfo.processInfo.environment
+        environment[Self.probeVariable] = "1"
+        process.environment = environment
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = Pipe()
+        try process.run()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, stderr)
+        XCTAssertEqual(stderr.components(separatedBy: "URLSession.shared is not captured").count - 1, 1, stderr)
     }
 }
