@@ -54,6 +54,7 @@ public final class CaptureAgent: Sendable {
         /// `$NETINSPECT` is set but is not `unix:PATH` or `tcp:HOST:PORT`.
         case invalidDestination(String)
 
+        /// What went wrong, for a person.
         public var description: String {
             switch self {
             case .alreadyRunning: "a CaptureAgent is already running in this process"
