@@ -20,6 +20,7 @@ let package = Package(
         // Embedded in other people's programs, so it depends on nothing but
         // Foundation (and FoundationNetworking on Linux) and WireProtocol.
         .target(name: "CaptureAgent", dependencies: ["WireProtocol"]),
+        .executableTarget(name: "AgentDemo", dependencies: ["CaptureAgent"], path: "Examples/AgentDemo"),
 
         // ncursesw; the shim turns on the wide-char API. No pkgConfig: its
         // cflags carry -D flags SwiftPM refuses with a warning, and the

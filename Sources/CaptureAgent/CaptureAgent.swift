@@ -1,1 +1,256 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import WireProtocol
+
+/// Captures the HTTP traffic of `URLSession`s in this process and streams it
+/// to a netinspect inspector.
+///
+/// Start it first thing in `main`, before any `URLSession` exists, so that
+/// `URLSession.shared` is captured too; opt other sessions in with
+/// ``capture(_:)``:
+///
+/// ```swift
+/// import CaptureAgent
+/// import Foundation
+/// #if canImport(FoundationNetworking)
+/// import FoundationNetworking
+/// #endif
+///
+/// let agent = try CaptureAgent.start()   // $NETINSPECT, else the default socket
+/// let config = URLSessionConfiguration.default
+/// agent.capture(config)
+/// let session = URLSession(configuration: config)
+/// // … use `session` and `URLSession.shared` as usual …
+/// agent.stop()
+/// ```
+///
+/// The app's requests and responses are not changed: each captured request
+/// is re-sent through one inner session per original session, built from a
+/// copy of the original configuration. Events go to the inspector from one
+/// background thread; with no inspector listening they are counted and
+/// dropped.
+///
+/// On Linux, download tasks cannot run through a custom `URLProtocol`: under
+/// the agent they fail at once with `URLError(.unsupportedURL)` (and are
+/// logged as failed) instead of crashing the app. See `docs/AGENT.md` for
+/// this and the other Linux differences, redaction and limits.
+public final class CaptureAgent: Sendable {
+    /// The configuration the agent was started with.
+    public let configuration: Configuration
+    /// Where the agent sends events.
+    public let destination: Configuration.Destination
+
+    let clock: FlowClock
+    let demuxes: DemuxRegistry
+    private let streamer: EventStreamer
+    private let isRunning = Locked(true)
+
+    /// Why ``start(_:)`` failed.
+    public enum StartError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// Another agent is running in this process; stop it first.
+        case alreadyRunning
+        /// `$NETINSPECT` is set but is not `unix:PATH` or `tcp:HOST:PORT`.
+        case invalidDestination(String)
+
+        /// What went wrong, for a person.
+        public var description: String {
+            switch self {
+            case .alreadyRunning: "a CaptureAgent is already running in this process"
+            case .invalidDestination(let reason): "invalid $\(Endpoint.environmentVariable): \(reason)"
+            }
+        }
+    }
+
+    /// What the agent has done so far.
+    public struct Statistics: Sendable, Equatable {
+        /// Events dropped: no inspector connected, or the queue was full.
+        public var droppedEvents = 0
+        /// Events waiting to be written.
+        public var queuedEvents = 0
+        /// Estimated bytes of the events waiting to be written.
+        public var queuedBytes = 0
+        /// The most events ever waiting at once.
+        public var peakQueuedEvents = 0
+        /// The most estimated bytes ever waiting at once.
+        public var peakQueuedBytes = 0
+        /// Connections made to an inspector.
+        public var connections = 0
+        /// Frames written, `hello` and `status` included.
+        public var framesWritten = 0
+    }
+
+    /// Starts capturing and streaming.
+    ///
+    /// ```swift
+    /// let agent = try CaptureAgent.start()
+    /// let agent = try CaptureAgent.start(CaptureAgent.Configuration(destination: .unix(path: "/tmp/x.sock")))
+    /// let agent = try CaptureAgent.start(CaptureAgent.Configuration(destination: .tcp(host: "127.0.0.1", port: 9123)))
+    /// ```
+    ///
+    /// Registers the capture protocol with `URLProtocol`, which captures
+    /// `URLSession.shared` if no session existed yet. If one did,
+    /// `URLSession.shared` cannot be captured and the agent says so once on
+    /// stderr. (It checks by reading `URLSession.shared`'s protocol classes
+    /// right after registering: `shared` snapshots the registered classes
+    /// when it is created, and it is created here if it did not exist yet.)
+    ///
+    /// - Throws: ``StartError``.
+    public static func start(_ configuration: Configuration = Configuration()) throws(StartError) -> CaptureAgent {
+        try start(configuration, clock: .system, environment: ProcessInfo.processInfo.environment)
+    }
+
+    static func start(
+        _ configuration: Configuration, clock: FlowClock, environment: [String: String]
+    ) throws(StartError) -> CaptureAgent {
+        let destination: Endpoint
+        do {
+            destination = try configuration.resolvedDestination(environment: environment)
+        } catch {
+            throw .invalidDestination(error.description)
+        }
+        let agent = CaptureAgent(configuration: configuration, destination: destination, clock: clock)
+        try AgentRegistry.activate(agent)
+        _ = URLProtocol.registerClass(CaptureURLProtocol.self)
+        warnIfSharedSessionIsNotCaptured()
+        agent.streamer.start()
+        agent.streamer.waitForFirstAttempt(timeout: configuration.initialConnectionWait)
+        return agent
+    }
+
+    private init(configuration: Configuration, destination: Endpoint, clock: FlowClock) {
+        var configuration = configuration
+        configuration.bodyCaptureLimit = max(0, configuration.bodyCaptureLimit)
+        configuration.maximumPendingEvents = max(1, configuration.maximumPendingEvents)
+        configuration.maximumPendingBytes = max(0, configuration.maximumPendingBytes)
+        self.configuration = configuration
+        self.destination = destination
+        self.clock = clock
+        self.demuxes = DemuxRegistry(defaultProtocolClasses: URLSessionConfiguration.default.protocolClasses ?? [])
+        let info = ProcessInfo.processInfo
+        let hello = Hello(
+            agentName: "CaptureAgent",
+            agentVersion: Self.version,
+            appName: configuration.appName ?? info.processName,
+            processID: Int(info.processIdentifier),
+            hostName: info.hostName,
+            token: configuration.token
+        )
+        self.streamer = EventStreamer(
+            destination: destination,
+            hello: hello,
+            limits: .init(maximumEvents: configuration.maximumPendingEvents, maximumBytes: configuration.maximumPendingBytes)
+        )
+    }
+
+    /// The agent's version, sent in `hello`.
+    public static let version = "0.1.0"
+
+    /// Makes sessions created from `configuration` captured: puts the
+    /// capture protocol first in its `protocolClasses` (where Foundation
+    /// asks first). Call before creating the session; a session copies its
+    /// configuration when it is created.
+    ///
+    /// ```swift
+    /// let config = URLSessionConfiguration.default
+    /// config.timeoutIntervalForRequest = 10
+    /// agent.capture(config)
+    /// let session = URLSession(configuration: config, delegate: myDelegate, delegateQueue: nil)
+    /// ```
+    public func capture(_ configuration: URLSessionConfiguration) {
+        let others = (configuration.protocolClasses ?? []).filter {
+            ObjectIdentifier($0) != ObjectIdentifier(CaptureURLProtocol.self)
+        }
+        configuration.protocolClasses = [CaptureURLProtocol.self] + others
+    }
+
+    /// Stops capturing new tasks and flushes queued events, waiting at most
+    /// ``Configuration/flushTimeout``. Tasks already running finish normally;
+    /// their remaining events are not sent. Calling it again does nothing.
+    public func stop() {
+        let wasRunning = isRunning.withLock { running -> Bool in
+            defer { running = false }
+            return running
+        }
+        guard wasRunning else { return }
+        AgentRegistry.deactivate(self)
+        streamer.stop(timeout: configuration.flushTimeout)
+        demuxes.invalidateAll()
+    }
+
+    /// Whether the agent captures new tasks (until ``stop()``).
+    public var isCapturing: Bool { isRunning.current }
+
+    /// Whether an inspector is connected right now.
+    public var isConnected: Bool { streamer.connected }
+
+    /// Counters of the event stream.
+    public var statistics: Statistics { streamer.currentStatistics }
+
+    /// Inner sessions alive: one per captured original session.
+    package var innerSessionCount: Int { demuxes.count }
+
+    func emit(_ message: Message) {
+        streamer.submit(message)
+    }
+
+    // MARK: - URLSession.shared
+
+    private static let sharedWarning = Locked(false)
+
+    private static func warnIfSharedSessionIsNotCaptured() {
+        guard !sharedSessionIsCaptured else { return }
+        let first = sharedWarning.withLock { warned -> Bool in
+            defer { warned = true }
+            return !warned
+        }
+        guard first else { return }
+        let message = "netinspect CaptureAgent: URLSession.shared existed before CaptureAgent.start() "
+            + "(or another URLSession was created first), so URLSession.shared is not captured. "
+            + "Start the agent first thing in main, or use a session whose configuration went through agent.capture(_:).\n"
+        FileHandle.standardError.write(Data(message.utf8))
+    }
+
+    /// Whether `URLSession.shared` asks the capture protocol first. Creates
+    /// `shared` when it does not exist yet, which is when it is captured.
+    static var sharedSessionIsCaptured: Bool {
+        isCaptured(URLSession.shared)
+    }
+
+    /// Whether `session` asks the capture protocol first.
+    static func isCaptured(_ session: URLSession) -> Bool {
+        guard let first = session.configuration.protocolClasses?.first else { return false }
+        return ObjectIdentifier(first) == ObjectIdentifier(CaptureURLProtocol.self)
+    }
+}
+
+/// The running agent, found by the capture protocol (whose instances
+/// Foundation creates) and by ``CaptureAgent/start(_:)`` to refuse a second one.
+enum AgentRegistry {
+    private struct State {
+        var active: CaptureAgent?
+        var mostRecent: CaptureAgent?
+    }
+
+    private static let state = Locked(State())
+
+    static var active: CaptureAgent? { state.current.active }
+    static var mostRecent: CaptureAgent? { state.current.mostRecent }
+
+    static func activate(_ agent: CaptureAgent) throws(CaptureAgent.StartError) {
+        let accepted = state.withLock { state -> Bool in
+            guard state.active == nil else { return false }
+            state.active = agent
+            state.mostRecent = agent
+            return true
+        }
+        if !accepted { throw .alreadyRunning }
+    }
+
+    static func deactivate(_ agent: CaptureAgent) {
+        state.withLock { state in
+            if state.active === agent { state.active = nil }
+        }
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
+/// What swift-corelibs-foundation keeps private about a task but the agent
+/// needs, read through `Mirror` in this one place. Every read fails soft: a
+/// missing field means capturing with less (the default configuration, a
+/// body-less request, one `didLoad` at the end), never a crash.
+///
+/// - `session`: the task's original `URLSession` (internal `session`,
+///   declared on `URLSessionTask`, hence the superclass mirror for subclasses).
+/// - `knownBody`: `.none`, `.data(DispatchData)`, `.file(URL)` or
+///   `.stream(InputStream)`. Upload-from-data and upload-from-file bodies
+///   live only here; `request.httpBody` is nil for them.
+/// - the task's behaviour in `session.taskRegistry.behaviours`: whether its
+///   results go to a completion handler (one `didLoad` with the whole body,
+///   because `didLoad` replaces the stored body) or to a delegate (chunks),
+///   and the task delegate an async call was given.
+struct TaskInternals: @unchecked Sendable {
+    /// The body the app gave the task.
+    enum Body {
+        case none
+        case data(Data)
+        case file(URL)
+        case stream(InputStream)
+        /// `uploadTask(withStreamedRequest:)`: the delegate's
+        /// `needNewBodyStream` supplies the body.
+        case askDelegate
+    }
+
+    /// How the task's owner consumes the response body.
+    enum Delivery: Equatable {
+        /// A session delegate receives `didReceive data` per chunk.
+        case delegateChunks
+        /// A completion handler (or async/await) receives the whole body once;
+        /// also the safe choice when the behaviour cannot be read.
+        case wholeBodyOnce
+    }
+
+    var session: URLSession?
+    var body: Body?
+    var delivery: Delivery
+    /// The task delegate of `data(for:delegate:)` and its kin, which also gets chunks.
+    var completionTaskDelegate: URLSessionTaskDelegate?
+
+    /// Reads `task`'s internals. Call on the task's work queue (inside
+    /// `startLoading`): the registry it reads is mutated only there.
+    init(of task: URLSessionTask) {
+        let fields = Self.fields(of: task)
+        session = fields["session"].flatMap(Self.unwrapped) as? URLSession
+        body = fields["knownBody"].flatMap(Self.unwrapped).flatMap(Self.body(from:))
+        delivery = session.flatMap { Self.delivery(of: task, in: $0) } ?? .wholeBodyOnce
+        completionTaskDelegate = session.flatMap { Self.completionTaskDelegate(of: task, in: $0) }
+    }
+
+    /// Children of the mirror of `task` and of every superclass, by label.
+    private static func fields(of subject: Any) -> [String: Any] {
+        var result: [String: Any] = [:]
+        var mirror: Mirror? = Mirror(reflecting: subject)
+        while let current = mirror {
+            for child in current.children {
+                if let label = child.label, result[label] == nil { result[label] = child.value }
+            }
+            mirror = current.superclassMirror
+        }
+        return result
+    }
+
+    /// The wrapped value of an `Optional` (any depth) held in an `Any`.
+    private static func unwrapped(_ value: Any) -> Any? {
+        let mirror = Mirror(reflecting: value)
+        guard mirror.displayStyle == .optional else { return value }
+        return mirror.children.first.flatMap { unwrapped($0.value) }
+    }
+
+    private static func body(from value: Any) -> Body? {
+        let mirror = Mirror(reflecting: value)
+        guard mirror.displayStyle == .enum else { return nil }
+        guard let payload = mirror.children.first else {
+            return String(describing: value) == "none" ? Body.none : nil
+        }
+        switch payload.label {
+        case "data":
+            if let data = payload.value as? DispatchData { return .data(Data(data)) }
+            if let data = payload.value as? Data { return .data(data) }
+            return nil
+        case "file":
+            return (payload.value as? URL).map(Body.file)
+        case "stream":
+            return (payload.value as? InputStream).map(Body.stream)
+        default:
+            return nil
+        }
+    }
+
+    /// The delivery the registry records for `task`; nil when it cannot be
+    /// read (or the task is not registered yet: corelibs registers it
+    /// asynchronously on the session's work queue, ahead of any `startLoading`).
+    static func delivery(of task: URLSessionTask, in session: URLSession) -> Delivery? {
+        guard let behaviour = behaviour(of: task, in: session) else { return nil }
+        if let label = Mirror(reflecting: behaviour).children.first?.label {
+            return label.contains("CompletionHandler") ? .wholeBodyOnce : nil
+        }
+        guard String(describing: behaviour) == "callDelegate" else { return nil }
+        return session.delegate is URLSessionDataDelegate ? .delegateChunks : .wholeBodyOnce
+    }
+
+    /// The delegate given to `data(for:delegate:)` and its kin: kept in the
+    /// registry beside the completion handler, not in `task.delegate`.
+    /// corelibs sends it the body's chunks as well as completing the call.
+    static func completionTaskDelegate(of task: URLSessionTask, in session: URLSession) -> URLSessionTaskDelegate? {
+        guard let behaviour = behaviour(of: task, in: session),
+              let payload = Mirror(reflecting: behaviour).children.first,
+              payload.label?.hasSuffix("WithTaskDelegate") == true,
+              let delegate = Array(Mirror(reflecting: payload.value).children).last
+        else { return nil }
+        return unwrapped(delegate.value) as? URLSessionTaskDelegate
+    }
+
+    private static func behaviour(of task: URLSessionTask, in session: URLSession) -> Any? {
+        guard let registry = fields(of: session)["taskRegistry"],
+              let behaviours = fields(of: registry)["behaviours"] as? [Int: Any]
+        else { return nil }
+        return behaviours[task.taskIdentifier]
+    }
+}

@@ -1,0 +1,173 @@
+import Foundation
+import WireProtocol
+
+extension CaptureAgent {
+    /// What the agent captures, how much of it, and where it sends it.
+    ///
+    /// Every property has a default; set only what you need:
+    ///
+    /// ```swift
+    /// var configuration = CaptureAgent.Configuration(destination: .tcp(host: "127.0.0.1", port: 9123))
+    /// configuration.excludedHosts = ["*.telemetry.example"]
+    /// configuration.redactedHeaders.insert("X-Api-Key")
+    /// configuration.redactedQueryItems = ["token"]
+    /// configuration.bodyCaptureLimit = 256 * 1024
+    /// let agent = try CaptureAgent.start(configuration)
+    /// ```
+    ///
+    /// Or build it in one expression:
+    ///
+    /// ```swift
+    /// let agent = try CaptureAgent.start(.init(destination: .unix(path: "/tmp/x.sock")) {
+    ///     $0.appName = "billing-worker"
+    /// })
+    /// ```
+    public struct Configuration: Sendable {
+        /// Where events go: a Unix socket path or a TCP host and port,
+        /// written `unix:PATH` or `tcp:HOST:PORT` in `$NETINSPECT`.
+        public typealias Destination = Endpoint
+
+        /// Where to send events. `nil` means: `$NETINSPECT` when set, else
+        /// `Endpoint.defaultEndpoint()`, the socket the inspector listens on
+        /// by default.
+        public var destination: Destination?
+
+        /// Host patterns to capture; empty captures every host. A pattern is
+        /// a host name, optionally with `*` wildcards (`*.example.com`),
+        /// compared case-insensitively.
+        public var includedHosts: [String] = []
+        /// Host patterns never to capture; wins over ``includedHosts``.
+        public var excludedHosts: [String] = []
+        /// URL patterns to capture; empty captures every URL. `*` matches any
+        /// run of characters: `http://127.0.0.1:*/api/*`.
+        public var includedURLs: [String] = []
+        /// URL patterns never to capture; wins over ``includedURLs``.
+        public var excludedURLs: [String] = []
+
+        /// Header names (case-insensitive) whose values are replaced by
+        /// ``redactionMarker`` in the log. The request the server receives
+        /// and the response the app receives are never changed.
+        public var redactedHeaders: Set<String> = ["Authorization", "Proxy-Authorization", "Cookie", "Set-Cookie"]
+        /// Query item names (case-sensitive, as in `URLComponents`) whose
+        /// values are replaced by ``redactionMarker`` in the logged URL.
+        public var redactedQueryItems: Set<String> = []
+        /// What a redacted value reads as in the log.
+        public var redactionMarker = "<redacted>"
+
+        /// The most bytes of each request or response body kept in the log.
+        /// The app still sends and receives every byte; the log gets the
+        /// first `bodyCaptureLimit` bytes, the full size and a truncation flag.
+        public var bodyCaptureLimit = 4 * 1024 * 1024
+
+        /// The most events waiting to be written to the inspector. When the
+        /// queue is full the oldest events are dropped and counted.
+        public var maximumPendingEvents = 1024
+        /// The most bytes (estimated) of events waiting to be written.
+        public var maximumPendingBytes = 64 * 1024 * 1024
+
+        /// How long ``CaptureAgent/start(_:)`` waits for its first connection
+        /// attempt, so the app's first requests reach an inspector that is
+        /// already listening. Connecting to a Unix or loopback socket takes
+        /// microseconds; the wait only runs out when a TCP peer does not answer.
+        public var initialConnectionWait: TimeInterval = 0.25
+
+        /// How long ``CaptureAgent/stop()`` waits for queued events to be written.
+        public var flushTimeout: TimeInterval = 2
+
+        /// The app name sent in `hello`; the process name when `nil`.
+        public var appName: String?
+        /// A shared secret sent in `hello`; inspectors listening on
+        /// non-loopback TCP addresses require one.
+        public var token: String?
+
+        /// Creates a configuration, optionally adjusted by `configure`.
+        public init(destination: Destination? = nil, _ configure: (inout Configuration) -> Void = { _ in }) {
+            self.destination = destination
+            configure(&self)
+        }
+
+        /// The destination this configuration resolves to: ``destination``,
+        /// else `$NETINSPECT`, else the default socket.
+        /// - Throws: `Endpoint.ParseError` when `$NETINSPECT` is set but is
+        ///   not `unix:PATH` or `tcp:HOST:PORT`.
+        public func resolvedDestination(
+            environment: [String: String] = ProcessInfo.processInfo.environment
+        ) throws(Endpoint.ParseError) -> Destination {
+            if let destination { return destination }
+            if let text = environment[Endpoint.environmentVariable], !text.isEmpty {
+                return try Endpoint(parsing: text)
+            }
+            return Endpoint.defaultEndpoint(environment: environment)
+        }
+    }
+}
+
+// MARK: - Filtering and redaction
+
+extension CaptureAgent.Configuration {
+    /// Whether a request for `url` is captured.
+    func shouldCapture(_ url: URL) -> Bool {
+        let host = url.host ?? ""
+        let text = url.absoluteString
+        if excludedHosts.contains(where: { Glob.matches($0, host) }) { return false }
+        if excludedURLs.contains(where: { Glob.matches($0, text) }) { return false }
+        let hostIncluded = includedHosts.isEmpty || includedHosts.contains { Glob.matches($0, host) }
+        let urlIncluded = includedURLs.isEmpty || includedURLs.contains { Glob.matches($0, text) }
+        return hostIncluded && urlIncluded
+    }
+
+    /// `headers` with the values of redacted names replaced.
+    func redacting(_ headers: [HTTPHeader]) -> [HTTPHeader] {
+        guard !redactedHeaders.isEmpty else { return headers }
+        let names = Set(redactedHeaders.map { $0.lowercased() })
+        return headers.map { header in
+            names.contains(header.name.lowercased()) ? HTTPHeader(name: header.name, value: redactionMarker) : header
+        }
+    }
+
+    /// `url` as text with the values of redacted query items replaced.
+    func redacting(_ url: URL) -> String {
+        guard !redactedQueryItems.isEmpty,
+              var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
+              let items = components.queryItems,
+              items.contains(where: { redactedQueryItems.contains($0.name) })
+        else { return url.absoluteString }
+        // Percent-encoded form, so a marker like "<redacted>" stays a legal URL.
+        components.percentEncodedQueryItems = components.percentEncodedQueryItems?.map { item in
+            let name = item.name.removingPercentEncoding ?? item.name
+            guard redactedQueryItems.contains(name), item.value != nil else { return item }
+            let marker = redactionMarker.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? ""
+            return URLQueryItem(name: item.name, value: marker)
+        }
+        return components.string ?? url.absoluteString
+    }
+}
+
+/// Case-insensitive wildcard matching: `*` matches any run of characters,
+/// everything else matches itself.
+enum Glob {
+    static func matches(_ pattern: String, _ text: String) -> Bool {
+        let p = Array(pattern.lowercased().utf8)
+        let t = Array(text.lowercased().utf8)
+        var pi = 0, ti = 0
+        var starAt = -1, resumeAt = 0
+        while ti < t.count {
+            if pi < p.count, p[pi] == UInt8(ascii: "*") {
+                starAt = pi
+                resumeAt = ti
+                pi += 1
+            } else if pi < p.count, p[pi] == t[ti] {
+                pi += 1
+                ti += 1
+            } else if starAt >= 0 {
+                pi = starAt + 1
+                resumeAt += 1
+                ti = resumeAt
+            } else {
+                return false
+            }
+        }
+        while pi < p.count, p[pi] == UInt8(ascii: "*") { pi += 1 }
+        return pi == p.count
+    }
+}

@@ -1,0 +1,169 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import WireProtocol
+
+/// The agent's one connection to the inspector: a blocking stream socket,
+/// used only by the writer thread. Plain POSIX so the agent needs nothing but
+/// Foundation.
+///
+/// Writes never raise SIGPIPE (`MSG_NOSIGNAL` on Linux, `SO_NOSIGPIPE` on
+/// Darwin): a vanished inspector is an `EPIPE` error, not a dead host app.
+struct EventSocket: ~Copyable {
+    private(set) var descriptor: Int32
+
+    enum Failure: Error, Equatable {
+        case resolve(String)
+        case system(call: String, errno: Int32)
+        case timedOut
+    }
+
+    /// Connects to `endpoint`, waiting at most `timeout` seconds.
+    init(connectingTo endpoint: Endpoint, timeout: TimeInterval) throws(Failure) {
+        switch endpoint {
+        case .unix(let path):
+            descriptor = try Self.connectUnix(path: path, timeout: timeout)
+        case let .tcp(host, port):
+            descriptor = try Self.connectTCP(host: host, port: port, timeout: timeout)
+        }
+    }
+
+    deinit {
+        if descriptor >= 0 { _ = close(descriptor) }
+    }
+
+    /// Writes all of `data`; throws when the peer is gone or the socket was shut down.
+    func send(_ data: Data) throws(Failure) {
+        let result: Failure? = data.withUnsafeBytes { raw -> Failure? in
+            guard var pointer = raw.baseAddress else { return nil }
+            var remaining = raw.count
+            while remaining > 0 {
+                let written = sendNoSignal(descriptor, pointer, remaining)
+                if written < 0 {
+                    if errno == EINTR { continue }
+                    return .system(call: "send", errno: errno)
+                }
+                if written == 0 { return .system(call: "send", errno: EPIPE) }
+                pointer += written
+                remaining -= written
+            }
+            return nil
+        }
+        if let result { throw result }
+    }
+
+    /// Whether the peer has closed its end (or reset), checked without
+    /// blocking. Bytes the inspector sends, which it should not, are discarded.
+    func peerHasClosed() -> Bool {
+        var pollDescriptor = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        guard poll(&pollDescriptor, 1, 0) > 0 else { return false }
+        if pollDescriptor.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 { return true }
+        var scratch = [UInt8](repeating: 0, count: 512)
+        let count = recv(descriptor, &scratch, scratch.count, Int32(MSG_DONTWAIT))
+        if count == 0 { return true }
+        if count < 0 { return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR }
+        return false
+    }
+
+    // MARK: - Connecting
+
+    private static func connectUnix(path: String, timeout: TimeInterval) throws(Failure) -> Int32 {
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let pathBytes = Array(path.utf8)
+        let capacity = MemoryLayout.size(ofValue: address.sun_path)
+        guard pathBytes.count < capacity else { throw .system(call: "connect", errno: ENAMETOOLONG) }
+        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
+            buffer.copyBytes(from: pathBytes)
+            buffer[pathBytes.count] = 0
+        }
+        let fd = try makeSocket(family: AF_UNIX)
+        let length = socklen_t(MemoryLayout<sockaddr_un>.size)
+        let outcome = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connectWithTimeout(fd, $0, length, timeout) }
+        }
+        if let outcome {
+            _ = close(fd)
+            throw outcome
+        }
+        return fd
+    }
+
+    private static func connectTCP(host: String, port: Int, timeout: TimeInterval) throws(Failure) -> Int32 {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(sockStreamType)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let first = list else {
+            throw .resolve(String(cString: gai_strerror(status)))
+        }
+        defer { freeaddrinfo(list) }
+        var lastFailure = Failure.resolve("no address for \(host)")
+        var entry: UnsafeMutablePointer<addrinfo>? = first
+        while let info = entry {
+            entry = info.pointee.ai_next
+            let fd: Int32
+            do { fd = try makeSocket(family: info.pointee.ai_family) } catch { lastFailure = error; continue }
+            if let failure = connectWithTimeout(fd, info.pointee.ai_addr, info.pointee.ai_addrlen, timeout) {
+                _ = close(fd)
+                lastFailure = failure
+                continue
+            }
+            var noDelay: Int32 = 1
+            _ = setsockopt(fd, Int32(IPPROTO_TCP), TCP_NODELAY, &noDelay, socklen_t(MemoryLayout<Int32>.size))
+            return fd
+        }
+        throw lastFailure
+    }
+
+    private static func makeSocket(family: Int32) throws(Failure) -> Int32 {
+        let fd = socket(family, Int32(sockStreamType), 0)
+        guard fd >= 0 else { throw .system(call: "socket", errno: errno) }
+        _ = fcntl(fd, F_SETFD, FD_CLOEXEC)
+        #if canImport(Darwin)
+        var on: Int32 = 1
+        _ = setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &on, socklen_t(MemoryLayout<Int32>.size))
+        #endif
+        return fd
+    }
+
+    /// A non-blocking connect bounded by `timeout`, leaving the socket
+    /// blocking afterwards (only the writer thread ever waits on it).
+    private static func connectWithTimeout(
+        _ fd: Int32, _ address: UnsafePointer<sockaddr>, _ length: socklen_t, _ timeout: TimeInterval
+    ) -> Failure? {
+        let flags = fcntl(fd, F_GETFL, 0)
+        _ = fcntl(fd, F_SETFL, flags | O_NONBLOCK)
+        defer { _ = fcntl(fd, F_SETFL, flags) }
+        if connect(fd, address, length) == 0 { return nil }
+        guard errno == EINPROGRESS || errno == EAGAIN else { return .system(call: "connect", errno: errno) }
+        var pollDescriptor = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
+        let ready = poll(&pollDescriptor, 1, Int32(max(1, timeout * 1000)))
+        guard ready > 0 else { return ready == 0 ? .timedOut : .system(call: "poll", errno: errno) }
+        var socketError: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        _ = getsockopt(fd, SOL_SOCKET, SO_ERROR, &socketError, &size)
+        return socketError == 0 ? nil : .system(call: "connect", errno: socketError)
+    }
+}
+
+#if canImport(Darwin)
+private let sockStreamType = SOCK_STREAM
+private func sendNoSignal(_ fd: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int {
+    Darwin.send(fd, pointer, count, 0)
+}
+#else
+private let sockStreamType = Int32(SOCK_STREAM.rawValue)
+private func sendNoSignal(_ fd: Int32, _ pointer: UnsafeRawPointer, _ count: Int) -> Int {
+    Glibc.send(fd, pointer, count, Int32(MSG_NOSIGNAL))
+}
+#endif
+
+/// Shuts a socket down from another thread, waking a writer blocked in `send`.
+func shutdownSocket(_ descriptor: Int32) {
+    _ = shutdown(descriptor, Int32(SHUT_RDWR))
+}

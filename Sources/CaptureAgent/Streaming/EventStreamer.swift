@@ -1,0 +1,301 @@
+import Foundation
+import WireProtocol
+
+/// Sends the agent's events to the inspector: one socket, one background
+/// writer thread, one bounded queue.
+///
+/// App threads only ever call ``submit(_:)``, which takes a lock for a few
+/// instructions and never touches the socket. While no inspector is
+/// connected, events are counted as dropped without being encoded, so capture
+/// costs next to nothing. The writer connects with backoff (100 ms doubling
+/// to 2 s), sends `hello` then `status` on every new connection, and before
+/// each event sends a `status` whenever the cumulative drop count changed.
+/// When the queue holds too many events or bytes, the oldest are dropped.
+final class EventStreamer: @unchecked Sendable {
+    struct Limits: Sendable {
+        var maximumEvents: Int
+        var maximumBytes: Int
+    }
+
+    private struct Pending {
+        var message: Message
+        var cost: Int
+    }
+
+    private let destination: Endpoint
+    private let hello: Hello
+    private let limits: Limits
+    private let encoder = FrameEncoder()
+    private let condition = NSCondition()
+
+    // Guarded by `condition`.
+    private var queue: [Pending] = []
+    private var isConnected = false
+    private var isStopping = false
+    private var flushDeadline: Date?
+    private var socketDescriptor: Int32 = -1
+    private var reportedDrops = 0
+    private var statistics = CaptureAgent.Statistics()
+    private var hasExited = false
+    private var hasTriedOnce = false
+
+    private static let initialBackoff: TimeInterval = 0.1
+    private static let maximumBackoff: TimeInterval = 2
+    private static let idleCheckInterval: TimeInterval = 0.2
+    private static let connectTimeout: TimeInterval = 1
+
+    init(destination: Endpoint, hello: Hello, limits: Limits) {
+        self.destination = destination
+        self.hello = hello
+        self.limits = limits
+    }
+
+    func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "netinspect.CaptureAgent.writer"
+        thread.start()
+    }
+
+    /// Waits until the writer's first connection attempt is over (or
+    /// `timeout` passes), so an app that starts the agent and sends at once
+    /// does not lose its first events to an inspector that is already listening.
+    func waitForFirstAttempt(timeout: TimeInterval) {
+        let deadline = Date().addingTimeInterval(max(0, timeout))
+        condition.lock()
+        while !hasTriedOnce, Date() < deadline {
+            _ = condition.wait(until: deadline)
+        }
+        condition.unlock()
+    }
+
+    /// Queues `message` for the inspector. Never blocks on I/O.
+    func submit(_ message: Message) {
+        condition.lock()
+        defer { condition.unlock() }
+        guard !isStopping else { return }
+        guard isConnected else {
+            statistics.droppedEvents += 1
+            return
+        }
+        queue.append(Pending(message: message, cost: message.estimatedFrameSize))
+        statistics.queuedBytes += queue[queue.count - 1].cost
+        while queue.count > limits.maximumEvents || (statistics.queuedBytes > limits.maximumBytes && queue.count > 1) {
+            statistics.queuedBytes -= queue.removeFirst().cost
+            statistics.droppedEvents += 1
+        }
+        statistics.queuedEvents = queue.count
+        statistics.peakQueuedBytes = max(statistics.peakQueuedBytes, statistics.queuedBytes)
+        statistics.peakQueuedEvents = max(statistics.peakQueuedEvents, statistics.queuedEvents)
+        condition.signal()
+    }
+
+    var currentStatistics: CaptureAgent.Statistics { locked { statistics } }
+
+    /// Whether a connection to the inspector is up.
+    var connected: Bool { locked { isConnected } }
+
+    private func locked<Result>(_ body: () -> Result) -> Result {
+        condition.lock()
+        defer { condition.unlock() }
+        return body()
+    }
+
+    /// Refuses new events, waits up to `timeout` for the queue to drain,
+    /// then closes the connection and ends the writer thread.
+    func stop(timeout: TimeInterval) {
+        let deadline = Date().addingTimeInterval(max(0, timeout))
+        condition.lock()
+        isStopping = true
+        flushDeadline = deadline
+        condition.broadcast()
+        while !hasExited, Date() < deadline {
+            _ = condition.wait(until: deadline)
+        }
+        if !hasExited, socketDescriptor >= 0 {
+            // The writer is stuck in `send` to a reader that does not read.
+            shutdownSocket(socketDescriptor)
+        }
+        condition.unlock()
+    }
+
+    // MARK: - Writer thread
+
+    private func run() {
+        var backoff = Self.initialBackoff
+        while !shouldExit() {
+            let connection = connect()
+            locked {
+                hasTriedOnce = true
+                condition.broadcast()
+            }
+            guard let socket = connection else {
+                waitBeforeRetry(backoff)
+                backoff = min(backoff * 2, Self.maximumBackoff)
+                continue
+            }
+            backoff = Self.initialBackoff
+            serve(socket)
+        }
+        condition.lock()
+        hasExited = true
+        isConnected = false
+        statistics.droppedEvents += queue.count
+        queue.removeAll()
+        statistics.queuedBytes = 0
+        statistics.queuedEvents = 0
+        condition.broadcast()
+        condition.unlock()
+    }
+
+    private func shouldExit() -> Bool {
+        locked { isStopping && (queue.isEmpty || Date() >= (flushDeadline ?? .distantPast) || !isConnected) }
+    }
+
+    private func connect() -> EventSocket? {
+        guard let socket = try? EventSocket(connectingTo: destination, timeout: Self.connectTimeout) else { return nil }
+        do {
+            let drops = locked { statistics.droppedEvents }
+            try socket.send(encoder.encode(.hello(hello)))
+            try socket.send(encoder.encode(.status(AgentStatus(droppedEvents: drops, queuedEvents: 0))))
+            condition.lock()
+            socketDescriptor = socket.descriptor
+            isConnected = !isStopping
+            reportedDrops = drops
+            statistics.connections += 1
+            statistics.framesWritten += 2
+            condition.unlock()
+            return socket
+        } catch {
+            return nil
+        }
+    }
+
+    private func waitBeforeRetry(_ delay: TimeInterval) {
+        condition.lock()
+        if !isStopping { _ = condition.wait(until: Date().addingTimeInterval(delay)) }
+        condition.unlock()
+    }
+
+    /// Writes queued events until the connection fails or the agent stops.
+    private func serve(_ socket: borrowing EventSocket) {
+        while true {
+            condition.lock()
+            while queue.isEmpty, !isStopping {
+                if !condition.wait(until: Date().addingTimeInterval(Self.idleCheckInterval)), queue.isEmpty {
+                    condition.unlock()
+                    if socket.peerHasClosed() { return disconnect(lostEvent: false) }
+                    condition.lock()
+                }
+            }
+            if queue.isEmpty || (isStopping && Date() >= (flushDeadline ?? .distantPast)) {
+                condition.unlock()
+                return disconnect(lostEvent: false)
+            }
+            let next = queue.removeFirst()
+            statistics.queuedBytes -= next.cost
+            statistics.queuedEvents = queue.count
+            let drops = statistics.droppedEvents
+            let statusDue = drops != reportedDrops
+            reportedDrops = drops
+            let queued = queue.count
+            condition.unlock()
+
+            do {
+                if statusDue {
+                    try socket.send(encoder.encode(.status(AgentStatus(droppedEvents: drops, queuedEvents: queued))))
+                }
+                if let frame = FrameFitting.frame(for: next.message, encoder: encoder) {
+                    try socket.send(frame)
+                }
+                locked { statistics.framesWritten += statusDue ? 2 : 1 }
+            } catch {
+                return disconnect(lostEvent: true)
+            }
+        }
+    }
+
+    /// Marks the connection down. Events still queued were meant for that
+    /// inspector (a restarted one would not know their flows): drop them.
+    private func disconnect(lostEvent: Bool) {
+        condition.lock()
+        isConnected = false
+        socketDescriptor = -1
+        statistics.droppedEvents += queue.count + (lostEvent ? 1 : 0)
+        queue.removeAll()
+        statistics.queuedBytes = 0
+        statistics.queuedEvents = 0
+        condition.unlock()
+    }
+}
+
+// MARK: - Sizes
+
+extension Message {
+    /// A cheap upper-bound guess of the encoded frame size: base64 bodies
+    /// plus a fixed allowance for the rest. Used to bound the queue without
+    /// encoding on the app's threads.
+    var estimatedFrameSize: Int {
+        1024 + bodies.reduce(0) { $0 + ($1.data.count + 2) / 3 * 4 }
+    }
+
+    /// The captured bodies this message carries.
+    var bodies: [CapturedBody] {
+        switch self {
+        case .flowStarted(let log):
+            return [log.request.body, log.response?.body].compactMap { $0 }
+        case .flowFinished(let event):
+            return [event.requestBody, event.response?.body].compactMap { $0 }
+        case .hello, .flowResponse, .status:
+            return []
+        }
+    }
+
+    /// The same message with every body cut to at most `limit` bytes; a cut
+    /// body keeps its full size and is marked truncated.
+    func cuttingBodies(to limit: Int) -> Message {
+        func cut(_ body: CapturedBody?) -> CapturedBody? {
+            guard let body, body.data.count > limit else { return body }
+            return CapturedBody(data: body.data.prefix(limit), size: body.size, isTruncated: true)
+        }
+        func cut(_ response: Response?) -> Response? {
+            guard var response else { return nil }
+            response.body = cut(response.body)
+            return response
+        }
+        switch self {
+        case .flowStarted(var log):
+            log.request.body = cut(log.request.body)
+            log.response = cut(log.response)
+            return .flowStarted(log)
+        case .flowFinished(var event):
+            event.requestBody = cut(event.requestBody)
+            event.response = cut(event.response)
+            return .flowFinished(event)
+        case .hello, .flowResponse, .status:
+            return self
+        }
+    }
+}
+
+/// Keeps frames under the viewer's limit (`Wire.defaultMaximumFrameSize`).
+enum FrameFitting {
+    /// The frame for `message`; when it would be too large, the frame of the
+    /// message with its bodies cut further. `nil` only when even a message
+    /// without body bytes cannot be encoded.
+    static func frame(for message: Message, encoder: FrameEncoder) -> Data? {
+        var candidate = message
+        while true {
+            do {
+                return try encoder.encode(candidate)
+            } catch let WireError.frameTooLargeToEncode(length, limit) {
+                let largest = candidate.bodies.map(\.data.count).max() ?? 0
+                guard largest > 0 else { return nil }
+                // Scale by the overshoot, with a margin for base64 and JSON.
+                let scaled = Int(Double(largest) * Double(limit) / Double(length) * 0.9)
+                candidate = candidate.cuttingBodies(to: max(0, min(largest - 1, scaled)))
+            } catch {
+                return nil
+            }
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import Foundation
+
+/// The two clocks a flow's timing is taken from: wall-clock time for
+/// `Timing.startedAt` (display only) and a monotonic clock for every offset,
+/// so a wall-clock step can never make a duration negative. Injected so tests
+/// can drive time.
+struct FlowClock: Sendable {
+    /// Wall-clock now.
+    var wallNow: @Sendable () -> Date
+    /// Monotonic now, in nanoseconds from an arbitrary origin.
+    var monotonicNanoseconds: @Sendable () -> UInt64
+
+    static let system = FlowClock(
+        wallNow: { Date() },
+        monotonicNanoseconds: { DispatchTime.now().uptimeNanoseconds }
+    )
+
+    /// A point in time on both clocks, taken together at the start of a flow.
+    struct Start: Sendable {
+        let date: Date
+        let nanoseconds: UInt64
+    }
+
+    func start() -> Start {
+        Start(date: wallNow(), nanoseconds: monotonicNanoseconds())
+    }
+
+    /// Seconds elapsed on the monotonic clock since `start`.
+    func offset(since start: Start) -> Double {
+        let now = monotonicNanoseconds()
+        return now >= start.nanoseconds ? Double(now - start.nanoseconds) / 1_000_000_000 : 0
+    }
+}

@@ -1,0 +1,108 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import WireProtocol
+import XCTest
+@testable import CaptureAgent
+
+/// Runs the `AgentDemo` executable in a fresh process: the only way to see
+/// `URLSession.shared` captured (this test process made sessions long before
+/// any agent) and `$NETINSPECT` honoured end to end.
+final class AgentDemoTests: XCTestCase {
+    private func demoExecutable() throws -> URL {
+        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+        let candidate = directory.appendingPathComponent("AgentDemo")
+        guard FileManager.default.isExecutableFile(atPath: candidate.path) else {
+            throw XCTSkip("AgentDemo is not built next to the test bundle (\(candidate.path)); run `swift build --build-tests` first")
+        }
+        return candidate
+    }
+
+    func testTheDemoCapturesTheSharedSessionAndItsOwnSession() throws {
+        let executable = try demoExecutable()
+        let server = try TestHTTPServer()
+        defer { server.shutdown() }
+        let inspector = try TestInspector(path: temporarySocketPath("demo"))
+        defer { inspector.kill() }
+
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = [server.url("/echo").absoluteString]
+        var environment = ProcessInfo.processInfo.environment
+        environment["NETINSPECT"] = "unix:\(inspector.path)"
+        process.environment = environment
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let finished = eventually(timeout: 30) { !process.isRunning }
+        if !finished { process.terminate() }
+        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+
+        XCTAssertTrue(finished, "AgentDemo did not finish")
+        XCTAssertEqual(process.terminationStatus, 0, stdout + stderr)
+        XCTAssertTrue(stdout.contains("shared GET: 200"), stdout)
+        XCTAssertTrue(stdout.contains("session POST: 200, 20 bytes"), stdout)
+        XCTAssertFalse(stderr.contains("not captured"), stderr)
+        XCTAssertEqual(server.requests.map(\.method), ["GET", "GET", "POST"])
+
+        guard case .hello(let hello)? = inspector.allMessages.first else { return XCTFail("no hello from the demo") }
+        XCTAssertEqual(hello.processID, Int(process.processIdentifier))
+        // start() waited for its first connection, so nothing was dropped.
+        let flows = inspector.flows.values.filter { $0.state == .completed }
+        XCTAssertEqual(flows.count, 3, "\(inspector.allMessages)")
+        XCTAssertEqual(Set(flows.map(\.sessionID)).count, 2, "URLSession.shared and the demo's own session")
+        XCTAssertFalse(inspector.allMessages.contains { if case .status(let s) = $0 { s.droppedEvents > 0 } else { false } })
+    }
+}
+
+/// docs/AGENT.md shows the demo program verbatim; this keeps them identical.
+final class AgentDocumentationTests: XCTestCase {
+    func testTheGuideShowsTheDemoSourceVerbatim() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let guide = try String(contentsOf: root.appendingPathComponent("docs/AGENT.md"), encoding: .utf8)
+        let demo = try String(contentsOf: root.appendingPathComponent("Examples/AgentDemo/main.swift"), encoding: .utf8)
+        let begin = try XCTUnwrap(guide.range(of: "<!-- AgentDemo:begin -->\n```swift\n"))
+        let end = try XCTUnwrap(guide.range(of: "```\n<!-- AgentDemo:end -->"))
+        XCTAssertEqual(String(guide[begin.upperBound ..< end.lowerBound]), demo, "docs/AGENT.md and Examples/AgentDemo/main.swift differ")
+    }
+}
+
+/// The "too late for URLSession.shared" warning, seen from a fresh process:
+/// the test bundle runs its own probe test in a child process, where a
+/// session exists before the agent starts.
+final class SharedSessionWarningTests: XCTestCase {
+    private static let probeVariable = "NETINSPECT_SHARED_SESSION_PROBE"
+
+    /// Runs only inside the child process.
+    func testProbe() throws {
+        guard ProcessInfo.processInfo.environment[Self.probeVariable] != nil else {
+            throw XCTSkip("runs only as the child of testStartingAfterASessionExistsWarnsOnceOnStandardError")
+        }
+        _ = URLSession(configuration: .default)
+        for _ in 0 ..< 2 {
+            let agent = try CaptureAgent.start(.init(destination: .unix(path: "/tmp/ni-unused.sock")))
+            agent.stop()
+        }
+    }
+
+    func testStartingAfterASessionExistsWarnsOnceOnStandardError() throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = ["CaptureAgentTests.SharedSessionWarningTests/testProbe"]
+        var environment = ProcessInfo.processInfo.environment
+        environment[Self.probeVariable] = "1"
+        process.environment = environment
+        let errors = Pipe()
+        process.standardError = errors
+        process.standardOutput = Pipe()
+        try process.run()
+        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        XCTAssertEqual(process.terminationStatus, 0, stderr)
+        XCTAssertEqual(stderr.components(separatedBy: "URLSession.shared is not captured").count - 1, 1, stderr)
+    }
+}

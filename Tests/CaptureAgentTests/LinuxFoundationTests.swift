@@ -1,0 +1,127 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import WireProtocol
+import XCTest
+@testable import CaptureAgent
+
+/// Pins the swift-corelibs-foundation behaviours (LINUX-NOTES.md) the agent
+/// relies on, so a toolchain change that breaks one fails here, by name.
+final class LinuxFoundationTests: XCTestCase {
+    private let url = URL(string: "http://127.0.0.1:9/never-sent")!
+
+    /// The Mirror path to the task's session and known body still exists.
+    func testTaskInternalsReadTheSessionAndEveryKindOfBody() throws {
+        let session = URLSession(configuration: .default)
+        defer { session.invalidateAndCancel() }
+
+        let plain = session.dataTask(with: url)
+        XCTAssertTrue(TaskInternals(of: plain).session === session)
+        guard case .none? = TaskInternals(of: plain).body else { return XCTFail("\(String(describing: TaskInternals(of: plain).body))") }
+
+        let upload = session.uploadTask(with: URLRequest(url: url), from: Data("abc".utf8))
+        guard case .data(let data)? = TaskInternals(of: upload).body else { return XCTFail("upload-from-data body not found") }
+        XCTAssertEqual(data, Data("abc".utf8))
+        XCTAssertNil(upload.originalRequest?.httpBody, "upload bodies live only in knownBody")
+
+        let file = URL(fileURLWithPath: "/tmp/ni-\(getpid())-body.bin")
+        let fileUpload = session.uploadTask(with: URLRequest(url: url), fromFile: file)
+        guard case .file(let fileURL)? = TaskInternals(of: fileUpload).body else { return XCTFail("upload-from-file body not found") }
+        XCTAssertEqual(fileURL, file)
+
+        var streamed = URLRequest(url: url)
+        let stream = InputStream(data: Data("s".utf8))
+        streamed.httpBodyStream = stream
+        guard case .stream(let found)? = TaskInternals(of: session.dataTask(with: streamed)).body else { return XCTFail("stream body not found") }
+        XCTAssertTrue(found === stream)
+    }
+
+    /// Completion handlers get their body from one `didLoad` (it replaces);
+    /// data delegates get chunks. The task registry tells which is which.
+    func testTaskInternalsTellCompletionHandlersFromDelegates() {
+        let plain = URLSession(configuration: .default)
+        let delegated = URLSession(configuration: .default, delegate: RecordingDelegate(), delegateQueue: nil)
+        defer {
+            plain.invalidateAndCancel()
+            delegated.invalidateAndCancel()
+        }
+        // corelibs registers a task asynchronously on the session's work queue.
+        func delivery(_ task: URLSessionTask, _ session: URLSession) -> TaskInternals.Delivery? {
+            var found: TaskInternals.Delivery?
+            eventually(timeout: 2) { found = TaskInternals.delivery(of: task, in: session); return found != nil }
+            return found
+        }
+        XCTAssertEqual(delivery(plain.dataTask(with: url) { _, _, _ in }, plain), .wholeBodyOnce)
+        XCTAssertEqual(delivery(delegated.dataTask(with: url) { _, _, _ in }, delegated), .wholeBodyOnce)
+        XCTAssertEqual(delivery(delegated.dataTask(with: url), delegated), .delegateChunks)
+        XCTAssertEqual(delivery(plain.dataTask(with: url), plain), .wholeBodyOnce, "no delegate: nothing to stream to")
+    }
+
+    /// A session's custom protocol is consulted only at index 0 of its
+    /// configuration; the default classes begin with the HTTP one.
+    func testDefaultProtocolClassesPutHTTPFirst() throws {
+        let classes = try XCTUnwrap(URLSessionConfiguration.default.protocolClasses)
+        XCTAssertTrue(String(describing: classes.first!).contains("HTTPURLProtocol"), "\(classes)")
+    }
+
+    /// The inner session never contains the capture class, so it cannot
+    /// recurse; what the app put after it keeps its place.
+    func testInnerSessionsLeaveOutTheCaptureClass() {
+        let defaults = URLSessionConfiguration.default.protocolClasses ?? []
+        let registry = DemuxRegistry(defaultProtocolClasses: defaults)
+        XCTAssertEqual(registry.innerProtocolClasses(from: [CaptureURLProtocol.self]).map(ObjectIdentifier.init), defaults.map(ObjectIdentifier.init))
+        XCTAssertEqual(
+            registry.innerProtocolClasses(from: [CaptureURLProtocol.self] + defaults).map(ObjectIdentifier.init),
+            defaults.map(ObjectIdentifier.init)
+        )
+    }
+
+    /// `URLProtocol.setProperty` does not survive on Linux: the reason the
+    /// recursion guard is the inner configuration and not a request marker.
+    func testRequestPropertiesDoNotSurviveACopy() {
+        let request = NSMutableURLRequest(url: url)
+        URLProtocol.setProperty(true, forKey: "netinspect", in: request)
+        let copy = request as URLRequest
+        XCTAssertNil(URLProtocol.property(forKey: "netinspect", in: copy))
+    }
+
+    /// `capture(_:)` is what makes a session captured; `start()` uses the
+    /// same check on `URLSession.shared` to warn when it is too late for it.
+    func testCaptureDetectionLooksAtTheFirstProtocolClass() throws {
+        let agent = try CaptureAgent.start(.init(destination: .unix(path: "/tmp/ni-unused.sock")))
+        defer { agent.stop() }
+        let plain = URLSession(configuration: .default)
+        let configuration = URLSessionConfiguration.default
+        agent.capture(configuration)
+        let captured = URLSession(configuration: configuration)
+        defer {
+            plain.invalidateAndCancel()
+            captured.invalidateAndCancel()
+        }
+        XCTAssertFalse(CaptureAgent.isCaptured(plain))
+        XCTAssertTrue(CaptureAgent.isCaptured(captured))
+    }
+}
+
+/// Needs a server, so not in the plain class above.
+final class HeaderOrderTests: XCTestCase {
+    /// Foundation on Linux hands request headers to libcurl in dictionary
+    /// order, and Swift seeds each dictionary's hashing per instance: the
+    /// order on the wire varies between identical requests WITHOUT any
+    /// agent. So request headers are compared as a multiset, not a sequence.
+    func testFoundationSendsRequestHeadersInVaryingOrderWithoutTheAgent() async throws {
+        let server = try TestHTTPServer()
+        defer { server.shutdown() }
+        let session = URLSession(configuration: .default)
+        defer { session.finishTasksAndInvalidate() }
+        var orders = Set<[String]>()
+        for _ in 0 ..< 20 {
+            var request = URLRequest(url: server.url("/text"))
+            for name in ["X-A", "X-B", "X-C", "X-D", "X-E", "X-F"] { request.setValue("v", forHTTPHeaderField: name) }
+            _ = await performExchange(request, on: session, style: .completionHandler)
+        }
+        for received in server.requests { orders.insert(received.headers.map(\.name)) }
+        XCTAssertGreaterThan(orders.count, 1, "Foundation's header order became stable: compare requests in order again")
+    }
+}

@@ -1,0 +1,228 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import WireProtocol
+import XCTest
+@testable import CaptureAgent
+
+/// The event stream: absent, killed and slow inspectors, frame limits, and
+/// what every connection starts with.
+final class StreamingTests: XCTestCase, @unchecked Sendable {
+    private var server: TestHTTPServer!
+
+    override func setUpWithError() throws {
+        server = try TestHTTPServer()
+    }
+
+    override func tearDown() {
+        server?.shutdown()
+    }
+
+    private func get(_ path: String, count: Int, on session: URLSession) async -> [AppOutcome] {
+        var outcomes: [AppOutcome] = []
+        for index in 0 ..< count {
+            outcomes.append(await performExchange(URLRequest(url: server.url("\(path)?i=\(index)")), on: session, style: .completionHandler))
+        }
+        return outcomes
+    }
+
+    private func capturedSession(_ agent: CaptureAgent) -> URLSession {
+        let configuration = URLSessionConfiguration.default
+        agent.capture(configuration)
+        return URLSession(configuration: configuration)
+    }
+
+    func testEveryConnectionStartsWithHelloThenStatus() throws {
+        let inspector = try TestInspector(path: temporarySocketPath("hello"))
+        defer { inspector.kill() }
+        let agent = try CaptureAgent.start(.init(destination: .unix(path: inspector.path)) {
+            $0.appName = "hello-test"
+            $0.token = "t0ken"
+        })
+        defer { agent.stop() }
+        XCTAssertTrue(eventually { inspector.allMessages.count >= 2 })
+        guard case .hello(let hello)? = inspector.allMessages.first else { return XCTFail("\(inspector.allMessages)") }
+        XCTAssertEqual(hello.appName, "hello-test")
+        XCTAssertEqual(hello.token, "t0ken")
+        XCTAssertEqual(hello.processID, Int(getpid()))
+        XCTAssertEqual(hello.agentName, "CaptureAgent")
+        XCTAssertEqual(inspector.allMessages[1], .status(AgentStatus(droppedEvents: 0, queuedEvents: 0)))
+    }
+
+    func testEventsGoOverTCPToo() async throws {
+        let inspector = try TestInspector(path: "")
+        defer { inspector.kill() }
+        let agent = try CaptureAgent.start(.init(destination: .tcp(host: "127.0.0.1", port: inspector.port)) { $0.token = "tcp-token" })
+        defer { agent.stop() }
+        XCTAssertTrue(agent.isConnected, "start() waited for the first connection")
+        let session = capturedSession(agent)
+        defer { session.finishTasksAndInvalidate() }
+        _ = await get("/text", count: 1, on: session)
+        XCTAssertTrue(eventually { inspector.finishedFlows(urlSuffix: "/text?i=0").count == 1 })
+        guard case .hello(let hello)? = inspector.allMessages.first else { return XCTFail("no hello") }
+        XCTAssertEqual(hello.token, "tcp-token")
+    }
+
+    func testAnUnreachableTCPDestinationCostsTheAppNothing() async throws {
+        let closed = try TestInspector(path: "")
+        let port = closed.port
+        closed.kill()
+        let started = Date()
+        let agent = try CaptureAgent.start(.init(destination: .tcp(host: "127.0.0.1", port: port)))
+        defer { agent.stop() }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 1, "a refused connect returns at once")
+        let session = capturedSession(agent)
+        defer { session.finishTasksAndInvalidate() }
+        let outcomes = await get("/text", count: 3, on: session)
+        XCTAssertEqual(outcomes.compactMap(\.status), [200, 200, 200])
+        XCTAssertEqual(agent.statistics.connections, 0)
+    }
+
+    func testWithNoInspectorTheAppIsUnaffectedAndEventsAreOnlyCounted() async throws {
+        let agent = try CaptureAgent.start(.init(destination: .unix(path: temporarySocketPath("absent"))))
+        defer { agent.stop() }
+        let session = capturedSession(agent)
+        defer { session.finishTasksAndInvalidate() }
+        let outcomes = await get("/text", count: 20, on: session)
+        XCTAssertEqual(outcomes.map(\.status), Array(repeating: 200, count: 20))
+        XCTAssertEqual(Set(outcomes.map(\.body)), [Data(TestHTTPServer.textBody)])
+        XCTAssertTrue(eventually { agent.statistics.droppedEvents == 60 }, "3 events per flow, all dropped: \(agent.statistics)")
+        XCTAssertEqual(agent.statistics.connections, 0)
+        XCTAssertEqual(agent.statistics.peakQueuedBytes, 0, "nothing is queued (or encoded) while disconnected")
+    }
+
+    func testAfterTheInspectorDiesAndRestartsTheAgentReconnectsWithHelloAndReportsDrops() async throws {
+        let path = temporarySocketPath("restart")
+        let first = try TestInspector(path: path)
+        let agent = try CaptureAgent.start(.init(destination: .unix(path: path)))
+        defer { agent.stop() }
+        XCTAssertTrue(eventually { agent.isConnected })
+        let session = capturedSession(agent)
+        defer { session.finishTasksAndInvalidate() }
+
+        _ = await get("/text", count: 5, on: session)
+        XCTAssertTrue(eventually { first.flows.values.filter(\.state.isFinal).count == 5 })
+
+        // Killed mid-stream: while large flows are being written to it.
+        let server = self.server!
+        async let flood = withTaskGroup(of: AppOutcome.self) { group in
+            for index in 0 ..< 10 {
+                group.addTask { await performExchange(URLRequest(url: server.url("/binary/200000?flood=\(index)")), on: session, style: .asyncAwait) }
+            }
+            return await group.reduce(into: [AppOutcome]()) { $0.append($1) }
+        }
+        usleep(30_000)
+        first.kill()
+        let flooded = await flood
+        XCTAssertEqual(flooded.map(\.body), Array(repeating: Data(TestHTTPServer.pattern(count: 200_000)), count: 10))
+        XCTAssertTrue(eventually { !agent.isConnected }, "the agent notices the inspector is gone")
+        let dropsBeforeDowntime = agent.statistics.droppedEvents
+        let whileDown = await get("/text", count: 5, on: session)
+        XCTAssertEqual(whileDown.map(\.status), Array(repeating: 200, count: 5))
+
+        let second = try TestInspector(path: path)
+        defer { second.kill() }
+        XCTAssertTrue(eventually { agent.isConnected }, "reconnects with backoff")
+        _ = await get("/status/404", count: 2, on: session)
+        XCTAssertTrue(eventually { second.flows.values.filter(\.state.isFinal).count == 2 })
+
+        let messages = second.messagesByConnection.first ?? []
+        guard case .hello? = messages.first else { return XCTFail("a new connection must start with hello: \(messages.prefix(2))") }
+        guard case .status(let status)? = messages.dropFirst().first else { return XCTFail("hello must be followed by status") }
+        XCTAssertEqual(status.droppedEvents, dropsBeforeDowntime + 15, "cumulative: the 5 flows while down add 3 events each")
+        XCTAssertEqual(agent.statistics.connections, 2)
+    }
+
+    func testASlowInspectorNeitherSlowsTheAppNorGrowsTheQueuePastItsBound() async throws {
+        let inspector = try TestInspector(path: temporarySocketPath("slow"), slowReadBytesPerTick: 2048)
+        defer { inspector.kill() }
+        let bound = 256 * 1024
+        let agent = try CaptureAgent.start(.init(destination: .unix(path: inspector.path)) {
+            $0.maximumPendingBytes = bound
+            $0.flushTimeout = 0.5
+        })
+        XCTAssertTrue(eventually { agent.isConnected })
+        let session = capturedSession(agent)
+        defer { session.finishTasksAndInvalidate() }
+
+        let started = Date()
+        let outcomes = await get("/binary/100000", count: 40, on: session)
+        let elapsed = Date().timeIntervalSince(started)
+        XCTAssertEqual(outcomes.map(\.body), Array(repeating: Data(TestHTTPServer.pattern(count: 100_000)), count: 40))
+
+        let statistics = agent.statistics
+        let largestEvent = 1024 + (100_000 + 2) / 3 * 4
+        XCTAssertGreaterThan(statistics.droppedEvents, 0, "\(statistics)")
+        XCTAssertLessThanOrEqual(statistics.peakQueuedBytes, bound + largestEvent, "\(statistics)")
+        print("slow inspector: 40 × 100 kB in \(String(format: "%.2f", elapsed)) s; \(statistics)")
+
+        let stopStarted = Date()
+        agent.stop()
+        XCTAssertLessThan(Date().timeIntervalSince(stopStarted), 2, "stop() waits a bounded time even when the writer is stuck")
+    }
+
+    func testTheQueueKeepsAtMostTheConfiguredNumberOfEventsAndTheNextStatusReportsTheDrops() async throws {
+        let inspector = try TestInspector(path: temporarySocketPath("count"), slowReadBytesPerTick: 1)
+        defer { inspector.kill() }
+        let agent = try CaptureAgent.start(.init(destination: .unix(path: inspector.path)) {
+            $0.maximumPendingEvents = 8
+            $0.flushTimeout = 0.5
+        })
+        defer { agent.stop() }
+        let session = capturedSession(agent)
+        defer { session.finishTasksAndInvalidate() }
+
+        // Big events fill the socket buffer of a reader that hardly reads; then the queue.
+        let outcomes = await get("/binary/100000", count: 30, on: session)
+        XCTAssertEqual(outcomes.compactMap(\.status), Array(repeating: 200, count: 30))
+        let flooded = agent.statistics
+        XCTAssertLessThanOrEqual(flooded.peakQueuedEvents, 8, "\(flooded)")
+        XCTAssertGreaterThan(flooded.droppedEvents, 0, "\(flooded)")
+
+        inspector.readFast()
+        _ = await get("/text", count: 1, on: session)
+        XCTAssertTrue(eventually { inspector.finishedFlows(urlSuffix: "/text?i=0").count == 1 })
+        XCTAssertEqual(inspector.reportedDrops, agent.statistics.droppedEvents, "the status before the next event carries the cumulative count")
+        XCTAssertEqual(inspector.finishedFlows(urlSuffix: "/binary/100000?i=29").count, 1, "the oldest events are dropped, the newest kept")
+        XCTAssertEqual(inspector.decodingErrors, [])
+    }
+
+    func testFramesAboveTheViewerLimitAreReencodedWithShorterBodies() throws {
+        let big = CapturedBody(data: Data(repeating: 7, count: 20 * 1024 * 1024))
+        let event = FlowFinished(
+            id: FlowID(), state: .completed,
+            response: Response(statusCode: 200, body: big),
+            requestBody: CapturedBody(data: Data(repeating: 1, count: 1024)),
+            timing: Timing(startedAt: Date(), finished: 1)
+        )
+        let frame = try XCTUnwrap(FrameFitting.frame(for: .flowFinished(event), encoder: FrameEncoder()))
+        XCTAssertLessThanOrEqual(frame.count - Wire.lengthPrefixSize, Wire.defaultMaximumFrameSize)
+        guard case .flowFinished(let decoded)? = try Message.decode(payload: frame.dropFirst(Wire.lengthPrefixSize)) else {
+            return XCTFail("not a flowFinished")
+        }
+        let body = try XCTUnwrap(decoded.response?.body)
+        XCTAssertTrue(body.isTruncated)
+        XCTAssertEqual(body.size, 20 * 1024 * 1024, "the full size survives the cut")
+        XCTAssertGreaterThan(body.data.count, 8 * 1024 * 1024, "cut no more than needed")
+        XCTAssertEqual(decoded.requestBody?.data.count, 1024, "small bodies are kept whole")
+    }
+
+    func testOffsetsComeFromTheMonotonicClockEvenWhenTheWallClockJumpsBack() {
+        let monotonic = Locked<UInt64>(1_000_000_000)
+        let wall = Locked(Date(timeIntervalSince1970: 2_000_000_000))
+        let clock = FlowClock(wallNow: { wall.current }, monotonicNanoseconds: { monotonic.current })
+        var recorder = FlowRecorder(
+            request: URLRequest(url: URL(string: "http://127.0.0.1/x")!), additionalHeaders: nil,
+            sessionID: 1, taskID: 1, configuration: .init(), clock: clock
+        )
+        wall.withLock { $0 = Date(timeIntervalSince1970: 1_000_000_000) }
+        monotonic.withLock { $0 += 250_000_000 }
+        _ = recorder.received(HTTPURLResponse(url: URL(string: "http://127.0.0.1/x")!, statusCode: 200, httpVersion: nil, headerFields: nil)!)
+        monotonic.withLock { $0 += 500_000_000 }
+        guard case .flowFinished(let finished) = recorder.finished(error: nil, requestBody: nil) else { return XCTFail() }
+        XCTAssertEqual(finished.timing.startedAt, Date(timeIntervalSince1970: 2_000_000_000))
+        XCTAssertEqual(finished.timing.firstResponseByte ?? 0, 0.25, accuracy: 1e-9)
+        XCTAssertEqual(finished.timing.finished ?? 0, 0.75, accuracy: 1e-9)
+    }
+}

@@ -1,0 +1,241 @@
+import Foundation
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+@testable import CaptureAgent
+
+/// A request exactly as the loopback server received it.
+///
+/// Equality compares the header fields as a multiset: Foundation on Linux
+/// sends them in an order that varies between identical requests even
+/// without the agent (pinned by `HeaderOrderTests`).
+struct ReceivedRequest: Equatable, Sendable {
+    var method: String
+    var uri: String
+    /// Header fields in the order they arrived, duplicates kept.
+    var headers: [Pair]
+    var body: [UInt8]
+
+    static func == (lhs: ReceivedRequest, rhs: ReceivedRequest) -> Bool {
+        func sorted(_ pairs: [Pair]) -> [Pair] {
+            pairs.map(\.normalized).sorted { ($0.name.lowercased(), $0.value) < ($1.name.lowercased(), $1.value) }
+        }
+        return lhs.method == rhs.method && lhs.uri == rhs.uri && lhs.body == rhs.body && sorted(lhs.headers) == sorted(rhs.headers)
+    }
+
+    struct Pair: Equatable, Sendable, CustomStringConvertible {
+        var name: String
+        var value: String
+        var description: String { "\(name): \(value)" }
+
+        /// The cookie storage lists cookies in an order of its own that
+        /// varies between runs: compare a Cookie field's cookies as a set.
+        var normalized: Pair {
+            guard name.lowercased() == "cookie" else { return self }
+            return Pair(name: name, value: value.components(separatedBy: "; ").sorted().joined(separator: "; "))
+        }
+    }
+}
+
+/// What the server answers: status, headers in order (duplicates allowed),
+/// and the body, optionally after a delay or dripped in timed chunks.
+struct ScriptedResponse: Sendable {
+    var status: Int = 200
+    var headers: [(String, String)] = []
+    var body: [UInt8] = []
+    /// Wait this long before sending anything.
+    var delay: TimeAmount = .zero
+    /// When set, the body is sent in these chunks, `interval` apart, with
+    /// chunked transfer encoding.
+    var drip: (chunks: [[UInt8]], interval: TimeAmount)?
+}
+
+/// An HTTP/1.1 server on 127.0.0.1, inside the test process, built on
+/// SwiftNIO: records every request and answers by path.
+///
+/// Paths:
+/// - `/text`: 200, a short text body
+/// - `/auth`: 401 with a Basic challenge, 200 with `Authorization` for user:pass
+/// - `/echo`: 200, echoes the request body and method
+/// - `/status/N`: status N (with a short body unless 204/304)
+/// - `/redirect/N?to=PATH`: status N with `Location: PATH`
+/// - `/dup-headers`: 200 with `Set-Cookie` and `X-Dup` twice each
+/// - `/binary/N`: N bytes of a fixed pattern
+/// - `/gzip`: a gzip-encoded text body (`Content-Encoding: gzip`)
+/// - `/slow/MS`: 200 after MS milliseconds
+/// - `/drip/N`: 200 with N chunks (default 100) of 1 KiB, 50 ms apart
+final class TestHTTPServer: @unchecked Sendable {
+    static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+
+    private let channel: Channel
+    private let received = Locked<[ReceivedRequest]>([])
+    let port: Int
+
+    init() throws {
+        let box = received
+        channel = try ServerBootstrap(group: Self.group)
+            .serverChannelOption(.backlog, value: 256)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
+                    try channel.pipeline.syncOperations.addHandler(RecordingHandler(record: { request in box.withLock { $0.append(request) } }))
+                }
+            }
+            .bind(host: "127.0.0.1", port: 0).wait()
+        port = channel.localAddress?.port ?? 0
+    }
+
+    func shutdown() {
+        try? channel.close().wait()
+    }
+
+    func url(_ path: String) -> URL {
+        URL(string: "http://127.0.0.1:\(port)\(path)")!
+    }
+
+    var requests: [ReceivedRequest] { received.current }
+
+    func takeRequests() -> [ReceivedRequest] {
+        received.withLock { all in
+            defer { all = [] }
+            return all
+        }
+    }
+
+    static let textBody = Array("hello from the loopback server\n".utf8)
+    /// "netinspect gzip body line\n" × 200, gzip-compressed.
+    static let gzipPlain = Array(String(repeating: "netinspect gzip body line\n", count: 200).utf8)
+    static let gzipBody = Array(Data(base64Encoded:
+        "H4sIAAAAAAACA+3JsQmAQAwAwN4pMpsaJCDxwW90emt3uGuvc1bfI7cZx1sj1mt/4qzOpY0xxhhjjDHGGGOMMeY3H6q4uwdQFAAA")!)
+
+    static func pattern(count: Int) -> [UInt8] {
+        (0 ..< count).map { UInt8(truncatingIfNeeded: $0 &* 31 &+ $0 >> 8) }
+    }
+
+    static func route(_ request: ReceivedRequest) -> ScriptedResponse {
+        let parts = request.uri.split(separator: "?", maxSplits: 1)
+        let path = String(parts.first ?? "")
+        let query = parts.count > 1 ? String(parts[1]) : ""
+        let segments = path.split(separator: "/").map(String.init)
+        var response = ScriptedResponse()
+        switch segments.first ?? "" {
+        case "text":
+            response.headers = [("Content-Type", "text/plain; charset=utf-8")]
+            response.body = textBody
+        case "auth":
+            let authorized = request.headers.contains { $0.name.lowercased() == "authorization" && $0.value == "Basic dXNlcjpwYXNz" }
+            response.status = authorized ? 200 : 401
+            response.headers = authorized ? [("Content-Type", "text/plain")] : [("WWW-Authenticate", #"Basic realm="netinspect""#)]
+            response.body = Array((authorized ? "welcome\n" : "denied\n").utf8)
+        case "echo":
+            response.headers = [("Content-Type", "application/octet-stream"), ("X-Method", request.method)]
+            response.body = request.body
+        case "status":
+            response.status = Int(segments.count > 1 ? segments[1] : "") ?? 500
+            if response.status != 204 && response.status != 304 {
+                response.headers = [("Content-Type", "text/plain")]
+                response.body = Array("status \(response.status)\n".utf8)
+            }
+        case "redirect":
+            response.status = Int(segments.count > 1 ? segments[1] : "") ?? 302
+            let target = query.hasPrefix("to=") ? String(query.dropFirst(3)) : "/text"
+            response.headers = [("Location", target.removingPercentEncoding ?? target)]
+            response.body = Array("moved\n".utf8)
+        case "dup-headers":
+            response.headers = [
+                ("Set-Cookie", "a=1; Path=/"), ("X-Dup", "first"), ("Content-Type", "text/plain"),
+                ("Set-Cookie", "b=2; Path=/"), ("X-Dup", "second"),
+            ]
+            response.body = Array("dup\n".utf8)
+        case "binary":
+            response.headers = [("Content-Type", "application/octet-stream")]
+            response.body = pattern(count: Int(segments.count > 1 ? segments[1] : "") ?? 0)
+        case "gzip":
+            response.headers = [("Content-Type", "text/plain"), ("Content-Encoding", "gzip")]
+            response.body = gzipBody
+        case "slow":
+            response.delay = .milliseconds(Int64(segments.count > 1 ? segments[1] : "") ?? 1000)
+            response.body = textBody
+        case "drip":
+            response.headers = [("Content-Type", "application/octet-stream")]
+            let count = Int(segments.count > 1 ? segments[1] : "") ?? 100
+            response.drip = (Array(repeating: pattern(count: 1024), count: count), .milliseconds(50))
+        default:
+            response.status = 404
+            response.body = Array("no route\n".utf8)
+        }
+        if request.method == "OPTIONS" { response.headers.append(("Allow", "GET, HEAD, OPTIONS, PURGE")) }
+        return response
+    }
+}
+
+private final class RecordingHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let record: @Sendable (ReceivedRequest) -> Void
+    private var current: ReceivedRequest?
+    private var isHead = false
+
+    init(record: @escaping @Sendable (ReceivedRequest) -> Void) {
+        self.record = record
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            isHead = head.method == .HEAD
+            current = ReceivedRequest(
+                method: head.method.rawValue,
+                uri: head.uri,
+                headers: head.headers.map { ReceivedRequest.Pair(name: $0.name, value: $0.value) },
+                body: []
+            )
+        case .body(let buffer):
+            current?.body.append(contentsOf: buffer.readableBytesView)
+        case .end:
+            guard let request = current else { return }
+            current = nil
+            record(request)
+            respond(TestHTTPServer.route(request), head: isHead, channel: context.channel)
+        }
+    }
+
+    private func respond(_ response: ScriptedResponse, head isHead: Bool, channel: Channel) {
+        let send: @Sendable () -> Void = {
+            var headers = HTTPHeaders(response.headers)
+            if response.drip == nil {
+                headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
+            } else {
+                headers.replaceOrAdd(name: "Transfer-Encoding", value: "chunked")
+            }
+            let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status), headers: headers)
+            channel.write(HTTPServerResponsePart.head(head), promise: nil)
+            if let drip = response.drip {
+                Self.drip(drip.chunks[...], every: drip.interval, on: channel)
+                return
+            }
+            if !isHead, !response.body.isEmpty {
+                channel.write(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: response.body))), promise: nil)
+            }
+            channel.writeAndFlush(HTTPServerResponsePart.end(nil), promise: nil)
+        }
+        if response.delay == .zero {
+            send()
+        } else {
+            channel.eventLoop.scheduleTask(in: response.delay, send)
+        }
+    }
+
+    private static func drip(_ chunks: ArraySlice<[UInt8]>, every interval: TimeAmount, on channel: Channel) {
+        guard let first = chunks.first else {
+            channel.writeAndFlush(HTTPServerResponsePart.end(nil), promise: nil)
+            return
+        }
+        channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: first))), promise: nil)
+        let rest = chunks.dropFirst()
+        guard channel.isActive else { return }
+        channel.eventLoop.scheduleTask(in: interval) { drip(rest, every: interval, on: channel) }
+    }
+}

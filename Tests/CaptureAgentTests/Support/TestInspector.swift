@@ -1,0 +1,155 @@
+import Foundation
+import NIOCore
+import NIOPosix
+import WireProtocol
+@testable import CaptureAgent
+
+/// A stand-in for the inspector: listens on a Unix socket (or TCP on
+/// 127.0.0.1 when `path` is empty), decodes every
+/// connection with WireProtocol's `MessageDecoder`, and keeps the messages
+/// per connection. Can read slowly, and can be killed.
+final class TestInspector: @unchecked Sendable {
+    private let serverChannel: Channel
+    private let connections = Locked<[Int: [Message]]>([:])
+    private let children = Locked<[Channel]>([])
+    private let failures = Locked<[String]>([])
+    private let nextConnection = Locked(0)
+    let path: String
+    /// The TCP port, when listening on TCP.
+    private(set) var port = 0
+
+    /// - Parameter slowReadBytesPerTick: when set, reads at most this many
+    ///   bytes every 100 ms instead of as fast as it can.
+    init(path: String, slowReadBytesPerTick: Int? = nil) throws {
+        self.path = path
+        if !path.isEmpty { unlink(path) }
+        let connections = self.connections
+        let children = self.children
+        let failures = self.failures
+        let counter = nextConnection
+        var bootstrap = ServerBootstrap(group: TestHTTPServer.group)
+            .childChannelInitializer { channel in
+                let id = counter.withLock { value -> Int in
+                    defer { value += 1 }
+                    return value
+                }
+                children.withLock { $0.append(channel) }
+                if slowReadBytesPerTick != nil {
+                    channel.eventLoop.scheduleRepeatedTask(initialDelay: .milliseconds(100), delay: .milliseconds(100)) { task in
+                        if channel.isActive { channel.read() } else { task.cancel() }
+                    }
+                }
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.addHandler(DecodingHandler(
+                        onMessage: { message in connections.withLock { $0[id, default: []].append(message) } },
+                        onError: { error in failures.withLock { $0.append("\(error)") } }
+                    ))
+                }
+            }
+        if let slow = slowReadBytesPerTick {
+            bootstrap = bootstrap
+                .childChannelOption(.autoRead, value: false)
+                .childChannelOption(.recvAllocator, value: FixedSizeRecvByteBufferAllocator(capacity: slow))
+        }
+        if path.isEmpty {
+            serverChannel = try bootstrap.bind(host: "127.0.0.1", port: 0).wait()
+            port = serverChannel.localAddress?.port ?? 0
+        } else {
+            serverChannel = try bootstrap.bind(unixDomainSocketPath: path, cleanupExistingSocketFile: true).wait()
+        }
+    }
+
+    /// Switches a slow inspector to reading as fast as it can.
+    func readFast() {
+        for child in children.current {
+            child.eventLoop.execute {
+                child.setOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator())
+                    .flatMap { child.setOption(.autoRead, value: true) }
+                    .whenComplete { _ in child.read() }
+            }
+        }
+    }
+
+    /// The largest drop count any status message reported.
+    var reportedDrops: Int {
+        allMessages.compactMap { message -> Int? in
+            if case .status(let status) = message { return status.droppedEvents }
+            return nil
+        }.max() ?? 0
+    }
+
+    /// Closes the listener and every connection, as if the inspector died.
+    func kill() {
+        try? serverChannel.close().wait()
+        for child in children.current { try? child.close().wait() }
+        if !path.isEmpty { unlink(path) }
+    }
+
+    /// Messages per connection, in connection order.
+    var messagesByConnection: [[Message]] {
+        connections.current.sorted { $0.key < $1.key }.map(\.value)
+    }
+
+    var allMessages: [Message] { messagesByConnection.flatMap { $0 } }
+
+    var decodingErrors: [String] { failures.current }
+
+    /// Flows folded from their events, by id, as the inspector would store them.
+    var flows: [FlowID: NetworkLog] {
+        var flows: [FlowID: NetworkLog] = [:]
+        for message in allMessages {
+            switch message {
+            case .flowStarted(let log): flows[log.id] = log
+            case .flowResponse(let event): flows[event.id]?.apply(event)
+            case .flowFinished(let event): flows[event.id]?.apply(event)
+            case .hello, .status: break
+            }
+        }
+        return flows
+    }
+
+    /// Finished flows whose request URL ends with `suffix`.
+    func finishedFlows(urlSuffix suffix: String) -> [NetworkLog] {
+        flows.values.filter { $0.state.isFinal && $0.request.url.hasSuffix(suffix) }.sorted { $0.timing.startedAt < $1.timing.startedAt }
+    }
+}
+
+private final class DecodingHandler: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+
+    private var decoder = MessageDecoder()
+    private let onMessage: @Sendable (Message) -> Void
+    private let onError: @Sendable (Error) -> Void
+
+    init(onMessage: @escaping @Sendable (Message) -> Void, onError: @escaping @Sendable (Error) -> Void) {
+        self.onMessage = onMessage
+        self.onError = onError
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let buffer = unwrapInboundIn(data)
+        decoder.append(contentsOf: buffer.readableBytesView)
+        do {
+            while let message = try decoder.next() { onMessage(message) }
+        } catch {
+            onError(error)
+            context.close(promise: nil)
+        }
+    }
+}
+
+/// Polls `condition` until it holds or `timeout` passes.
+@discardableResult
+func eventually(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(10_000)
+    }
+    return condition()
+}
+
+/// A socket path under /tmp unique to this test run.
+func temporarySocketPath(_ name: String) -> String {
+    "/tmp/ni-\(getpid())-\(name).sock"
+}
