@@ -1,5 +1,6 @@
 import Foundation
 import InspectorCore
+import WireProtocol
 
 /// The main loop: wait for a key, a listener event or a signal; reduce;
 /// render; blit. Runs on the main thread, the only one that touches ncurses.
@@ -7,6 +8,31 @@ struct App {
     var state: AppState
     let inbox: Inbox
     let terminal: Terminal
+    /// `--save`: finished flows appended as JSON lines.
+    let saver: FlowLineWriter?
+    private var assembler = FlowAssembler()
+
+    init(state: AppState, inbox: Inbox, terminal: Terminal, saver: FlowLineWriter? = nil) {
+        self.state = state
+        self.inbox = inbox
+        self.terminal = terminal
+        self.saver = saver
+    }
+
+    /// Every flow in the store, oldest first (for `--har` on exit).
+    var allFlows: [NetworkLog] { state.session.store.allRecords.map(\.log) }
+
+    /// Applies an action before the loop starts (`--filter`).
+    mutating func apply(_ action: Action) { state = reduced(action) }
+
+    /// Shows the flows of a file (`--read`) as if one agent had sent them.
+    mutating func open(_ flows: [NetworkLog], from path: String) {
+        let source = ConnectionID(0)
+        let hello = Hello(agentName: Session.fileAgentName, agentVersion: "", appName: (path as NSString).lastPathComponent,
+                          processID: 0, hostName: ProcessInfo.processInfo.hostName)
+        let events = [InboxEvent.connected(source, hello, peer: path)] + flows.map { .message(source, .flowStarted($0)) }
+        state = reduced(.inbox(events, at: Date()))
+    }
 
     /// Runs until the user quits or a signal arrives.
     mutating func run() {
@@ -29,14 +55,50 @@ struct App {
                     state = reduced(.resize(terminal.size))
                 case .key(let key):
                     var next = state
-                    if Reducer.reduce(&next, .key(key)) == .quit { return }
+                    let effect = Reducer.reduce(&next, .key(key))
                     state = next
+                    if !perform(effect) { return }
                 }
             }
             let events = inbox.drain()
-            if !events.isEmpty { state = reduced(.inbox(events, at: Date())) }
+            if !events.isEmpty {
+                state = reduced(.inbox(events, at: Date()))
+                save(events)
+            }
             terminal.blit(Renderer.render(state, size: state.size))
         }
+    }
+
+    /// Carries out what the reducer asked for; false to quit.
+    private mutating func perform(_ effect: Effect) -> Bool {
+        switch effect {
+        case .none: break
+        case .quit: return false
+        case .copyToClipboard(let text): terminal.sendControlSequence(osc52Clipboard(text))
+        case .exportHAR(let flows):
+            let path = FileManager.default.currentDirectoryPath + "/netinspect-\(Self.fileStamp()).har"
+            do {
+                try HARFile.write(flows, to: path)
+                state = reduced(.notify("Wrote \(flows.count) flows to \(path)", isError: false))
+            } catch {
+                state = reduced(.notify("Could not write \(path): \(error.localizedDescription)", isError: true))
+            }
+        }
+        return true
+    }
+
+    private mutating func save(_ events: [InboxEvent]) {
+        guard let saver else { return }
+        for event in events {
+            for finished in assembler.apply(event) {
+                if let failure = saver.write(finished.log) { state = reduced(.notify(failure, isError: true)) }
+            }
+        }
+    }
+
+    private static func fileStamp() -> String {
+        let date = Date.ISO8601FormatStyle(timeZone: .current).year().month().day().time(includingFractionalSeconds: false)
+        return date.format(Date()).replacingOccurrences(of: ":", with: "").replacingOccurrences(of: "-", with: "")
     }
 
     private func reduced(_ action: Action) -> AppState {

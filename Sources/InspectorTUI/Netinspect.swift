@@ -33,6 +33,24 @@ struct Netinspect: ParsableCommand {
     @Option(name: .customLong("body-budget"), help: "Megabytes of captured bodies kept; older flows lose their bodies beyond this.")
     var bodyBudget: Int = 256
 
+    @Flag(help: "No terminal UI: print one line per finished flow (time, method, status, URL, size, duration). For scripts, CI logs and SSH sessions without a terminal.")
+    var dump = false
+
+    @Flag(help: "No terminal UI: print each finished flow as one line of JSON (a NetworkLog, as in docs/PROTOCOL.md).")
+    var json = false
+
+    @Option(help: ArgumentHelp("Show only flows matching a filter expression, e.g. '~c 5xx' or '~m POST & ~d example.com' (the language of the f key).", valueName: "expression"))
+    var filter: String?
+
+    @Option(help: ArgumentHelp("On exit, write every flow of the session to this HAR 1.2 file.", valueName: "file"))
+    var har: String?
+
+    @Option(help: ArgumentHelp("Open the flows of a HAR file (ours or another tool's) or of a --save file, instead of listening.", valueName: "file"))
+    var read: String?
+
+    @Option(help: ArgumentHelp("Append every finished flow to this file as JSON lines while running, so nothing is lost if the terminal dies. --read opens it.", valueName: "file"))
+    var save: String?
+
     /// The parsed listen addresses (the default socket when none were given).
     var endpoints: [Endpoint] {
         get throws {
@@ -54,6 +72,15 @@ struct Netinspect: ParsableCommand {
 
     func validate() throws {
         guard maxFlows > 0 else { throw ValidationError("--max-flows must be at least 1 (got \(maxFlows))") }
+        guard !(dump && json) else { throw ValidationError("--dump and --json both choose the output; pick one") }
+        guard read == nil || listen.isEmpty else { throw ValidationError("--read opens a file instead of listening; leave out --listen") }
+        if let filter {
+            do {
+                _ = try FilterExpression.parse(filter)
+            } catch {
+                throw ValidationError("--filter: \(error.description)")
+            }
+        }
         guard bodyBudget >= 0 else { throw ValidationError("--body-budget must be 0 or more megabytes (got \(bodyBudget))") }
         do {
             try listenerConfiguration.validate()
@@ -63,11 +90,22 @@ struct Netinspect: ParsableCommand {
     }
 
     func run() throws {
+        let flowsFromFile = try read.map { path in
+            do { return try FlowFile.read(path: path) } catch { throw ValidationError("\(error)") }
+        }
+        let saver = try save.map { path in
+            do { return try FlowLineWriter(path: path) } catch { throw ValidationError("\(error)") }
+        }
+        if dump || json {
+            try runHeadless(flowsFromFile: flowsFromFile, saver: saver)
+            return
+        }
+
         let inbox = Inbox()
         let listener = InspectorListener(configuration: try listenerConfiguration, inbox: inbox)
         // A ListenerError (say, another netinspect on the socket) is printed
         // as it is, without the usage text a ValidationError would add.
-        _ = try listener.start()
+        if flowsFromFile == nil { _ = try listener.start() }
         defer { listener.shutdown() }
         SignalPipe.install()
         CrashGuard.arm()
@@ -76,8 +114,43 @@ struct Netinspect: ParsableCommand {
         var app = App(
             state: AppState(limits: FlowStore.Limits(maximumFlows: maxFlows, bodyMemoryBudget: bodyBudget * 1024 * 1024)),
             inbox: inbox,
-            terminal: terminal
+            terminal: terminal,
+            saver: saver
         )
+        if let flowsFromFile, let read { app.open(flowsFromFile, from: read) }
+        if let filter { app.apply(Action.applyFilter(filter)) }
         app.run()
+        terminal.restore()
+        if let har { try writeHAR(app.allFlows, to: har) }
+    }
+
+    private func runHeadless(flowsFromFile: [NetworkLog]?, saver: FlowLineWriter?) throws {
+        var headless = Headless(
+            output: json ? .json : .dump,
+            filter: try filter.map { try FilterExpression.parse($0) },
+            timeZone: .current,
+            saver: saver,
+            keepLimit: har == nil ? nil : maxFlows
+        )
+        if let flowsFromFile {
+            headless.print(flowsFromFile)
+        } else {
+            let inbox = Inbox()
+            let listener = InspectorListener(configuration: try listenerConfiguration, inbox: inbox)
+            _ = try listener.start()
+            SignalPipe.install()
+            headless.run(inbox: inbox)
+            listener.shutdown()
+        }
+        if let har { try writeHAR(headless.kept, to: har) }
+    }
+
+    private func writeHAR(_ flows: [NetworkLog], to path: String) throws {
+        do {
+            try HARFile.write(flows, to: path)
+            Headless.warn("netinspect: wrote \(flows.count) flows to \(path)")
+        } catch {
+            throw ValidationError("--har \(path): \(error)")
+        }
     }
 }

@@ -62,6 +62,14 @@ final class Terminal {
         Size(width: Int(getmaxx(netinspect_stdscr())), height: Int(getmaxy(netinspect_stdscr())))
     }
 
+    /// Writes an escape sequence straight to the terminal, between two
+    /// ncurses updates (OSC 52 for the clipboard).
+    func sendControlSequence(_ sequence: String) {
+        sequence.utf8CString.withUnsafeBufferPointer { buffer in
+            _ = write(STDOUT_FILENO, buffer.baseAddress, buffer.count - 1)
+        }
+    }
+
     /// Forgets what is on screen, so the next blit draws everything.
     func invalidate() {
         previous = nil

@@ -222,7 +222,9 @@ final class TmuxSession {
             .appendingPathComponent(".build/debug/netinspect")
     }
 
-    init(name function: String, width: Int = 120, height: Int = 40) throws {
+    /// Starts `netinspect --listen unix:<socketPath>` followed by `arguments`
+    /// (or, with `listens: false`, `netinspect` with `arguments` alone).
+    init(name function: String, width: Int = 120, height: Int = 40, arguments: [String] = [], listens: Bool = true) throws {
         guard let tmux = Self.which("tmux") else { throw XCTSkip("tmux is not installed; the end-to-end tests need it") }
         let binary = Self.binary
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
@@ -242,8 +244,10 @@ final class TmuxSession {
             // action, so a crash sent with kill(2) ends the process as a real
             // fault would (the backtracer treats a sent signal as survivable).
             "-e", "SWIFT_BACKTRACE=enable=no",
-            binary.path, "--listen", "unix:\(socketPath)",
+        ] + [binary.path] + (listens ? ["--listen", "unix:\(socketPath)"] : []) + arguments + [
             ";", "set-option", "-t", name, "remain-on-exit", "on",
+            // Accept OSC 52 from the program into tmux's paste buffer.
+            ";", "set-option", "-g", "set-clipboard", "on",
         ])
     }
 
@@ -289,6 +293,11 @@ final class TmuxSession {
     /// The pane's text now.
     func capture() -> String {
         (try? run(["capture-pane", "-p", "-t", name])) ?? ""
+    }
+
+    /// tmux's newest paste buffer: what the program last put on the clipboard with OSC 52.
+    func clipboard() -> String {
+        (try? run(["show-buffer"])) ?? ""
     }
 
     /// Sends keys by tmux name (`Enter`, `Tab`, `q`…).

@@ -175,3 +175,22 @@ enum RandomMessages {
         }
     }
 }
+
+final class JSONLineTests: XCTestCase {
+    func testJSONLineRoundTripsAndIsTheFlowMemberOfFlowStarted() throws {
+        var rng = SplitMix64(seed: 9)
+        for _ in 0..<100 {
+            guard case .flowStarted(let log) = RandomMessages.message(using: &rng) else { continue }
+            let line = log.jsonLine()
+            XCTAssertFalse(line.contains(UInt8(ascii: "\n")), "one flow, one line")
+            XCTAssertEqual(try NetworkLog(jsonLine: line), log)
+            XCTAssertEqual(try JSONDecoder().decode(NetworkLog.self, from: line), log)
+        }
+    }
+
+    func testMalformedLineNamesTheField() {
+        XCTAssertThrowsError(try NetworkLog(jsonLine: Data(#"{"id":"6F1C2B8E-3D4A-4E5F-9A0B-1C2D3E4F5A6B"}"#.utf8))) {
+            XCTAssertTrue("\($0)".contains("missing field 'sessionID'"), "\($0)")
+        }
+    }
+}

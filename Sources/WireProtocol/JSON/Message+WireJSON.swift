@@ -217,3 +217,34 @@ private func hexValue(_ char: UInt8) -> UInt8? {
     default: nil
     }
 }
+
+extension NetworkLog {
+    /// The flow as one line of JSON: the same object as the `flow` member of
+    /// a `flowStarted` message (docs/PROTOCOL.md §4), without a newline.
+    /// `netinspect --json` and `--save` write these.
+    public func jsonLine() -> Data {
+        var writer = JSONWriter()
+        write(to: &writer)
+        return Data(writer.bytes)
+    }
+
+    /// Reads a flow written by ``jsonLine()``.
+    /// - Throws: ``WireError/malformedPayload(_:)`` naming what is wrong.
+    public init(jsonLine bytes: some Collection<UInt8>) throws(WireError) {
+        let result = bytes.withContiguousStorageIfAvailable { buffer in
+            Result { () throws(WireError) -> NetworkLog in try NetworkLog(parsing: buffer) }
+        } ?? Array(bytes).withUnsafeBufferPointer { buffer in
+            Result { () throws(WireError) -> NetworkLog in try NetworkLog(parsing: buffer) }
+        }
+        self = try result.get()
+    }
+
+    private init(parsing buffer: UnsafeBufferPointer<UInt8>) throws(WireError) {
+        let json = JSONReader(try JSONParser.parse(buffer))
+        do {
+            try self.init(json: json)
+        } catch {
+            throw error.wireError
+        }
+    }
+}

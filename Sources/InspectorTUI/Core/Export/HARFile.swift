@@ -29,6 +29,15 @@ public enum HARFile {
         return try encoder.encode(har)
     }
 
+    /// Writes `flows` as a HAR file at `path`, created with mode 0600
+    /// (captured traffic may hold secrets), replacing what was there.
+    public static func write(_ flows: [NetworkLog], to path: String) throws {
+        let data = try encode(flows)
+        let url = URL(fileURLWithPath: path)
+        try data.write(to: url, options: .atomic)
+        try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
+    }
+
     /// Why a file could not be read as HAR.
     public struct ReadError: Error, Sendable, Equatable, CustomStringConvertible {
         /// What was wrong, and where.

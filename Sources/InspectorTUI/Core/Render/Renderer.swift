@@ -29,6 +29,7 @@ public enum Renderer {
         case .events(let scroll): drawEvents(state, scroll: scroll, on: &screen)
         }
         if state.showsHelp { drawHelp(state, on: &screen) }
+        if let overlay = state.overlay { drawOverlay(overlay, on: &screen) }
         drawMessageLine(state, on: &screen)
         drawStatusBar(state, on: &screen)
         return screen
@@ -96,6 +97,12 @@ public enum Renderer {
         for row in 0..<max(0, screen.size.height - 2) { screen.fill(row: row, style: .normal) }
         screen.write("netinspect keys  (?, q or Esc closes; j/k scroll)", row: 0, style: .title)
         drawPage(HelpContent.lines(for: state.keymap), from: state.helpScroll, top: 1, on: &screen)
+    }
+
+    private static func drawOverlay(_ overlay: TextOverlay, on screen: inout Screen) {
+        for row in 0..<max(0, screen.size.height - 2) { screen.fill(row: row, style: .normal) }
+        screen.write(overlay.title, row: 0, style: .title)
+        drawPage(overlay.lines.map { StyledLine([Span($0, .normal)]) }, from: overlay.scroll, top: 1, on: &screen)
     }
 
     // MARK: Bottom lines

@@ -42,6 +42,10 @@ public struct SessionEvent: Sendable, Equatable {
 /// view.apply(changes, from: session.store)
 /// ```
 public struct Session: Sendable {
+    /// The `agentName` of the pseudo-agent that brings the flows of a file
+    /// opened with `--read`; its connection is logged as "Opened PATH".
+    public static let fileAgentName = "netinspect --read"
+
     /// The flows.
     public private(set) var store: FlowStore
     /// Agents in order of connection; a flow's ``FlowStore/Record/agent`` indexes this.
@@ -82,7 +86,11 @@ public struct Session: Sendable {
         case let .connected(connection, hello, peer):
             agentIndex[connection] = agents.count
             agents.append(AgentInfo(connection: connection, hello: hello, peer: peer, droppedEvents: 0, isConnected: true))
-            log("\(hello.appName) (pid \(hello.processID) on \(hello.hostName)) connected from \(peer)", at: date)
+            if hello.agentName == Self.fileAgentName {
+                log("Opened \(peer)", at: date)
+            } else {
+                log("\(hello.appName) (pid \(hello.processID) on \(hello.hostName)) connected from \(peer)", at: date)
+            }
         case let .message(connection, message):
             return apply(message, from: agentIndex[connection])
         case let .disconnected(connection, reason):

@@ -107,6 +107,8 @@ public struct AppState: Sendable {
     public internal(set) var confirmingClear = false
     /// The note shown until the next key.
     public internal(set) var notice: Notice?
+    /// Text shown over the screen until closed with q or Esc (the cURL command).
+    public internal(set) var overlay: TextOverlay?
     /// Time zone for displayed times (injected so snapshots are stable).
     public let timeZone: TimeZone
     /// The keymap.
@@ -139,7 +141,7 @@ public struct AppState: Sendable {
     public var keyContext: KeyContext {
         if prompt != nil { return .prompt }
         if confirmingClear { return .confirm }
-        if showsHelp { return .help }
+        if showsHelp || overlay != nil { return .help }
         switch mode {
         case .list: return .list
         case .detail: return .detail
@@ -156,5 +158,21 @@ public struct AppState: Sendable {
     public var filterDescription: String? {
         let parts = [searchText.map { "/\($0)" }, filterText].compactMap { $0 }
         return parts.isEmpty ? nil : parts.joined(separator: " & ")
+    }
+}
+
+/// Scrollable text shown over the screen, closed with q or Esc.
+public struct TextOverlay: Sendable, Equatable {
+    /// The first line, in the title style.
+    public var title: String
+    /// The text, one entry per line.
+    public var lines: [String]
+    /// The first line shown.
+    public var scroll = 0
+
+    /// Creates an overlay.
+    public init(title: String, lines: [String]) {
+        self.title = title
+        self.lines = lines
     }
 }

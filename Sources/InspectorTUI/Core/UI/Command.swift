@@ -27,6 +27,8 @@ public enum Command: String, Sendable, CaseIterable {
     case togglePause = "list.pause"
     case clearFlows = "flows.clear"
     case toggleFollow = "list.follow"
+    case copyCurl = "flow.copyCurl"
+    case exportHAR = "flows.exportHAR"
     case toggleHelp = "help.toggle"
     case showEvents = "events.show"
     case confirmYes = "confirm.yes"

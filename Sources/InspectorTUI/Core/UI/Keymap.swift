@@ -87,6 +87,8 @@ public struct Keymap: Sendable {
         bind("p", "list.pause", .list, "Pause or resume the list (events still recorded)"),
         bind("z", "flows.clear", .list, "Clear all flows (asks first)"),
         bind("F", "list.follow", .list, "Toggle follow (keep the newest flow in view)"),
+        bind("C", "flow.copyCurl", .list, "Copy the selected flow as a curl command (OSC 52)"),
+        bind("w", "flows.exportHAR", .list, "Write the shown flows to a HAR file"),
 
         bind("tab", "tab.next", .detail, "Next tab"),
         bind("S-tab", "tab.previous", .detail, "Previous tab"),
@@ -97,6 +99,7 @@ public struct Keymap: Sendable {
         bind("3", "tab.timing", .detail, "Timing tab"),
         bind("/", "detail.search", .detail, "Search inside the body"),
         bind("n", "detail.nextMatch", .detail, "Next match"),
+        bind("C", "flow.copyCurl", .detail, "Copy this flow as a curl command (OSC 52)"),
 
         bind("y", "confirm.yes", .confirm, "Yes"),
         bind("n", "confirm.no", .confirm, "No"),

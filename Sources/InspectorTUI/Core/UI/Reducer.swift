@@ -11,6 +11,10 @@ public enum Action: Sendable {
     case inbox([InboxEvent], at: Date)
     /// The terminal changed size.
     case resize(Size)
+    /// The program reports the outcome of an effect (a file written, an error).
+    case notify(String, isError: Bool)
+    /// Set the filter expression, as `f` does (`--filter` on the command line).
+    case applyFilter(String)
 }
 
 /// What the reducer asks of the program after an action.
@@ -19,6 +23,10 @@ public enum Effect: Sendable, Equatable {
     case none
     /// Leave the program.
     case quit
+    /// Put this text on the terminal's clipboard (OSC 52).
+    case copyToClipboard(String)
+    /// Write these flows to a HAR file and report back with ``Action/notify(_:isError:)``.
+    case exportHAR([NetworkLog])
 }
 
 /// Turns actions into state changes. Pure: no I/O, no clock, no terminal;
@@ -49,6 +57,12 @@ public enum Reducer {
             state.view.apply(changes, from: state.session.store)
             if changes.contains(.cleared) { state.pausedRows = state.pausedRows.map { _ in [] } }
             state.syncCursor()
+        case let .notify(text, isError):
+            state.notice = Notice(text: text, isError: isError)
+            return .none
+        case .applyFilter(let text):
+            applyFilter(text, in: &state)
+            return .none
         case .resize(let size):
             state.size = size
             state.syncCursor()
@@ -123,6 +137,12 @@ public enum Reducer {
             state.pausedRows = state.pausedRows == nil ? state.view.rows : nil
             state.syncCursor()
         case .clearFlows: state.confirmingClear = true
+        case .copyCurl:
+            guard let selection = state.selection else { return .none }
+            return copyCurl(of: selection, in: &state)
+        case .exportHAR:
+            let store = state.session.store
+            return .exportHAR(state.rows.compactMap { store[$0]?.log })
         case .toggleFollow:
             state.follows.toggle()
             state.syncCursor()
@@ -168,6 +188,8 @@ public enum Reducer {
             default: detail.tab = .timing
             }
             detail.scroll = 0
+        case .copyCurl:
+            return copyCurl(of: detail.sequence, in: &state)
         case .searchBody:
             state.prompt = Prompt(purpose: .bodySearch, text: detail.search ?? "")
             return .none
@@ -191,6 +213,15 @@ public enum Reducer {
     // MARK: - Shared
 
     /// Scrolling in the detail view, the help overlay and the event log.
+    /// Shows the flow's request as a curl command and asks for it to be copied.
+    private static func copyCurl(of sequence: Int, in state: inout AppState) -> Effect {
+        guard let log = state.session.store[sequence]?.log else { return .none }
+        let command = CurlCommand.make(for: log.request)
+        state.overlay = TextOverlay(title: "curl command, sent to the clipboard with OSC 52  (q or Esc closes)",
+                                    lines: command.components(separatedBy: "\n"))
+        return .copyToClipboard(command)
+    }
+
     private static func scrollCommand(_ command: Command, in state: inout AppState) -> Effect {
         let page = max(1, state.size.height - 4)
         let delta: Int
@@ -211,7 +242,9 @@ public enum Reducer {
         switch command {
         case .quit: return .quit
         case .back:
-            if state.showsHelp {
+            if state.overlay != nil {
+                state.overlay = nil
+            } else if state.showsHelp {
                 state.showsHelp = false
             } else if state.mode != .list {
                 state.mode = .list
@@ -334,7 +367,10 @@ extension AppState {
 
     /// Scrolls whatever scrolls in the current mode.
     mutating func scroll(by delta: Int) {
-        if showsHelp {
+        if var overlay {
+            overlay.scroll = overlay.scroll.addingReportingOverflow(delta).partialValue
+            self.overlay = overlay
+        } else if showsHelp {
             helpScroll = helpScroll.addingReportingOverflow(delta).partialValue
         } else {
             switch mode {
@@ -353,6 +389,10 @@ extension AppState {
     mutating func clampScrolls() {
         func clamp(_ value: Int, lines: Int) -> Int { min(max(0, value), max(0, lines - pageHeight)) }
         helpScroll = clamp(helpScroll, lines: HelpContent.lines(for: keymap).count)
+        if var overlay {
+            overlay.scroll = clamp(overlay.scroll, lines: overlay.lines.count)
+            self.overlay = overlay
+        }
         switch mode {
         case .list: break
         case .detail(var detail):

@@ -1,0 +1,41 @@
+import Foundation
+import WireProtocol
+
+/// One line per finished flow, for `netinspect --dump`: time, method,
+/// status, URL, response size, duration, and for failures the error.
+///
+/// ```
+/// 10:32:08.123 GET     200 http://127.0.0.1:8765/api/users?page=2  1.2 KiB  21ms
+/// 10:32:09.310 GET     ERR http://127.0.0.1:1/  -  2ms  Could not connect to the server.
+/// ```
+public enum DumpFormat {
+    /// The line for `log`, times shown in `zone`.
+    public static func line(_ log: NetworkLog, in zone: TimeZone) -> String {
+        let status: String
+        switch log.state {
+        case .failed: status = "ERR"
+        case .cancelled: status = "CXL"
+        case .pending, .responded: status = log.response.map { String($0.statusCode) } ?? "…"
+        case .completed: status = log.response.map { String($0.statusCode) } ?? "—"
+        }
+        let method = log.request.method.padding(toLength: max(6, log.request.method.count), withPad: " ", startingAt: 0)
+        let size = log.response?.body.map { Format.size($0.size) } ?? "-"
+        let duration = log.timing.duration.map(Format.duration) ?? "-"
+        var line = "\(Format.time(log.timing.startedAt, in: zone, milliseconds: true)) \(method) \(status.leftPadded(3)) \(oneLine(log.request.url))  \(size)  \(duration)"
+        if let error = log.error, log.state != .completed { line += "  \(oneLine(error.message))" }
+        return line
+    }
+
+    /// Newlines and other control characters in captured text would break
+    /// one-flow-per-line output (and could drive the terminal): they become
+    /// spaces.
+    private static func oneLine(_ text: String) -> String {
+        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(_ width: Int) -> String {
+        count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+}

@@ -1,0 +1,93 @@
+import WireProtocol
+
+/// Folds listener events into finished flows, for output that wants each
+/// flow once, complete: `--dump`, `--json`, `--save`.
+///
+/// Only flows still in progress are held, at most ``maximumPending`` of them
+/// (the oldest are forgotten beyond that), so memory stays bounded however
+/// long it runs.
+///
+/// ```swift
+/// var assembler = FlowAssembler()
+/// for event in inbox.drain() {
+///     for finished in assembler.apply(event) { print(DumpFormat.line(finished.log, in: .gmt)) }
+/// }
+/// ```
+public struct FlowAssembler: Sendable {
+    /// A flow that reached a final state, with the agent it came from.
+    public struct Finished: Sendable, Equatable {
+        /// The complete flow.
+        public var log: NetworkLog
+        /// The hello of the agent connection it came from.
+        public var agent: Hello?
+    }
+
+    /// In-progress flows held at most.
+    public let maximumPending: Int
+    /// Flows forgotten because too many were in progress at once.
+    public private(set) var forgottenFlows = 0
+
+    private var pending: [FlowID: NetworkLog] = [:]
+    private var pendingOrder: [FlowID] = []
+    private var agents: [ConnectionID: Hello] = [:]
+    private var connectionOfFlow: [FlowID: ConnectionID] = [:]
+
+    /// Creates an assembler holding at most `maximumPending` unfinished flows.
+    public init(maximumPending: Int = 10_000) {
+        self.maximumPending = max(1, maximumPending)
+    }
+
+    /// Applies one event; returns the flows it finished.
+    public mutating func apply(_ event: InboxEvent) -> [Finished] {
+        switch event {
+        case let .connected(connection, hello, _):
+            agents[connection] = hello
+        case .disconnected(let connection, _):
+            agents[connection] = nil
+        case let .message(connection, message):
+            return apply(message, from: connection)
+        case .listening, .rejected:
+            break
+        }
+        return []
+    }
+
+    private mutating func apply(_ message: Message, from connection: ConnectionID) -> [Finished] {
+        switch message {
+        case .flowStarted(let log):
+            if log.state.isFinal { return [Finished(log: log, agent: agents[connection])] }
+            if pending.updateValue(log, forKey: log.id) == nil { pendingOrder.append(log.id) }
+            connectionOfFlow[log.id] = connection
+            evictIfNeeded()
+        case .flowResponse(let event):
+            pending[event.id]?.apply(event)
+        case .flowFinished(let event):
+            guard var log = pending.removeValue(forKey: event.id) else { return [] }
+            log.apply(event)
+            let source = connectionOfFlow.removeValue(forKey: event.id) ?? connection
+            compactOrderIfNeeded()
+            return [Finished(log: log, agent: agents[source])]
+        case .hello, .status:
+            break
+        }
+        return []
+    }
+
+    private mutating func evictIfNeeded() {
+        while pending.count > maximumPending, !pendingOrder.isEmpty {
+            let oldest = pendingOrder.removeFirst()
+            if pending.removeValue(forKey: oldest) != nil {
+                connectionOfFlow[oldest] = nil
+                forgottenFlows += 1
+            }
+        }
+    }
+
+    /// Finished flows leave stale ids in `pendingOrder`; drop them once they
+    /// outnumber the live ones, so the array stays proportional to `pending`.
+    private mutating func compactOrderIfNeeded() {
+        if pendingOrder.count > 2 * pending.count + 64 {
+            pendingOrder.removeAll { pending[$0] == nil }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import InspectorCore
+import WireProtocol
+
+/// `--dump` and `--json`: no terminal UI; one line per finished flow on
+/// standard output, connection news on standard error. Ends cleanly on
+/// SIGINT, SIGTERM or SIGHUP, or at the end of a `--read` file.
+struct Headless {
+    enum Output { case dump, json }
+
+    let output: Output
+    let filter: FilterExpression?
+    let timeZone: TimeZone
+    let saver: FlowLineWriter?
+    /// Finished flows kept for `--har` (bounded by `--max-flows`).
+    var kept: [NetworkLog] = []
+    let keepLimit: Int?
+    /// Who is connected, to name them when they leave.
+    private var agents: [ConnectionID: Hello] = [:]
+
+    init(output: Output, filter: FilterExpression?, timeZone: TimeZone, saver: FlowLineWriter?, keepLimit: Int?) {
+        self.output = output
+        self.filter = filter
+        self.timeZone = timeZone
+        self.saver = saver
+        self.keepLimit = keepLimit
+    }
+
+    /// Prints the flows of a file and returns.
+    mutating func print(_ flows: [NetworkLog]) {
+        for flow in flows { emit(flow) }
+    }
+
+    /// Prints finished flows from the inbox until a signal arrives.
+    mutating func run(inbox: Inbox) {
+        var assembler = FlowAssembler()
+        var descriptors = [
+            pollfd(fd: inbox.wakeFileDescriptor, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: SignalPipe.readEnd, events: Int16(POLLIN), revents: 0),
+        ]
+        while true {
+            _ = poll(&descriptors, nfds_t(descriptors.count), 1000)
+            for event in inbox.drain() {
+                note(event)
+                for finished in assembler.apply(event) { emit(finished.log) }
+            }
+            if descriptors[1].revents != 0 { return }
+        }
+    }
+
+    private mutating func emit(_ flow: NetworkLog) {
+        if let saveError = saver?.write(flow) { Self.warn(saveError) }
+        if let keepLimit {
+            kept.append(flow)
+            if kept.count > keepLimit { kept.removeFirst(kept.count - keepLimit) }
+        }
+        guard filter?.matches(flow) ?? true else { return }
+        switch output {
+        case .dump: Self.writeLine(Data(DumpFormat.line(flow, in: timeZone).utf8))
+        case .json: Self.writeLine(flow.jsonLine())
+        }
+    }
+
+    private mutating func note(_ event: InboxEvent) {
+        switch event {
+        case .listening(let endpoint): Self.warn("netinspect: listening on \(endpoint)")
+        case let .connected(connection, hello, peer):
+            agents[connection] = hello
+            Self.warn("netinspect: \(hello.appName) (pid \(hello.processID) on \(hello.hostName)) connected from \(peer)")
+        case let .disconnected(connection, reason):
+            let name = agents.removeValue(forKey: connection).map { "\($0.appName) (pid \($0.processID))" } ?? "an agent"
+            Self.warn("netinspect: \(name) disconnected" + (reason.map { ": \($0)" } ?? ""))
+        case let .rejected(peer, reason): Self.warn("netinspect: closed \(peer): \(reason)")
+        case .message(_, .status(let status)) where status.droppedEvents > 0:
+            Self.warn("netinspect: the agent has dropped \(status.droppedEvents) events so far")
+        case .message: break
+        }
+    }
+
+    private static func writeLine(_ data: Data) {
+        var line = data
+        line.append(UInt8(ascii: "\n"))
+        FileHandle.standardOutput.write(line)
+    }
+
+    static func warn(_ text: String) {
+        FileHandle.standardError.write(Data((text + "\n").utf8))
+    }
+}
