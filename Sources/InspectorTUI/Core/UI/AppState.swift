@@ -3,6 +3,8 @@ import WireProtocol
 
 /// The tabs of the detail view.
 public enum DetailTab: Int, Sendable, CaseIterable {
+    /// Request line, headers and body; status, headers, body, redirects and
+    /// error; the timing waterfall.
     case request, response, timing
 
     /// The tab's title.
