@@ -97,6 +97,7 @@ final class ReducerTests: XCTestCase {
         _ = Reducer.reduce(&state, .inbox([.message(ConnectionID(1), .flowStarted(Fixtures.started(7)))], at: Fixtures.epoch))
         XCTAssertEqual(state.rows.count, 6)
         XCTAssertEqual(state.session.store.count, 7)
+        XCTAssertTrue(Renderer.render(state, size: .minimum).text.contains("PAUSED (+1)"))
         state.press("p")
         XCTAssertEqual(state.rows.count, 7)
     }

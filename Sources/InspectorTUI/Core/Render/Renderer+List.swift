@@ -76,7 +76,7 @@ extension Renderer {
             Span(log.request.method, .method),
             status,
             Span(record.host, .host),
-            Span(Format.pathAndQuery(of: log.request.url)),
+            Span(Format.displayPath(of: log.request.url)),
             Span(Format.shortContentType(log.response?.mimeType ?? log.response?.headers.first("Content-Type")), .dim),
             Span(log.response?.body.map { Format.size($0.size) } ?? "", .normal),
             log.timing.duration.map { Span(Format.duration($0)) } ?? Span(log.state.isFinal ? "" : "…", .pending),

@@ -125,8 +125,9 @@ public enum Renderer {
         var parts = ["\(state.rows.count)/\(session.store.count) flows"]
         if let filter = state.filterDescription { parts.append("filter: \(filter)") }
         parts.append("sort: \(state.sortDescription)")
-        if state.pausedRows != nil {
-            parts.append("PAUSED")
+        if let paused = state.pausedRows {
+            let hidden = state.view.count - paused.count
+            parts.append(hidden > 0 ? "PAUSED (+\(hidden))" : "PAUSED")
         } else {
             parts.append(state.follows ? "follow" : "no follow")
         }
