@@ -10,7 +10,7 @@ struct App {
 
     /// Runs until the user quits or a signal arrives.
     mutating func run() {
-        state = reduced(.resize(terminal.size))
+        _ = Reducer.reduce(&state, .resize(terminal.size))
         terminal.blit(Renderer.render(state, size: state.size))
         var descriptors = [
             pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
@@ -22,26 +22,20 @@ struct App {
             // as KEY_RESIZE after SIGWINCH interrupts poll().
             _ = poll(&descriptors, nfds_t(descriptors.count), 250)
             if descriptors[2].revents != 0 { return }
+            // The state is reduced in place, never through a copy: a copy
+            // would make the next mutation duplicate every stored flow.
             for input in terminal.readInput() {
                 switch input {
                 case .resize:
                     terminal.invalidate()
-                    state = reduced(.resize(terminal.size))
+                    _ = Reducer.reduce(&state, .resize(terminal.size))
                 case .key(let key):
-                    var next = state
-                    if Reducer.reduce(&next, .key(key)) == .quit { return }
-                    state = next
+                    if Reducer.reduce(&state, .key(key)) == .quit { return }
                 }
             }
             let events = inbox.drain()
-            if !events.isEmpty { state = reduced(.inbox(events, at: Date())) }
+            if !events.isEmpty { _ = Reducer.reduce(&state, .inbox(events, at: Date())) }
             terminal.blit(Renderer.render(state, size: state.size))
         }
-    }
-
-    private func reduced(_ action: Action) -> AppState {
-        var next = state
-        _ = Reducer.reduce(&next, action)
-        return next
     }
 }
