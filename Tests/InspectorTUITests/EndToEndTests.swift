@@ -57,7 +57,7 @@ final class EndToEndTests: XCTestCase {
         XCTAssertTrue(screen.contains(#""retry": true"#), "JSON body pretty-printed:\n\(screen)")
         ui.send("Tab")
         try ui.waitFor("Waterfall")
-        ui.send("q")
+        ui.send("Escape")
         try ui.waitFor("Dur")
     }
 

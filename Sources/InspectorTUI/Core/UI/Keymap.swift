@@ -68,7 +68,7 @@ public struct Keymap: Sendable {
         bind("pgup", "page.up", .global, "Page up"),
         bind("pgdn", "page.down", .global, "Page down"),
         bind("space", "page.down", .global, "Page down"),
-        bind("q", "view.back", .global, "Back (quit from the list)"),
+        bind("q", "view.back", .global, "Back to the list; close help"),
         bind("esc", "view.back", .global, "Back"),
         bind("Q", "app.quit", .global, "Quit"),
         bind("C-c", "app.quit", .global, "Quit"),
