@@ -61,6 +61,19 @@ final class EndToEndTests: XCTestCase {
         try ui.waitFor("Dur")
     }
 
+    func testTwoAgentsAddTheAppColumn() throws {
+        let ui = try start()
+        let first = try WireClient(agentOn: ui.socketPath)
+        try first.sendFlow(1, method: "GET", path: "/one", status: 200)
+        try ui.waitFor("/one")
+        let second = try WireClient(path: ui.socketPath)
+        try second.send(.hello(Hello(agentName: "CaptureAgent", agentVersion: "0.1.0", appName: "billing", processID: 2, hostName: "test")))
+        try second.sendFlow(2, method: "GET", path: "/two", status: 200)
+        let screen = try ui.waitFor("/two")
+        XCTAssertTrue(screen.contains("2 agents"), screen)
+        XCTAssertTrue(screen.contains(" App ") && screen.contains("billing") && screen.contains("e2e-app"), screen)
+    }
+
     func testNewFlowsUpdateInPlace() throws {
         let ui = try start()
         let agent = try WireClient(agentOn: ui.socketPath)

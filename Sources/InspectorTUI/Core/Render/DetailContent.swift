@@ -3,17 +3,22 @@ import WireProtocol
 
 /// The lines of the detail view's tabs, before wrapping.
 enum DetailContent {
-    static func lines(for record: FlowStore.Record, tab: DetailTab, timeZone: TimeZone) -> [StyledLine] {
+    static func lines(for record: FlowStore.Record, agent: AgentInfo?, tab: DetailTab, timeZone: TimeZone) -> [StyledLine] {
         switch tab {
-        case .request: request(record)
+        case .request: request(record, agent: agent)
         case .response: response(record)
         case .timing: timing(record.log, timeZone: timeZone)
         }
     }
 
-    private static func request(_ record: FlowStore.Record) -> [StyledLine] {
+    private static func request(_ record: FlowStore.Record, agent: AgentInfo?) -> [StyledLine] {
         let request = record.log.request
-        var lines: [StyledLine] = [StyledLine([Span(request.method, .method), Span(" "), Span(request.url)]), ""]
+        var lines: [StyledLine] = [StyledLine([Span(request.method, .method), Span(" "), Span(request.url)])]
+        if let agent {
+            let hello = agent.hello
+            lines.append(StyledLine("from \(hello.appName) (pid \(hello.processID) on \(hello.hostName)), session \(record.log.sessionID) task \(record.log.taskID)", .dim))
+        }
+        lines.append("")
         lines += headers(request.headers)
         lines.append("")
         if let body = request.body {
@@ -154,7 +159,8 @@ extension AppState {
         guard let record = session.store[detail.sequence] else {
             return [StyledLine("This flow is no longer stored (evicted or cleared).", .warning)]
         }
-        return DetailContent.lines(for: record, tab: detail.tab, timeZone: timeZone)
+        let agent = record.agent.flatMap { session.agents.indices.contains($0) ? session.agents[$0] : nil }
+        return DetailContent.lines(for: record, agent: agent, tab: detail.tab, timeZone: timeZone)
             .flatMap { $0.wrapped(toWidth: size.width) }
     }
 }
