@@ -24,6 +24,15 @@ final class EndToEndTests: XCTestCase {
         return session
     }
 
+    /// Starts netinspect, connects an agent and waits for its first flow (id 1).
+    private func startWithAFlow(at path: String, _ function: String = #function) throws -> (TmuxSession, WireClient) {
+        let ui = try start(function)
+        let agent = try WireClient(agentOn: ui.socketPath)
+        try agent.sendFlow(1, method: "GET", path: path, status: 200)
+        try ui.waitFor(path)
+        return (ui, agent)
+    }
+
     func testFlowsAppearFilterAndOpenInDetail() throws {
         let ui = try start()
         let agent = try WireClient(agentOn: ui.socketPath)
@@ -62,16 +71,14 @@ final class EndToEndTests: XCTestCase {
     }
 
     func testTwoAgentsAddTheAppColumn() throws {
-        let ui = try start()
-        let first = try WireClient(agentOn: ui.socketPath)
-        try first.sendFlow(1, method: "GET", path: "/one", status: 200)
-        try ui.waitFor("/one")
+        let (ui, first) = try startWithAFlow(at: "/one")
         let second = try WireClient(path: ui.socketPath)
         try second.send(.hello(Hello(agentName: "CaptureAgent", agentVersion: "0.1.0", appName: "billing", processID: 2, hostName: "test")))
         try second.sendFlow(2, method: "GET", path: "/two", status: 200)
         let screen = try ui.waitFor("/two")
         XCTAssertTrue(screen.contains("2 agents"), screen)
         XCTAssertTrue(screen.contains(" App ") && screen.contains("billing") && screen.contains("e2e-app"), screen)
+        withExtendedLifetime(first) {}
     }
 
     func testNewFlowsUpdateInPlace() throws {
@@ -85,10 +92,7 @@ final class EndToEndTests: XCTestCase {
     }
 
     func testGarbageConnectionShowsAnErrorAndTheUISurvives() throws {
-        let ui = try start()
-        let agent = try WireClient(agentOn: ui.socketPath)
-        try agent.sendFlow(1, method: "GET", path: "/before", status: 200)
-        try ui.waitFor("/before")
+        let (ui, agent) = try startWithAFlow(at: "/before")
 
         let garbage = try WireClient(path: ui.socketPath)
         try garbage.write(Data("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
@@ -100,16 +104,14 @@ final class EndToEndTests: XCTestCase {
     }
 
     func testResizeRedrawsForTheNewSize() throws {
-        let ui = try start()
-        let agent = try WireClient(agentOn: ui.socketPath)
-        try agent.sendFlow(1, method: "GET", path: "/resized", status: 200)
-        try ui.waitFor("/resized")
+        let (ui, agent) = try startWithAFlow(at: "/resized")
         ui.resize(width: 80, height: 24)
         let screen = try ui.waitFor("?:help", where: { $0.split(separator: "\n", omittingEmptySubsequences: false).count <= 25 })
         let lines = screen.split(separator: "\n", omittingEmptySubsequences: false)
         XCTAssertTrue(lines.contains { $0.contains("/resized") }, screen)
         XCTAssertTrue(lines.allSatisfy { $0.count <= 80 }, screen)
         XCTAssertTrue(lines[23].contains("1/1 flows"), "status bar on the last row:\n\(screen)")
+        withExtendedLifetime(agent) {}
     }
 
     func testQuitRestoresTheTerminalAndRemovesTheSocket() throws {
