@@ -159,7 +159,7 @@ final class Terminal {
         return inputs
     }
 
-    private static func functionKey(_ code: Int32) -> Key? {
+    static func functionKey(_ code: Int32) -> Key? {
         switch code {
         case KEY_UP: .up
         case KEY_DOWN: .down
@@ -177,7 +177,7 @@ final class Terminal {
         }
     }
 
-    private static func characterKey(_ value: UInt32) -> Key? {
+    static func characterKey(_ value: UInt32) -> Key? {
         switch value {
         case 9: return .tab
         case 10, 13: return .enter
