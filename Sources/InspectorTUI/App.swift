@@ -35,6 +35,7 @@ struct App {
             }
             let events = inbox.drain()
             if !events.isEmpty { _ = Reducer.reduce(&state, .inbox(events, at: Date())) }
+            _ = Reducer.reduce(&state, .tick(Date()))
             terminal.blit(Renderer.render(state, size: state.size))
         }
     }

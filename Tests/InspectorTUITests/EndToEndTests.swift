@@ -75,8 +75,14 @@ final class EndToEndTests: XCTestCase {
         let second = try WireClient(path: ui.socketPath)
         try second.send(.hello(Hello(agentName: "CaptureAgent", agentVersion: "0.1.0", appName: "billing", processID: 2, hostName: "test")))
         try second.sendFlow(2, method: "GET", path: "/two", status: 200)
-        let screen = try ui.waitFor("/two")
-        XCTAssertTrue(screen.contains("2 agents"), screen)
+        try ui.waitFor("/two")
+        let screen: String
+        do {
+            screen = try ui.waitFor("2 agents")
+        } catch {
+            ui.send("E")
+            return XCTFail("\(error)\nEvent log:\n\(try ui.waitFor("Event log"))")
+        }
         XCTAssertTrue(screen.contains(" App ") && screen.contains("billing") && screen.contains("e2e-app"), screen)
         withExtendedLifetime(first) {}
     }
@@ -189,7 +195,7 @@ final class WireClient {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard result == 0 else {
-            close(descriptor)
+            // deinit closes the descriptor: init has initialised everything.
             throw E2EError("cannot connect to \(path): \(String(cString: strerror(errno)))")
         }
     }

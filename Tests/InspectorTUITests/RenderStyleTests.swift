@@ -21,6 +21,14 @@ final class RenderStyleTests: XCTestCase {
         XCTAssertEqual(styles(inRowContaining: "/v1/items/1?", of: screen), [.selected])
     }
 
+    func testRunningFlowsShowTheirAgeAgainstTheInjectedClock() {
+        var state = Fixtures.mixedState()
+        XCTAssertTrue(Renderer.render(state, size: .minimum).text(ofRow: 6).trimmingCharacters(in: .whitespaces).hasSuffix("…"))
+        _ = Reducer.reduce(&state, .tick(Fixtures.epoch.addingTimeInterval(6 + 2.5)))
+        let row = Renderer.render(state, size: .minimum).text(ofRow: 6)
+        XCTAssertTrue(row.contains("/v1/items/9") && row.contains("2.50s…"), row)
+    }
+
     func testBodySearchMatchesAreHighlighted() {
         var state = Fixtures.mixedState()
         state.press("g", "enter", "2")

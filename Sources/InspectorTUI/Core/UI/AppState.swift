@@ -111,6 +111,9 @@ public struct AppState: Sendable {
     public internal(set) var notice: Notice?
     /// Time zone for displayed times (injected so snapshots are stable).
     public let timeZone: TimeZone
+    /// The current time, from the last ``Action/tick(_:)``; unfinished
+    /// flows show how long they have been running against it.
+    public internal(set) var now: Date?
     /// The keymap.
     public let keymap: Keymap
 

@@ -11,6 +11,8 @@ public enum Action: Sendable {
     case inbox([InboxEvent], at: Date)
     /// The terminal changed size.
     case resize(Size)
+    /// The clock moved on (the program sends this; tests choose the time).
+    case tick(Date)
 }
 
 /// What the reducer asks of the program after an action.
@@ -53,6 +55,8 @@ public enum Reducer {
             state.size = size
             state.syncCursor()
             state.clampScrolls()
+        case .tick(let date):
+            state.now = date
         }
         return .none
     }
