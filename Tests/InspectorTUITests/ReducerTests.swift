@@ -123,6 +123,14 @@ final class ReducerTests: XCTestCase {
         XCTAssertGreaterThan(detail.scroll, 0)
     }
 
+    func testDetailViewShowsUpdatesToItsFlow() {
+        var state = Fixtures.mixedState()
+        state.press("enter", "2")
+        XCTAssertTrue(Renderer.render(state, size: .minimum).text.contains("Waiting for the response"))
+        _ = Reducer.reduce(&state, .inbox([.message(ConnectionID(1), .flowFinished(Fixtures.finished(6, status: 204, body: "")))], at: Fixtures.epoch))
+        XCTAssertTrue(Renderer.render(state, size: .minimum).text.contains("HTTP 204 No Content"))
+    }
+
     func testHelpTogglesAndScrolls() {
         var state = Fixtures.mixedState()
         state.press("?")

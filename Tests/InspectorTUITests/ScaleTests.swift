@@ -71,6 +71,8 @@ final class ScaleTests: XCTestCase {
         }
         XCTAssertTrue(screen.text.contains(#""id": 0"#), screen.text)
         XCTAssertLessThan(render, 2_000)
+        let again = time("render it again (cached lines)") { screen = Renderer.render(state, size: Size(width: 200, height: 60)) }
+        XCTAssertLessThan(again, render)
     }
 
     func testMemoryPerFlowWithoutBodies() throws {

@@ -119,6 +119,7 @@ public struct AppState: Sendable {
 
     var searchFilter: FilterExpression?
     var expressionFilter: FilterExpression?
+    let detailCache = DetailLinesCache()
 
     /// A fresh state.
     public init(
