@@ -138,6 +138,18 @@ final class EndToEndTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: ui.socketPath), "socket file left behind")
     }
 
+    func testClosingTheTerminalEndsNetinspectAndRemovesTheSocket() throws {
+        let ui = try start()
+        let pid = ui.processID
+        ui.closeTerminal()
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, FileManager.default.fileExists(atPath: ui.socketPath) || kill(pid, 0) == 0 {
+            usleep(50_000)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: ui.socketPath), "socket file left behind after SIGHUP")
+        XCTAssertNotEqual(kill(pid, 0), 0, "netinspect still runs after its terminal closed")
+    }
+
     func testACrashSignalStillLeavesTheAlternateScreen() throws {
         let ui = try start()
         XCTAssertEqual(kill(ui.processID, SIGSEGV), 0)
@@ -379,6 +391,12 @@ final class TmuxSession {
     private static func hasExited(_ pid: pid_t) -> Bool {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return true }
         return status.contains("State:\tZ")
+    }
+
+    /// Kills the tmux server, which hangs up the pane's terminal (SIGHUP),
+    /// and leaves the socket file to the program under test.
+    func closeTerminal() {
+        _ = try? run(["kill-server"])
     }
 
     func kill() {
