@@ -36,9 +36,13 @@ final class ReducerTests: XCTestCase {
         XCTAssertEqual(state.mode, .list)
     }
 
-    func testQuitComesFromShiftQ() {
+    func testShiftQQuitsAtOnceAndQAsksFirst() {
         var state = Fixtures.mixedState()
         XCTAssertEqual(state.press("q"), .none)
+        XCTAssertEqual(state.confirmation, .quit)
+        XCTAssertEqual(state.press("n"), .none)
+        XCTAssertNil(state.confirmation)
+        XCTAssertEqual(state.press("q", "y"), .quit)
         XCTAssertEqual(state.press("Q"), .quit)
     }
 

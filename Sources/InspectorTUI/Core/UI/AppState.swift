@@ -66,6 +66,14 @@ public struct Prompt: Sendable, Equatable {
     }
 }
 
+/// A yes/no question asked before something that cannot be undone.
+public enum Confirmation: Sendable, Equatable {
+    /// `z`: remove every recorded flow.
+    case clearFlows
+    /// `q` on the list: leave netinspect (`Q` leaves without asking).
+    case quit
+}
+
 /// A one-line note at the bottom of the screen, until the next key.
 public struct Notice: Sendable, Equatable {
     /// The text.
@@ -105,8 +113,8 @@ public struct AppState: Sendable {
     public internal(set) var filterText: String?
     /// The text being typed, if any.
     public internal(set) var prompt: Prompt?
-    /// Whether "clear all flows?" is being asked.
-    public internal(set) var confirmingClear = false
+    /// The yes/no question being asked, if any.
+    public internal(set) var confirmation: Confirmation?
     /// The note shown until the next key.
     public internal(set) var notice: Notice?
     /// Time zone for displayed times (injected so snapshots are stable).
@@ -144,7 +152,7 @@ public struct AppState: Sendable {
     /// Where keys go now.
     public var keyContext: KeyContext {
         if prompt != nil { return .prompt }
-        if confirmingClear { return .confirm }
+        if confirmation != nil { return .confirm }
         if showsHelp { return .help }
         switch mode {
         case .list: return .list

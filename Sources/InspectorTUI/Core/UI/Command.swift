@@ -11,6 +11,7 @@ public enum Command: String, Sendable, CaseIterable {
     case open = "flow.open"
     case back = "view.back"
     case quit = "app.quit"
+    case askToQuit = "app.askToQuit"
     case nextTab = "tab.next"
     case previousTab = "tab.previous"
     case requestTab = "tab.request"

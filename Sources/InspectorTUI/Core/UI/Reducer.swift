@@ -77,14 +77,19 @@ public enum Reducer {
         switch state.keyContext {
         case .prompt: return promptCommand(command, in: &state)
         case .confirm:
-            if command == .confirmYes {
+            let question = state.confirmation
+            state.confirmation = nil
+            guard command == .confirmYes else { return .none }
+            switch question {
+            case .quit: return .quit
+            case .clearFlows:
                 let changes = state.session.clearFlows()
                 state.view.apply(changes, from: state.session.store)
                 if state.pausedRows != nil { state.pausedRows = [] }
                 state.mode = .list
                 state.syncCursor()
+            case nil: break
             }
-            state.confirmingClear = false
             return .none
         case .help: return scrollCommand(command, in: &state)
         case .list: return listCommand(command, in: &state)
@@ -126,7 +131,8 @@ public enum Reducer {
         case .togglePause:
             state.pausedRows = state.pausedRows == nil ? state.view.rows : nil
             state.syncCursor()
-        case .clearFlows: state.confirmingClear = true
+        case .clearFlows: state.confirmation = .clearFlows
+        case .askToQuit: state.confirmation = .quit
         case .toggleFollow:
             state.follows.toggle()
             state.syncCursor()
