@@ -23,7 +23,7 @@ struct App {
     var allFlows: [NetworkLog] { state.session.store.allRecords.map(\.log) }
 
     /// Applies an action before the loop starts (`--filter`).
-    mutating func apply(_ action: Action) { state = reduced(action) }
+    mutating func apply(_ action: Action) { _ = Reducer.reduce(&state, action) }
 
     /// Shows the flows of a file (`--read`) as if one agent had sent them.
     mutating func open(_ flows: [NetworkLog], from path: String) {
@@ -31,12 +31,12 @@ struct App {
         let hello = Hello(agentName: Session.fileAgentName, agentVersion: "", appName: (path as NSString).lastPathComponent,
                           processID: 0, hostName: ProcessInfo.processInfo.hostName)
         let events = [InboxEvent.connected(source, hello, peer: path)] + flows.map { .message(source, .flowStarted($0)) }
-        state = reduced(.inbox(events, at: Date()))
+        apply(.inbox(events, at: Date()))
     }
 
     /// Runs until the user quits or a signal arrives.
     mutating func run() {
-        state = reduced(.resize(terminal.size))
+        _ = Reducer.reduce(&state, .resize(terminal.size))
         terminal.blit(Renderer.render(state, size: state.size))
         var descriptors = [
             pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
@@ -48,23 +48,23 @@ struct App {
             // as KEY_RESIZE after SIGWINCH interrupts poll().
             _ = poll(&descriptors, nfds_t(descriptors.count), 250)
             if descriptors[2].revents != 0 { return }
+            // The state is reduced in place, never through a copy: a copy
+            // would make the next mutation duplicate every stored flow.
             for input in terminal.readInput() {
                 switch input {
                 case .resize:
                     terminal.invalidate()
-                    state = reduced(.resize(terminal.size))
+                    _ = Reducer.reduce(&state, .resize(terminal.size))
                 case .key(let key):
-                    var next = state
-                    let effect = Reducer.reduce(&next, .key(key))
-                    state = next
-                    if !perform(effect) { return }
+                    if !perform(Reducer.reduce(&state, .key(key))) { return }
                 }
             }
             let events = inbox.drain()
             if !events.isEmpty {
-                state = reduced(.inbox(events, at: Date()))
+                _ = Reducer.reduce(&state, .inbox(events, at: Date()))
                 save(events)
             }
+            _ = Reducer.reduce(&state, .tick(Date()))
             terminal.blit(Renderer.render(state, size: state.size))
         }
     }
@@ -79,9 +79,9 @@ struct App {
             let path = FileManager.default.currentDirectoryPath + "/netinspect-\(Self.fileStamp()).har"
             do {
                 try HARFile.write(flows, to: path)
-                state = reduced(.notify("Wrote \(flows.count) flows to \(path)", isError: false))
+                apply(.notify("Wrote \(flows.count) flows to \(path)", isError: false))
             } catch {
-                state = reduced(.notify("Could not write \(path): \(error.localizedDescription)", isError: true))
+                apply(.notify("Could not write \(path): \(error.localizedDescription)", isError: true))
             }
         }
         return true
@@ -91,7 +91,7 @@ struct App {
         guard let saver else { return }
         for event in events {
             for finished in assembler.apply(event) {
-                if let failure = saver.write(finished.log) { state = reduced(.notify(failure, isError: true)) }
+                if let failure = saver.write(finished.log) { apply(.notify(failure, isError: true)) }
             }
         }
     }
@@ -99,11 +99,5 @@ struct App {
     private static func fileStamp() -> String {
         let date = Date.ISO8601FormatStyle(timeZone: .current).year().month().day().time(includingFractionalSeconds: false)
         return date.format(Date()).replacingOccurrences(of: ":", with: "").replacingOccurrences(of: "-", with: "")
-    }
-
-    private func reduced(_ action: Action) -> AppState {
-        var next = state
-        _ = Reducer.reduce(&next, action)
-        return next
     }
 }

@@ -16,6 +16,9 @@ final class Terminal {
     private var isActive = false
     /// Whether the terminal shows colours.
     private(set) var hasColours = false
+    /// Whether colour -1 means the terminal's own foreground and background;
+    /// without it, white on black stands in.
+    private var hasDefaultColours = false
 
     /// Starts curses mode.
     /// - Throws: when standard input or output is not a terminal.
@@ -41,7 +44,7 @@ final class Terminal {
         curs_set(0)
         if has_colors() {
             start_color()
-            use_default_colors()
+            hasDefaultColours = use_default_colors() == OK
             hasColours = true
         }
         setUpStyles(palette: hasColours ? .colour : .monochrome)
@@ -86,7 +89,10 @@ final class Terminal {
             if look.underline { value |= netinspect_a_underline() }
             if look.dim { value |= netinspect_a_dim() }
             if hasColours, look.foreground != nil || look.background != nil {
-                let key = [Int32(look.foreground?.rawValue ?? -1), Int32(look.background?.rawValue ?? -1)]
+                let key = [
+                    Int32(look.foreground?.rawValue ?? (hasDefaultColours ? -1 : TerminalColor.white.rawValue)),
+                    Int32(look.background?.rawValue ?? (hasDefaultColours ? -1 : TerminalColor.black.rawValue)),
+                ]
                 let number = pairNumbers[key] ?? {
                     let next = Int32(pairNumbers.count + 1)
                     init_pair(Int16(next), Int16(key[0]), Int16(key[1]))
@@ -161,7 +167,7 @@ final class Terminal {
         return inputs
     }
 
-    private static func functionKey(_ code: Int32) -> Key? {
+    static func functionKey(_ code: Int32) -> Key? {
         switch code {
         case KEY_UP: .up
         case KEY_DOWN: .down
@@ -179,7 +185,7 @@ final class Terminal {
         }
     }
 
-    private static func characterKey(_ value: UInt32) -> Key? {
+    static func characterKey(_ value: UInt32) -> Key? {
         switch value {
         case 9: return .tab
         case 10, 13: return .enter

@@ -24,6 +24,15 @@ final class EndToEndTests: XCTestCase {
         return session
     }
 
+    /// Starts netinspect, connects an agent and waits for its first flow (id 1).
+    private func startWithAFlow(at path: String, _ function: String = #function) throws -> (TmuxSession, WireClient) {
+        let ui = try start(function)
+        let agent = try WireClient(agentOn: ui.socketPath)
+        try agent.sendFlow(1, method: "GET", path: path, status: 200)
+        try ui.waitFor(path)
+        return (ui, agent)
+    }
+
     func testFlowsAppearFilterAndOpenInDetail() throws {
         let ui = try start()
         let agent = try WireClient(agentOn: ui.socketPath)
@@ -57,8 +66,25 @@ final class EndToEndTests: XCTestCase {
         XCTAssertTrue(screen.contains(#""retry": true"#), "JSON body pretty-printed:\n\(screen)")
         ui.send("Tab")
         try ui.waitFor("Waterfall")
-        ui.send("q")
+        ui.send("Escape")
         try ui.waitFor("Dur")
+    }
+
+    func testTwoAgentsAddTheAppColumn() throws {
+        let (ui, first) = try startWithAFlow(at: "/one")
+        let second = try WireClient(path: ui.socketPath)
+        try second.send(.hello(Hello(agentName: "CaptureAgent", agentVersion: "0.1.0", appName: "billing", processID: 2, hostName: "test")))
+        try second.sendFlow(2, method: "GET", path: "/two", status: 200)
+        try ui.waitFor("/two")
+        let screen: String
+        do {
+            screen = try ui.waitFor("2 agents")
+        } catch {
+            ui.send("E")
+            return XCTFail("\(error)\nEvent log:\n\(try ui.waitFor("Event log"))")
+        }
+        XCTAssertTrue(screen.contains(" App ") && screen.contains("billing") && screen.contains("e2e-app"), screen)
+        withExtendedLifetime(first) {}
     }
 
     func testNewFlowsUpdateInPlace() throws {
@@ -72,10 +98,7 @@ final class EndToEndTests: XCTestCase {
     }
 
     func testGarbageConnectionShowsAnErrorAndTheUISurvives() throws {
-        let ui = try start()
-        let agent = try WireClient(agentOn: ui.socketPath)
-        try agent.sendFlow(1, method: "GET", path: "/before", status: 200)
-        try ui.waitFor("/before")
+        let (ui, agent) = try startWithAFlow(at: "/before")
 
         let garbage = try WireClient(path: ui.socketPath)
         try garbage.write(Data("GET / HTTP/1.1\r\nHost: x\r\n\r\n".utf8))
@@ -87,16 +110,14 @@ final class EndToEndTests: XCTestCase {
     }
 
     func testResizeRedrawsForTheNewSize() throws {
-        let ui = try start()
-        let agent = try WireClient(agentOn: ui.socketPath)
-        try agent.sendFlow(1, method: "GET", path: "/resized", status: 200)
-        try ui.waitFor("/resized")
+        let (ui, agent) = try startWithAFlow(at: "/resized")
         ui.resize(width: 80, height: 24)
         let screen = try ui.waitFor("?:help", where: { $0.split(separator: "\n", omittingEmptySubsequences: false).count <= 25 })
         let lines = screen.split(separator: "\n", omittingEmptySubsequences: false)
         XCTAssertTrue(lines.contains { $0.contains("/resized") }, screen)
         XCTAssertTrue(lines.allSatisfy { $0.count <= 80 }, screen)
         XCTAssertTrue(lines[23].contains("1/1 flows"), "status bar on the last row:\n\(screen)")
+        withExtendedLifetime(agent) {}
     }
 
     func testQuitRestoresTheTerminalAndRemovesTheSocket() throws {
@@ -115,6 +136,18 @@ final class EndToEndTests: XCTestCase {
         XCTAssertTrue(exit.isClean, "SIGTERM should leave through the normal cleanup, not die of it: \(exit)")
         XCTAssertFalse(ui.capture().contains("flows │"), ui.capture())
         XCTAssertFalse(FileManager.default.fileExists(atPath: ui.socketPath), "socket file left behind")
+    }
+
+    func testClosingTheTerminalEndsNetinspectAndRemovesTheSocket() throws {
+        let ui = try start()
+        let pid = ui.processID
+        ui.closeTerminal()
+        let deadline = Date().addingTimeInterval(10)
+        while Date() < deadline, FileManager.default.fileExists(atPath: ui.socketPath) || kill(pid, 0) == 0 {
+            usleep(50_000)
+        }
+        XCTAssertFalse(FileManager.default.fileExists(atPath: ui.socketPath), "socket file left behind after SIGHUP")
+        XCTAssertNotEqual(kill(pid, 0), 0, "netinspect still runs after its terminal closed")
     }
 
     func testACrashSignalStillLeavesTheAlternateScreen() throws {
@@ -174,7 +207,7 @@ final class WireClient {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(descriptor, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
         }
         guard result == 0 else {
-            close(descriptor)
+            // deinit closes the descriptor: init has initialised everything.
             throw E2EError("cannot connect to \(path): \(String(cString: strerror(errno)))")
         }
     }
@@ -367,6 +400,12 @@ final class TmuxSession {
     private static func hasExited(_ pid: pid_t) -> Bool {
         guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return true }
         return status.contains("State:\tZ")
+    }
+
+    /// Kills the tmux server, which hangs up the pane's terminal (SIGHUP),
+    /// and leaves the socket file to the program under test.
+    func closeTerminal() {
+        _ = try? run(["kill-server"])
     }
 
     func kill() {

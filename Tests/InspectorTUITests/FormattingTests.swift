@@ -80,5 +80,7 @@ final class FormatTests: XCTestCase {
         XCTAssertEqual(Format.time(Fixtures.epoch, in: TimeZone(secondsFromGMT: 3600)!), "10:30:00")
         XCTAssertEqual(Format.pathAndQuery(of: "https://h.example/a/b?c=1"), "/a/b?c=1")
         XCTAssertEqual(Format.pathAndQuery(of: "https://h.example"), "/")
+        XCTAssertEqual(Format.displayPath(of: "https://h.example/v1/caf%C3%A9?q=%E2%9C%93"), "/v1/café?q=✓")
+        XCTAssertEqual(Format.displayPath(of: "https://h.example/bad%FF"), "/bad%FF")
     }
 }

@@ -36,9 +36,13 @@ final class ReducerTests: XCTestCase {
         XCTAssertEqual(state.mode, .list)
     }
 
-    func testQuitComesFromShiftQ() {
+    func testShiftQQuitsAtOnceAndQAsksFirst() {
         var state = Fixtures.mixedState()
         XCTAssertEqual(state.press("q"), .none)
+        XCTAssertEqual(state.confirmation, .quit)
+        XCTAssertEqual(state.press("n"), .none)
+        XCTAssertNil(state.confirmation)
+        XCTAssertEqual(state.press("q", "y"), .quit)
         XCTAssertEqual(state.press("Q"), .quit)
     }
 
@@ -97,6 +101,7 @@ final class ReducerTests: XCTestCase {
         _ = Reducer.reduce(&state, .inbox([.message(ConnectionID(1), .flowStarted(Fixtures.started(7)))], at: Fixtures.epoch))
         XCTAssertEqual(state.rows.count, 6)
         XCTAssertEqual(state.session.store.count, 7)
+        XCTAssertTrue(Renderer.render(state, size: .minimum).text.contains("PAUSED (+1)"))
         state.press("p")
         XCTAssertEqual(state.rows.count, 7)
     }
@@ -120,6 +125,14 @@ final class ReducerTests: XCTestCase {
         let visible = state.detailLines(detail).dropFirst(detail.scroll).prefix(state.pageHeight)
         XCTAssertTrue(visible.contains { $0.text.contains("price") })
         XCTAssertGreaterThan(detail.scroll, 0)
+    }
+
+    func testDetailViewShowsUpdatesToItsFlow() {
+        var state = Fixtures.mixedState()
+        state.press("enter", "2")
+        XCTAssertTrue(Renderer.render(state, size: .minimum).text.contains("Waiting for the response"))
+        _ = Reducer.reduce(&state, .inbox([.message(ConnectionID(1), .flowFinished(Fixtures.finished(6, status: 204, body: "")))], at: Fixtures.epoch))
+        XCTAssertTrue(Renderer.render(state, size: .minimum).text.contains("HTTP 204 No Content"))
     }
 
     func testHelpTogglesAndScrolls() {

@@ -57,6 +57,24 @@ final class ScaleTests: XCTestCase {
         XCTAssertLessThan(arrival, 100)
     }
 
+    func testDetailOfAOneMegabyteJSONBody() {
+        var state = AppState(size: Size(width: 200, height: 60), timeZone: Fixtures.utc)
+        let items = (0..<20_000).map { #"{"id":\#($0),"name":"item \#($0)","ok":true}"# }
+        let body = "[" + items.joined(separator: ",") + "]"
+        _ = Reducer.reduce(&state, .inbox(Fixtures.connection(messages: [
+            .flowStarted(Fixtures.started(1)), .flowFinished(Fixtures.finished(1, body: body)),
+        ]), at: Fixtures.epoch))
+        state.press("enter", "2")
+        var screen = Screen(size: .minimum)
+        let render = time("render detail of a \(body.utf8.count / 1024) KiB JSON body") {
+            screen = Renderer.render(state, size: Size(width: 200, height: 60))
+        }
+        XCTAssertTrue(screen.text.contains(#""id": 0"#), screen.text)
+        XCTAssertLessThan(render, 2_000)
+        let again = time("render it again (cached lines)") { screen = Renderer.render(state, size: Size(width: 200, height: 60)) }
+        XCTAssertLessThan(again, render)
+    }
+
     func testMemoryPerFlowWithoutBodies() throws {
         let before = try Self.residentBytes()
         let state = Self.bigState()

@@ -137,7 +137,7 @@ extension HAR.Response {
         let comment = body.flatMap { $0.isTruncated ? "truncated: \($0.data.count) of \($0.size) bytes captured" : nil }
         self.init(
             status: response.statusCode,
-            statusText: httpReasonPhrase(response.statusCode),
+            statusText: Format.reason(response.statusCode),
             httpVersion: "HTTP/1.1",
             cookies: response.headers.values(for: "Set-Cookie").compactMap(cookie(inSetCookieHeader:)),
             headers: response.headers.map { HAR.NameValue(name: $0.name, value: $0.value) },

@@ -8,6 +8,8 @@ import WireProtocol
 public enum BodyFormatter {
     /// How a body is shown.
     public enum Kind: Sendable, Equatable {
+        /// JSON, re-indented and coloured; form-urlencoded, as a table;
+        /// text, as it is; anything else, as a hex dump.
         case json, form, text, binary
     }
 

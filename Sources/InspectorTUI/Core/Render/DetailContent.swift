@@ -1,19 +1,25 @@
 import Foundation
+import Synchronization
 import WireProtocol
 
 /// The lines of the detail view's tabs, before wrapping.
 enum DetailContent {
-    static func lines(for record: FlowStore.Record, tab: DetailTab, timeZone: TimeZone) -> [StyledLine] {
+    static func lines(for record: FlowStore.Record, agent: AgentInfo?, tab: DetailTab, timeZone: TimeZone) -> [StyledLine] {
         switch tab {
-        case .request: request(record)
+        case .request: request(record, agent: agent)
         case .response: response(record)
         case .timing: timing(record.log, timeZone: timeZone)
         }
     }
 
-    private static func request(_ record: FlowStore.Record) -> [StyledLine] {
+    private static func request(_ record: FlowStore.Record, agent: AgentInfo?) -> [StyledLine] {
         let request = record.log.request
-        var lines: [StyledLine] = [StyledLine([Span(request.method, .method), Span(" "), Span(request.url)]), ""]
+        var lines: [StyledLine] = [StyledLine([Span(request.method, .method), Span(" "), Span(request.url)])]
+        if let agent {
+            let hello = agent.hello
+            lines.append(StyledLine("from \(hello.appName) (pid \(hello.processID) on \(hello.hostName)), session \(record.log.sessionID) task \(record.log.taskID)", .dim))
+        }
+        lines.append("")
         lines += headers(request.headers)
         lines.append("")
         if let body = request.body {
@@ -149,12 +155,41 @@ enum DetailContent {
 }
 
 extension AppState {
-    /// The detail view's lines, wrapped to the screen width.
+    /// The detail view's lines, wrapped to the screen width. Formatting a
+    /// large body takes milliseconds, and the view is drawn on every event
+    /// and clock tick, so the last result is kept for as long as the flow,
+    /// tab and width stay the same.
     func detailLines(_ detail: DetailState) -> [StyledLine] {
         guard let record = session.store[detail.sequence] else {
             return [StyledLine("This flow is no longer stored (evicted or cleared).", .warning)]
         }
-        return DetailContent.lines(for: record, tab: detail.tab, timeZone: timeZone)
+        let key = DetailLinesCache.Key(sequence: record.sequence, revision: record.revision, tab: detail.tab, width: size.width)
+        if let lines = detailCache.lines(for: key) { return lines }
+        let agent = record.agent.flatMap { session.agents.indices.contains($0) ? session.agents[$0] : nil }
+        let lines = DetailContent.lines(for: record, agent: agent, tab: detail.tab, timeZone: timeZone)
             .flatMap { $0.wrapped(toWidth: size.width) }
+        detailCache.store(lines, for: key)
+        return lines
+    }
+}
+
+/// Remembers the last detail view formatted. A memo of a pure function of
+/// its key, so sharing it between copies of the state changes no result.
+final class DetailLinesCache: Sendable {
+    struct Key: Hashable {
+        var sequence: Int
+        var revision: Int
+        var tab: DetailTab
+        var width: Int
+    }
+
+    private let entry = Mutex<(key: Key, lines: [StyledLine])?>(nil)
+
+    func lines(for key: Key) -> [StyledLine]? {
+        entry.withLock { $0?.key == key ? $0?.lines : nil }
+    }
+
+    func store(_ lines: [StyledLine], for key: Key) {
+        entry.withLock { $0 = (key, lines) }
     }
 }

@@ -113,6 +113,13 @@ public enum Format {
         return path.hasPrefix("?") ? "/" + path : String(path)
     }
 
+    /// The path and query as a person reads them: percent-escapes decoded
+    /// when they form UTF-8 (`/caf%C3%A9` → `/café`).
+    public static func displayPath(of url: String) -> String {
+        let raw = pathAndQuery(of: url)
+        return raw.contains("%") ? raw.removingPercentEncoding ?? raw : raw
+    }
+
     /// A MIME type without parameters and without the `application/` prefix.
     public static func shortContentType(_ type: String?) -> String {
         guard let type else { return "" }

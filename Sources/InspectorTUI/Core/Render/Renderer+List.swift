@@ -76,10 +76,10 @@ extension Renderer {
             Span(log.request.method, .method),
             status,
             Span(record.host, .host),
-            Span(Format.pathAndQuery(of: log.request.url)),
+            Span(Format.displayPath(of: log.request.url)),
             Span(Format.shortContentType(log.response?.mimeType ?? log.response?.headers.first("Content-Type")), .dim),
             Span(log.response?.body.map { Format.size($0.size) } ?? "", .normal),
-            log.timing.duration.map { Span(Format.duration($0)) } ?? Span(log.state.isFinal ? "" : "…", .pending),
+            durationSpan(log, now: state.now),
             timingBar(log.timing, longest: longest, width: barWidth),
         ]
         if showsApp {
@@ -87,6 +87,14 @@ extension Renderer {
             cells.insert(Span(name ?? "?", .dim), at: 1)
         }
         return cells
+    }
+
+    /// The duration, or for a flow still running the time since it started.
+    private static func durationSpan(_ log: NetworkLog, now: Date?) -> Span {
+        if let duration = log.timing.duration { return Span(Format.duration(duration)) }
+        guard !log.state.isFinal else { return Span("") }
+        guard let now else { return Span("…", .pending) }
+        return Span(Format.duration(max(0, now.timeIntervalSince(log.timing.startedAt))) + "…", .pending)
     }
 
     /// A small bar scaled to the slowest visible flow: waiting then receiving.

@@ -115,8 +115,12 @@ public enum Renderer {
             let visible = String(prompt.text.suffix(max(0, screen.size.width - used - 2)))
             let typed = screen.write(visible, row: row, column: used)
             screen.write("▏", row: row, column: used + typed, style: .prompt)
-        } else if state.confirmingClear {
-            screen.write("Clear all \(state.session.store.count) flows? (y/n)", row: row, column: 0, style: .warning)
+        } else if let confirmation = state.confirmation {
+            let question = switch confirmation {
+            case .clearFlows: "Clear all \(state.session.store.count) flows? (y/n)"
+            case .quit: "Quit netinspect? (y/n)"
+            }
+            screen.write(question, row: row, column: 0, style: .warning)
         } else if let notice = state.notice {
             screen.write(notice.text, row: row, column: 0, style: notice.isError ? .error : .message)
         } else if let event = state.session.events.last {
@@ -132,8 +136,9 @@ public enum Renderer {
         var parts = ["\(state.rows.count)/\(session.store.count) flows"]
         if let filter = state.filterDescription { parts.append("filter: \(filter)") }
         parts.append("sort: \(state.sortDescription)")
-        if state.pausedRows != nil {
-            parts.append("PAUSED")
+        if let paused = state.pausedRows {
+            let hidden = state.view.count - paused.count
+            parts.append(hidden > 0 ? "PAUSED (+\(hidden))" : "PAUSED")
         } else {
             parts.append(state.follows ? "follow" : "no follow")
         }

@@ -2,15 +2,22 @@
 /// alone decides colours, so a theme or a monochrome terminal changes one
 /// table.
 public enum Style: String, Sendable, Hashable, CaseIterable {
+    /// Chrome: body text, de-emphasised text, the list header, titles, the
+    /// selected row, the status bar, the prompt, notes, warnings and errors.
     case normal, dim, header, title, selected, statusBar, prompt, message, warning, error
+    /// Flow parts: method, host, detail tabs, search matches, section headings.
     case method, host, tabActive, tabInactive, match, heading
+    /// Status codes by class, and flows without one (pending, failed).
     case status1xx, status2xx, status3xx, status4xx, status5xx, pending, failed
+    /// JSON tokens.
     case jsonKey, jsonString, jsonNumber, jsonLiteral, jsonPunctuation
+    /// The parts of timing bars.
     case barWaiting, barReceiving
 }
 
 /// A terminal colour: the eight ANSI colours or the terminal's default.
 public enum TerminalColor: Int, Sendable, Hashable {
+    /// The ANSI colour numbers 0-7.
     case black = 0, red, green, yellow, blue, magenta, cyan, white
 }
 

@@ -42,6 +42,8 @@ public struct FlowStore: Sendable {
         public let host: String
         /// Whether the bodies were dropped to stay within the memory budget.
         public internal(set) var bodiesDropped: Bool
+        /// Counts the changes to this record, so derived views can be cached.
+        public internal(set) var revision = 0
 
         var bodyBytes: Int {
             (log.request.body?.data.count ?? 0) + (log.response?.body?.data.count ?? 0)
@@ -162,6 +164,7 @@ public struct FlowStore: Sendable {
         let index = sequence - baseSequence
         let before = records[index].bodyBytes
         body(&records[index].log)
+        records[index].revision += 1
         bodyBytes += records[index].bodyBytes - before
         // The budget cursor already passed this flow: it is older than flows
         // whose bodies were dropped, so its new bodies go first.
@@ -200,6 +203,7 @@ public struct FlowStore: Sendable {
         records[index].log.request.body?.dropData()
         records[index].log.response?.body?.dropData()
         records[index].bodiesDropped = true
+        records[index].revision += 1
     }
 
     /// The host part of a URL, lowercased, without user info or port; cheap

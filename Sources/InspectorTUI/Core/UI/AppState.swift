@@ -3,6 +3,8 @@ import WireProtocol
 
 /// The tabs of the detail view.
 public enum DetailTab: Int, Sendable, CaseIterable {
+    /// Request line, headers and body; status, headers, body, redirects and
+    /// error; the timing waterfall.
     case request, response, timing
 
     /// The tab's title.
@@ -64,6 +66,14 @@ public struct Prompt: Sendable, Equatable {
     }
 }
 
+/// A yes/no question asked before something that cannot be undone.
+public enum Confirmation: Sendable, Equatable {
+    /// `z`: remove every recorded flow.
+    case clearFlows
+    /// `q` on the list: leave netinspect (`Q` leaves without asking).
+    case quit
+}
+
 /// A one-line note at the bottom of the screen, until the next key.
 public struct Notice: Sendable, Equatable {
     /// The text.
@@ -103,19 +113,23 @@ public struct AppState: Sendable {
     public internal(set) var filterText: String?
     /// The text being typed, if any.
     public internal(set) var prompt: Prompt?
-    /// Whether "clear all flows?" is being asked.
-    public internal(set) var confirmingClear = false
+    /// The yes/no question being asked, if any.
+    public internal(set) var confirmation: Confirmation?
     /// The note shown until the next key.
     public internal(set) var notice: Notice?
     /// Text shown over the screen until closed with q or Esc (the cURL command).
     public internal(set) var overlay: TextOverlay?
     /// Time zone for displayed times (injected so snapshots are stable).
     public let timeZone: TimeZone
+    /// The current time, from the last ``Action/tick(_:)``; unfinished
+    /// flows show how long they have been running against it.
+    public internal(set) var now: Date?
     /// The keymap.
     public let keymap: Keymap
 
     var searchFilter: FilterExpression?
     var expressionFilter: FilterExpression?
+    let detailCache = DetailLinesCache()
 
     /// A fresh state.
     public init(
@@ -140,7 +154,7 @@ public struct AppState: Sendable {
     /// Where keys go now.
     public var keyContext: KeyContext {
         if prompt != nil { return .prompt }
-        if confirmingClear { return .confirm }
+        if confirmation != nil { return .confirm }
         if showsHelp || overlay != nil { return .help }
         switch mode {
         case .list: return .list

@@ -1,4 +1,6 @@
-/// Everything a key can do. The raw value is the name the keymap uses.
+/// Everything a key can do. The raw value is the name the keymap uses; what
+/// each command does, for a person, is the help text of its keymap rows
+/// (``Keymap/standard``), shown in the help overlay.
 public enum Command: String, Sendable, CaseIterable {
     case cursorUp = "cursor.up"
     case cursorDown = "cursor.down"
@@ -9,6 +11,7 @@ public enum Command: String, Sendable, CaseIterable {
     case open = "flow.open"
     case back = "view.back"
     case quit = "app.quit"
+    case askToQuit = "app.askToQuit"
     case nextTab = "tab.next"
     case previousTab = "tab.previous"
     case requestTab = "tab.request"

@@ -4,7 +4,9 @@ public enum Key: Hashable, Sendable, CustomStringConvertible {
     case character(Character)
     /// A character typed with Control held: `.control("c")` is Ctrl-C.
     case control(Character)
+    /// Cursor and paging keys.
     case up, down, left, right, pageUp, pageDown, home, end
+    /// Editing and control keys; `backTab` is Shift-Tab.
     case enter, escape, tab, backTab, backspace, delete
 
     private static let names: [(String, Key)] = [

@@ -68,7 +68,7 @@ public struct Keymap: Sendable {
         bind("pgup", "page.up", .global, "Page up"),
         bind("pgdn", "page.down", .global, "Page down"),
         bind("space", "page.down", .global, "Page down"),
-        bind("q", "view.back", .global, "Back (quit from the list)"),
+        bind("q", "view.back", .global, "Back to the list; close help"),
         bind("esc", "view.back", .global, "Back"),
         bind("Q", "app.quit", .global, "Quit"),
         bind("C-c", "app.quit", .global, "Quit"),
@@ -76,6 +76,7 @@ public struct Keymap: Sendable {
         bind("E", "events.show", .global, "Show the event log"),
 
         bind("enter", "flow.open", .list, "Open the selected flow"),
+        bind("q", "app.askToQuit", .list, "Quit (asks first)"),
         bind("/", "filter.search", .list, "Search: free-text filter (URL, host, method, status)"),
         bind("f", "filter.prompt", .list, "Filter expression (~m ~c ~d ~u ~h ~b ~t ~e ~p ! & |)"),
         bind("e", "filter.errors", .list, "Quick filter: failed flows only"),

@@ -11,6 +11,8 @@ public enum Action: Sendable {
     case inbox([InboxEvent], at: Date)
     /// The terminal changed size.
     case resize(Size)
+    /// The clock moved on (the program sends this; tests choose the time).
+    case tick(Date)
     /// The program reports the outcome of an effect (a file written, an error).
     case notify(String, isError: Bool)
     /// Set the filter expression, as `f` does (`--filter` on the command line).
@@ -67,6 +69,8 @@ public enum Reducer {
             state.size = size
             state.syncCursor()
             state.clampScrolls()
+        case .tick(let date):
+            state.now = date
         }
         return .none
     }
@@ -87,14 +91,19 @@ public enum Reducer {
         switch state.keyContext {
         case .prompt: return promptCommand(command, in: &state)
         case .confirm:
-            if command == .confirmYes {
+            let question = state.confirmation
+            state.confirmation = nil
+            guard command == .confirmYes else { return .none }
+            switch question {
+            case .quit: return .quit
+            case .clearFlows:
                 let changes = state.session.clearFlows()
                 state.view.apply(changes, from: state.session.store)
                 if state.pausedRows != nil { state.pausedRows = [] }
                 state.mode = .list
                 state.syncCursor()
+            case nil: break
             }
-            state.confirmingClear = false
             return .none
         case .help: return scrollCommand(command, in: &state)
         case .list: return listCommand(command, in: &state)
@@ -136,7 +145,8 @@ public enum Reducer {
         case .togglePause:
             state.pausedRows = state.pausedRows == nil ? state.view.rows : nil
             state.syncCursor()
-        case .clearFlows: state.confirmingClear = true
+        case .clearFlows: state.confirmation = .clearFlows
+        case .askToQuit: state.confirmation = .quit
         case .copyCurl:
             guard let selection = state.selection else { return .none }
             return copyCurl(of: selection, in: &state)

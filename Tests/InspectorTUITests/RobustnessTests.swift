@@ -1,0 +1,72 @@
+import Foundation
+@testable import InspectorCore
+import WireProtocol
+import XCTest
+
+/// Odd sizes and random key sequences must never crash the UI core or leave
+/// the cursor outside the list.
+final class RobustnessTests: XCTestCase {
+    private let sizes = [(0, 0), (1, 1), (10, 3), (20, 5), (79, 23), (80, 24), (300, 100)].map { Size(width: $0.0, height: $0.1) }
+
+    func testEveryScreenRendersAtAnySize() {
+        let keySequences: [[String]] = [[], ["enter"], ["enter", "2"], ["enter", "3"], ["?"], ["E"], ["f"], ["z"]]
+        for keys in keySequences {
+            var state = Fixtures.mixedState()
+            for key in keys { state.press(key) }
+            for size in sizes {
+                let screen = Renderer.render(state, size: size)
+                XCTAssertEqual(screen.cells.count, size.width * size.height, "\(keys) at \(size)")
+            }
+        }
+    }
+
+    func testRandomKeysAndEventsKeepTheStateConsistent() {
+        var generator = SplitMix(seed: 42)
+        let specs = Keymap.standard.bindings.map(\.key).filter { $0 != "Q" && $0 != "C-c" } + ["a", "5", "~", " "]
+        var state = Fixtures.mixedState()
+        var next = 100
+        for step in 0..<3_000 {
+            switch generator.next() % 10 {
+            case 0:
+                _ = Reducer.reduce(&state, .inbox([.message(ConnectionID(1), .flowStarted(Fixtures.started(next)))], at: Fixtures.epoch))
+                next += 1
+            case 1:
+                let target = 100 + Int(generator.next() % UInt64(max(1, next - 100)))
+                _ = Reducer.reduce(&state, .inbox([.message(ConnectionID(1), .flowFinished(Fixtures.finished(target, status: 200 + target % 400)))], at: Fixtures.epoch))
+            case 2:
+                _ = Reducer.reduce(&state, .resize(sizes[Int(generator.next() % UInt64(sizes.count))]))
+            default:
+                let spec = specs[Int(generator.next() % UInt64(specs.count))]
+                let key = Key(spec: spec) ?? .character(spec.first!)
+                let confirmsQuit = state.confirmation == .quit && key == .character("y")
+                switch Reducer.reduce(&state, .key(key)) {
+                case .none: XCTAssertFalse(confirmsQuit, "step \(step)")
+                case .quit: XCTAssertTrue(confirmsQuit, "step \(step)")
+                case .copyToClipboard: XCTAssertEqual(key, .character("C"), "step \(step)")
+                case .exportHAR: XCTAssertEqual(key, .character("w"), "step \(step)")
+                }
+            }
+            let rows = state.rows
+            if rows.isEmpty {
+                XCTAssertNil(state.selection)
+            } else {
+                XCTAssertTrue(rows.indices.contains(state.cursor), "step \(step): cursor \(state.cursor) of \(rows.count)")
+                XCTAssertEqual(state.selection, rows[state.cursor])
+            }
+            _ = Renderer.render(state, size: state.size)
+        }
+    }
+}
+
+/// A small deterministic generator, so a failure can be replayed.
+struct SplitMix {
+    var state: UInt64
+    init(seed: UInt64) { state = seed }
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var value = state
+        value = (value ^ (value >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        value = (value ^ (value >> 27)) &* 0x94D0_49BB_1331_11EB
+        return value ^ (value >> 31)
+    }
+}
