@@ -6,6 +6,10 @@ import Foundation
 /// tables. `--tiny` shrinks every size so CI can smoke-run it in seconds; its
 /// figures mean nothing.
 let arguments = CommandLine.arguments.dropFirst()
+if arguments.first == UIBenchmark.childFlag, let count = arguments.dropFirst().first.flatMap({ Int($0) }) {
+    UIBenchmark.childMemory(count: count)
+    exit(0)
+}
 if arguments.first == HARBenchmark.childFlag, let path = arguments.dropFirst().first {
     do { try HARBenchmark.childRead(path: path); exit(0) } catch { print("error: \(error)"); exit(1) }
 }
@@ -21,6 +25,8 @@ print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(Process
 
 do {
     if wanted(2) { print(try CodecBenchmark.run(tiny: tiny).render()) }
+    if wanted(3) { print(try IngestBenchmark.run(tiny: tiny).render()) }
+    if wanted(4) { print(try UIBenchmark.run(tiny: tiny).render()) }
     if wanted(5) { print(try HARBenchmark.run(tiny: tiny).render()) }
 } catch {
     FileHandle.standardError.write(Data("netinspect-bench: \(error)\n".utf8))

@@ -3,8 +3,9 @@ import Foundation
 import WireProtocol
 import XCTest
 
-/// The UI core at 100,000 flows. Bounds are generous because tests run in
-/// debug builds on shared machines; the printed figures are what to watch.
+/// The UI core at 100,000 flows gives correct results. How fast it is, and
+/// how much memory a flow costs, is measured by `netinspect-bench` (section
+/// 4), not here: timings in tests fail on busy machines and prove little.
 final class ScaleTests: XCTestCase {
     private static let flowCount = 100_000
 
@@ -25,36 +26,29 @@ final class ScaleTests: XCTestCase {
         return state
     }
 
-    private func time(_ label: String, _ body: () -> Void) -> Double {
-        let clock = ContinuousClock()
-        let elapsed = clock.measure(body)
-        let milliseconds = Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000
-        print("scale: \(label): \(String(format: "%.1f", milliseconds)) ms")
-        return milliseconds
-    }
-
-    func testRenderFilterAndSortAtOneHundredThousandFlows() {
+    func testRenderFilterAndSortAtOneHundredThousandFlows() throws {
         var state = Self.bigState()
         XCTAssertEqual(state.rows.count, Self.flowCount)
 
-        var screen = Screen(size: .minimum)
-        let render = time("render 200x60 (follow, last page)") { screen = Renderer.render(state, size: Size(width: 200, height: 60)) }
+        let screen = Renderer.render(state, size: Size(width: 200, height: 60))
         XCTAssertTrue(screen.text.contains("100000/100000 flows"))
-        XCTAssertLessThan(render, 100)
+        XCTAssertTrue(screen.text.contains("/v1/items/99999"), "follow shows the newest flow")
 
-        let filter = time("filter ~c 5xx") { Reducer.applyFilter("~c 5xx", in: &state) }
+        Reducer.applyFilter("~c 5xx", in: &state)
         XCTAssertEqual(state.rows.count, (0..<Self.flowCount).filter { $0 % 10 != 0 && [5, 6].contains($0 % 7) }.count)
-        XCTAssertLessThan(filter, 1_000)
 
-        _ = time("clear filter") { Reducer.applyFilter(nil, in: &state) }
-        let sort = time("sort by duration") { _ = Reducer.reduce(&state, .command(.cycleSort)) }
+        Reducer.applyFilter(nil, in: &state)
+        _ = Reducer.reduce(&state, .command(.cycleSort))
         XCTAssertEqual(state.view.sortKey, .duration)
-        XCTAssertLessThan(sort, 2_000)
+        let durations = state.rows.compactMap { state.session.store[$0]?.log.timing.duration }
+        XCTAssertEqual(durations.count, Self.flowCount * 9 / 10)
+        XCTAssertEqual(durations, durations.sorted(), "finished flows in duration order")
 
-        let arrival = time("one new flow while sorted by duration") {
-            _ = Reducer.reduce(&state, .inbox([.message(ConnectionID(1), .flowStarted(Fixtures.started(Self.flowCount)))], at: Fixtures.epoch))
-        }
-        XCTAssertLessThan(arrival, 100)
+        _ = Reducer.reduce(&state, .inbox([.message(ConnectionID(1), .flowStarted(Fixtures.started(Self.flowCount)))], at: Fixtures.epoch))
+        XCTAssertEqual(state.rows.count, Self.flowCount, "at the limit, the newest flow evicts the oldest")
+        let newest = try XCTUnwrap(state.session.store.sequence(of: Fixtures.id(Self.flowCount)))
+        XCTAssertTrue(state.rows.contains(newest), "the new flow joins the sorted view")
+        XCTAssertNil(state.session.store.sequence(of: Fixtures.id(0)), "the oldest flow was evicted")
     }
 
     func testDetailOfAOneMegabyteJSONBody() {
@@ -65,28 +59,8 @@ final class ScaleTests: XCTestCase {
             .flowStarted(Fixtures.started(1)), .flowFinished(Fixtures.finished(1, body: body)),
         ]), at: Fixtures.epoch))
         state.press("enter", "2")
-        var screen = Screen(size: .minimum)
-        let render = time("render detail of a \(body.utf8.count / 1024) KiB JSON body") {
-            screen = Renderer.render(state, size: Size(width: 200, height: 60))
-        }
+        let screen = Renderer.render(state, size: Size(width: 200, height: 60))
         XCTAssertTrue(screen.text.contains(#""id": 0"#), screen.text)
-        XCTAssertLessThan(render, 2_000)
-        let again = time("render it again (cached lines)") { screen = Renderer.render(state, size: Size(width: 200, height: 60)) }
-        XCTAssertLessThan(again, render)
-    }
-
-    func testMemoryPerFlowWithoutBodies() throws {
-        let before = try Self.residentBytes()
-        let state = Self.bigState()
-        let after = try Self.residentBytes()
-        let perFlow = Double(after - before) / Double(state.session.store.count)
-        print("scale: resident memory per flow without bodies: \(Int(perFlow)) bytes")
-        XCTAssertLessThan(perFlow, 8 * 1024)
-        withExtendedLifetime(state) {}
-    }
-
-    private static func residentBytes() throws -> Int {
-        let statm = try String(contentsOfFile: "/proc/self/statm", encoding: .utf8).split(separator: " ")
-        return (Int(statm[1]) ?? 0) * Int(sysconf(Int32(_SC_PAGESIZE)))
+        XCTAssertEqual(Renderer.render(state, size: Size(width: 200, height: 60)), screen, "the cached lines draw the same screen")
     }
 }

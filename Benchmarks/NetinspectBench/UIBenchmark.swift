@@ -1,0 +1,106 @@
+import Foundation
+import InspectorCore
+import WireProtocol
+
+/// Section 4: the UI core with 100,000 flows in the store: render a 200x60
+/// frame, apply a filter, re-sort by duration, and resident memory per flow
+/// without bodies (measured in a child process, so nothing else counts).
+enum UIBenchmark {
+    static let childFlag = "--child-ui-memory"
+    static let size = Size(width: 200, height: 60)
+
+    /// Inbox events for `count` flows from one agent: realistic headers, no
+    /// bodies, a status mix, one in ten still pending.
+    static func events(_ count: Int) -> [InboxEvent] {
+        let connection = ConnectionID(1)
+        let hello = Hello(agentName: "bench", agentVersion: "0", appName: "bench-app", processID: 1, hostName: "h")
+        var events: [InboxEvent] = [.connected(connection, hello, peer: "bench")]
+        events.reserveCapacity(count * 2 + 1)
+        let statuses = [200, 200, 201, 204, 301, 404, 500, 503]
+        let start = Date(timeIntervalSince1970: 1_763_717_923)
+        for index in 0..<count {
+            let id = FlowID()
+            let request = Request(method: index % 4 == 0 ? "POST" : "GET",
+                                  url: "https://host\(index % 50).example.com/v1/items/\(index)?page=\(index % 7)",
+                                  headers: [HTTPHeader(name: "Accept", value: "application/json"),
+                                            HTTPHeader(name: "User-Agent", value: "orders-service/1.4 (Linux)"),
+                                            HTTPHeader(name: "X-Request-ID", value: "req-\(index)"),
+                                            HTTPHeader(name: "Accept-Encoding", value: "gzip")])
+            events.append(.message(connection, .flowStarted(NetworkLog(id: id, sessionID: 1, taskID: index, request: request,
+                                                                        timing: Timing(startedAt: start.addingTimeInterval(Double(index) / 100))))))
+            guard index % 10 != 0 else { continue }
+            let duration = Double((index &* 7919) % 5000) / 1000
+            events.append(.message(connection, .flowFinished(FlowFinished(
+                id: id, state: .completed,
+                response: Response(statusCode: statuses[index % statuses.count],
+                                   headers: [HTTPHeader(name: "Content-Type", value: "application/json"),
+                                             HTTPHeader(name: "Cache-Control", value: "no-store"),
+                                             HTTPHeader(name: "Date", value: "Sat, 21 Nov 2026 10:00:00 GMT")],
+                                   mimeType: "application/json"),
+                timing: Timing(startedAt: start.addingTimeInterval(Double(index) / 100), requestSent: 0.001,
+                               firstResponseByte: duration * 0.7, finished: duration)))))
+        }
+        return events
+    }
+
+    static func state(flows count: Int) -> AppState {
+        var state = AppState(limits: FlowStore.Limits(maximumFlows: count), size: size, timeZone: TimeZone(identifier: "UTC")!)
+        _ = Reducer.reduce(&state, .inbox(events(count), at: Date()))
+        return state
+    }
+
+    static func run(tiny: Bool) throws -> Table {
+        let count = tiny ? 2_000 : 100_000
+        var state = state(flows: count)
+        var table = Table(title: "4. UI core with \(count) flows (one core)", columns: ["operation", "time", "target"])
+
+        var screen = Renderer.render(state, size: size)
+        let render = bestOf(5) { screen = Renderer.render(state, size: size) }
+        precondition(screen.text.contains("\(count)/\(count) flows"))
+        table.add(["render one 200x60 frame (list, follow)", format(render * 1000, 2) + " ms", "≤ 5 ms"])
+
+        for expression in ["~c 5xx", "~u \"items/[0-9]+7\\?\"", "~h \"x-request-id: req-99\"", "!~m GET & ~d host4"] {
+            var filtered = state
+            let seconds = measure { _ = Reducer.reduce(&filtered, .applyFilter(expression)) }
+            precondition(filtered.filterText == expression, "filter \(expression) was refused")
+            table.add(["filter \(expression) (\(filtered.rows.count) shown)", format(seconds * 1000, 1) + " ms", "≤ 50 ms"])
+        }
+
+        let sort = measure { _ = Reducer.reduce(&state, .command(.cycleSort)) }
+        precondition(state.view.sortKey == .duration)
+        table.add(["re-sort by duration", format(sort * 1000, 1) + " ms", "≤ 100 ms"])
+
+        let perFlow = try childMemoryPerFlow(count)
+        table.add(["resident memory per flow, no bodies", "\(Int(perFlow)) B", "≤ 2048 B"])
+        return table
+    }
+
+    private static func childMemoryPerFlow(_ count: Int) throws -> Double {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
+        process.arguments = [childFlag, "\(count)"]
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, let perFlow = Double(output.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw BenchmarkError(description: "memory child failed: \(output)")
+        }
+        return perFlow
+    }
+
+    /// The child: resident bytes added by a store of `count` flows, per flow,
+    /// measured from before the events existed to after they are dropped, so
+    /// the figure includes what the allocator keeps: an upper bound.
+    static func childMemory(count: Int) {
+        let before = residentBytes()
+        var events: [InboxEvent]? = self.events(count)
+        var state = AppState(limits: FlowStore.Limits(maximumFlows: count), size: size)
+        _ = Reducer.reduce(&state, .inbox(events!, at: Date()))
+        events = nil
+        let after = residentBytes()
+        print(Double(after - before) / Double(count))
+        withExtendedLifetime(state) {}
+    }
+}
