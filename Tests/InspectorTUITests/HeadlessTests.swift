@@ -167,3 +167,21 @@ final class ExportKeyTests: XCTestCase {
         XCTAssertEqual(state.rows.count, 1)
     }
 }
+
+final class RendererEscapeTests: XCTestCase {
+    func testEscapeSequencesInCapturedDataNeverReachTheTerminal() {
+        var state = AppState(size: Size(width: 120, height: 30), timeZone: Fixtures.utc)
+        let hostile = "http://x/\u{1B}]52;c;cHduZWQ=\u{07}\u{1B}[2J"
+        _ = Reducer.reduce(&state, .inbox(Fixtures.connection(messages: [
+            .flowStarted(Fixtures.started(1, url: hostile, headers: [HTTPHeader(name: "X-Evil", value: "\u{1B}[31mred\u{9B}")])),
+            .flowFinished(Fixtures.finished(1, body: "before\u{1B}[?1049lafter", contentType: "text/plain")),
+        ]), at: Fixtures.epoch))
+        for keys in [[], ["enter"], ["enter", "2"]] {
+            var shown = state
+            for key in keys { shown.press(key) }
+            let text = Renderer.render(shown, size: shown.size).text
+            XCTAssertFalse(text.unicodeScalars.contains { $0.value == 0x1B || $0.value == 0x07 || $0.value == 0x9B },
+                           "keys \(keys): a control character reached the screen:\n\(text)")
+        }
+    }
+}
