@@ -21,7 +21,7 @@ public func filterFuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let pattern = String(decoding: rest[..<separator], as: UTF8.self)
     let text = separator < rest.endIndex ? String(decoding: rest[rest.index(after: separator)...], as: UTF8.self) : ""
 
-    switch mode % 3 {
+    switch mode % 4 {
     case 0:
         do {
             let expression = try FilterExpression.parse(pattern)
@@ -38,6 +38,20 @@ public func filterFuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         let bytes = Array(text.utf8)
         let byBytes = bytes.withUnsafeBufferPointer { compiled.matches(utf8: $0) }
         precondition(byBytes == expected, "regex '\(pattern)' on bytes of '\(text)': ours \(!expected), ICU \(expected)")
+    case 3:
+        // Header matching without building the line must agree with ICU on
+        // "name: value". The text is split at its first NUL into name and value.
+        let parts = text.split(separator: "\u{0}", maxSplits: 1, omittingEmptySubsequences: false)
+        guard pattern.utf8.count <= 40, text.utf8.count <= 300, parts.count == 2,
+              let reference = try? NSRegularExpression(pattern: pattern, options: [.caseInsensitive]),
+              let compiled = try? FilterPattern(regularExpression: pattern) else { return 0 }
+        let (name, value) = (String(parts[0]), String(parts[1]))
+        let line = name + ": " + value
+        let expected = reference.firstMatch(in: line, range: NSRange(line.startIndex..., in: line)) != nil
+        let flow = NetworkLog(request: Request(method: "GET", url: "http://h/", headers: [HTTPHeader(name: name, value: value)]),
+                              timing: Timing(startedAt: Date(timeIntervalSince1970: 0)))
+        let ours = FilterExpression.header(compiled, in: .both).matches(flow)
+        precondition(ours == expected, "header regex '\(pattern)' on '\(line)': ours \(ours), ICU \(expected)")
     default:
         guard text.utf8.count <= 300 else { return 0 }
         let literal = FilterPattern(literal: pattern)

@@ -562,3 +562,22 @@ final class FilterTests: XCTestCase {
         }
     }
 }
+
+final class HeaderSeparatorNeedleTests: XCTestCase {
+    private func answer(_ pattern: String, _ name: String, _ value: String) throws -> Bool? {
+        let compiled = try FilterPattern(regularExpression: pattern)
+        return Array(name.utf8).withUnsafeBufferPointer { name in
+            Array(value.utf8).withUnsafeBufferPointer { value in compiled.matchesHeader(name: name, value: value) }
+        }
+    }
+
+    func testANeedleSpanningTheSeparatorIsAnsweredWithoutBuildingTheLine() throws {
+        XCTAssertEqual(try answer("x-request-id: req-99", "X-Request-ID", "req-991"), true, "on the separator")
+        XCTAssertEqual(try answer("x-request-id: req-99", "X-Request-ID", "req-1"), false)
+        XCTAssertEqual(try answer("request-id: req", "X-Request-ID", "req-1"), true, "name suffix, value prefix")
+        XCTAssertEqual(try answer("e: f", "Note", "a e: f"), true, "wholly inside the value")
+        XCTAssertEqual(try answer(" a: b", "X", "a: b"), true, "starting on the separator's space")
+        XCTAssertNil(try answer("x: y", ":authority", "y"), "a name with a colon takes the general path")
+        XCTAssertNil(try answer("x: zoë", "X", "zoë"), "non-ASCII takes the general path")
+    }
+}

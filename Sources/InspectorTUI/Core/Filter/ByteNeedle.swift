@@ -52,6 +52,19 @@ struct ByteNeedle: Sendable, Equatable {
             && !bytes.contains { $0 == UInt8(ascii: ":") || $0 == UInt8(ascii: " ") || $0 == Self.anyCharacter }
     }
 
+    /// For an unanchored needle `L: R` without `.`, its two sides. Header
+    /// names cannot hold `": "`, so in a line `name: value` such a needle
+    /// sits on the separator (`name` ends with `L`, `value` starts with `R`),
+    /// starts on the separator's space (when `L` starts with one), or lies
+    /// wholly inside `value`: the line need not be built.
+    var separatorSides: (left: [UInt8], right: [UInt8])? {
+        guard !anchoredAtStart, !anchoredAtEnd, !bytes.contains(Self.anyCharacter) else { return nil }
+        guard let colon = bytes.indices.first(where: { bytes[$0] == UInt8(ascii: ":") && $0 + 1 < bytes.count && bytes[$0 + 1] == UInt8(ascii: " ") }) else {
+            return nil
+        }
+        return (Array(bytes[..<colon]), Array(bytes[(colon + 2)...]))
+    }
+
     /// For `^name:…` without `.` before the colon, the folded `name` a header
     /// line must have to match (when its name has no colon of its own).
     var requiredHeaderName: [UInt8]? {

@@ -27,6 +27,8 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
         let halfLineNeedle: ByteNeedle?
         /// For a needle like `^server: …`, the folded header name it requires.
         let requiredHeaderName: [UInt8]?
+        /// The needle and its sides, when it holds `": "` (see ``ByteNeedle/separatorSides``).
+        let separatorNeedle: (needle: ByteNeedle, left: [UInt8], right: [UInt8])?
 
         init(source: String, isRegularExpression: Bool, matcher: Matcher) {
             self.source = source
@@ -35,10 +37,12 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
             guard case .bytes(let needle, _) = matcher else {
                 halfLineNeedle = nil
                 requiredHeaderName = nil
+                separatorNeedle = nil
                 return
             }
             halfLineNeedle = needle.staysOnOneSideOfHeaderSeparator ? needle : nil
             requiredHeaderName = needle.requiredHeaderName
+            separatorNeedle = needle.separatorSides.map { (needle, $0.left, $0.right) }
         }
     }
 
@@ -139,6 +143,18 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
            !name.contains(where: { $0 == UInt8(ascii: ":") || $0 >= 0x80 }),
            name.count != required.count || zip(name, required).contains(where: { ByteNeedle.foldASCII($0) != $1 }) {
             return false
+        }
+        if let split = storage.separatorNeedle {
+            // ASCII only: there the byte search is exact, never undecided.
+            guard !name.contains(where: { $0 >= 0x80 || $0 == UInt8(ascii: ":") }), !value.contains(where: { $0 >= 0x80 }) else { return nil }
+            let onSeparator = name.count >= split.left.count && value.count >= split.right.count
+                && zip(name.suffix(split.left.count), split.left).allSatisfy { ByteNeedle.foldASCII($0) == $1 }
+                && zip(value.prefix(split.right.count), split.right).allSatisfy { ByteNeedle.foldASCII($0) == $1 }
+            // A needle starting with a space may also begin on the separator's space.
+            let bytes = split.needle.bytes
+            let fromSeparatorSpace = bytes.first == UInt8(ascii: " ") && value.count >= bytes.count - 1
+                && zip(value, bytes.dropFirst()).allSatisfy { ByteNeedle.foldASCII($0) == $1 }
+            return onSeparator || fromSeparatorSpace || split.needle.search(value) == .found
         }
         guard let needle = storage.halfLineNeedle else { return nil }
         // `^` can only match in the name, `$` only in the value.
