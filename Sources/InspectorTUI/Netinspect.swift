@@ -33,6 +33,9 @@ struct Netinspect: ParsableCommand {
     @Option(name: .customLong("body-budget"), help: "Megabytes of captured bodies kept; older flows lose their bodies beyond this.")
     var bodyBudget: Int = 256
 
+    @Flag(help: "Run a built-in demo app that makes live traffic, to try netinspect out.")
+    var demo = false
+
     /// The parsed listen addresses (the default socket when none were given).
     var endpoints: [Endpoint] {
         get throws {
@@ -67,8 +70,10 @@ struct Netinspect: ParsableCommand {
         let listener = InspectorListener(configuration: try listenerConfiguration, inbox: inbox)
         // A ListenerError (say, another netinspect on the socket) is printed
         // as it is, without the usage text a ValidationError would add.
-        _ = try listener.start()
+        let bound = try listener.start()
         defer { listener.shutdown() }
+        let demoApp = demo ? try DemoWorkload.start(inspector: bound, token: token) : nil
+        defer { demoApp?.stop() }
         SignalPipe.install()
         CrashGuard.arm()
         let terminal = try Terminal()
