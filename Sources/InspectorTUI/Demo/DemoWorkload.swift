@@ -28,7 +28,7 @@ final class DemoWorkload: Sendable {
     private let session: URLSession
     private let loop: Task<Void, Never>
     private let loopEnded = DispatchSemaphore(value: 0)
-    private let stopped = Mutex(false)
+    private let gate = SendGate()
 
     /// Starts the server, the agent (the process's one agent) and the client.
     /// Call it after the listener is bound, with what `start()` returned, and
@@ -66,6 +66,7 @@ final class DemoWorkload: Sendable {
         self.session = session
         let traffic = DemoTraffic(port: server.port, refusedPort: server.refusedPort)
         let ended = loopEnded
+        let gate = gate
         loop = Task.detached {
             await withDiscardingTaskGroup { group in
                 var batch = traffic.cycle
@@ -74,7 +75,7 @@ final class DemoWorkload: Sendable {
                         group.addTask {
                             // Staggered a little, as an app's calls are.
                             try? await Task.sleep(for: .milliseconds(60 * index))
-                            _ = try? await session.data(for: request)
+                            gate.ifOpen { session.dataTask(with: request).resume() }
                         }
                     }
                     try? await Task.sleep(for: interval)
@@ -89,13 +90,8 @@ final class DemoWorkload: Sendable {
     /// Stops the client, the agent and the server; returns within about half
     /// a second. Calling it again does nothing.
     func stop() {
-        let first = stopped.withLock { stopped in
-            defer { stopped = true }
-            return !stopped
-        }
-        guard first else { return }
+        guard gate.close(then: session.invalidateAndCancel) else { return }
         loop.cancel()
-        session.invalidateAndCancel()
         _ = loopEnded.wait(timeout: .now() + 0.3)
         agent.stop()
         server.shutdown()
@@ -109,6 +105,29 @@ final class DemoWorkload: Sendable {
         case "0.0.0.0", "": return .tcp(host: "127.0.0.1", port: port)
         case "::": return .tcp(host: "::1", port: port)
         default: return .tcp(host: host, port: port)
+        }
+    }
+}
+
+/// Whether the demo's requests may still be sent. Foundation traps on a task
+/// made on an invalidated session, so making one and invalidating take turns.
+private final class SendGate: Sendable {
+    private let isOpen = Mutex(true)
+
+    /// Runs `body` if the gate is open, holding it open meanwhile.
+    func ifOpen(_ body: () -> Void) {
+        isOpen.withLock { open in
+            if open { body() }
+        }
+    }
+
+    /// Closes the gate and runs `body`, the first time; returns whether it did.
+    func close(then body: () -> Void) -> Bool {
+        isOpen.withLock { open in
+            guard open else { return false }
+            open = false
+            body()
+            return true
         }
     }
 }
