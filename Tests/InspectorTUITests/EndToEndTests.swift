@@ -222,7 +222,8 @@ final class TmuxSession {
             .appendingPathComponent(".build/debug/netinspect")
     }
 
-    init(name function: String, width: Int = 120, height: Int = 40) throws {
+    /// Starts `netinspect --listen unix:SOCKET` followed by `arguments`.
+    init(name function: String, arguments: [String] = [], width: Int = 120, height: Int = 40) throws {
         guard let tmux = Self.which("tmux") else { throw XCTSkip("tmux is not installed; the end-to-end tests need it") }
         let binary = Self.binary
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
@@ -243,6 +244,7 @@ final class TmuxSession {
             // fault would (the backtracer treats a sent signal as survivable).
             "-e", "SWIFT_BACKTRACE=enable=no",
             binary.path, "--listen", "unix:\(socketPath)",
+        ] + arguments + [
             ";", "set-option", "-t", name, "remain-on-exit", "on",
         ])
     }
