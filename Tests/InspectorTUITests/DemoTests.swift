@@ -135,6 +135,16 @@ final class DemoTests: XCTestCase {
         XCTAssertEqual(log.disconnections, 1)
     }
 
+    func testTheFlagAndWhereTheAgentConnects() throws {
+        XCTAssertTrue(try Netinspect.parse(["--demo"]).demo)
+        XCTAssertFalse(try Netinspect.parse([]).demo)
+        let unix = Endpoint.unix(path: "/tmp/x.sock")
+        XCTAssertEqual(DemoWorkload.destination(for: [.tcp(host: "127.0.0.1", port: 9), unix]), unix, "a Unix socket first")
+        XCTAssertEqual(DemoWorkload.destination(for: [.tcp(host: "0.0.0.0", port: 9123)]), .tcp(host: "127.0.0.1", port: 9123))
+        XCTAssertEqual(DemoWorkload.destination(for: [.tcp(host: "::", port: 9123)]), .tcp(host: "::1", port: 9123))
+        XCTAssertEqual(DemoWorkload.destination(for: [.tcp(host: "127.0.0.1", port: 40001)]), .tcp(host: "127.0.0.1", port: 40001))
+    }
+
     /// A listener on a fresh Unix socket, shut down and removed after the test.
     private func listen() throws -> (Inbox, [Endpoint]) {
         var template = Array("/tmp/ni-demo-XXXXXX".utf8CString)
