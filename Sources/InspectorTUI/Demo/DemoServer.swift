@@ -164,10 +164,7 @@ private final class DemoHTTPHandler: ChannelInboundHandler, RemovableChannelHand
             let done = channel.writeAndFlush(HTTPServerResponsePart.end(nil))
             if !keepAlive { done.whenComplete { _ in channel.close(promise: nil) } }
         }
-        if response.delay == .zero {
-            write()
-        } else {
-            channel.eventLoop.scheduleTask(in: response.delay, write)
-        }
+        // A little server think time, so durations differ as they do for real.
+        channel.eventLoop.scheduleTask(in: response.delay + .milliseconds(.random(in: 2 ... 60)), write)
     }
 }
