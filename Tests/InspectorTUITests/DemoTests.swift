@@ -38,6 +38,9 @@ final class DemoTests: XCTestCase {
         for flow in log.flows {
             XCTAssertEqual(flow.request.headers.first("Authorization"), "<redacted>", "the agent redacts the bearer token: \(flow.path)")
             XCTAssertNotNil(flow.request.headers.first("X-Request-ID"), flow.path)
+            if let response = flow.response {
+                XCTAssertEqual(response.headers.first("X-Request-ID"), flow.request.headers.first("X-Request-ID"), "echoed: \(flow.path)")
+            }
         }
 
         let page = try log.flow("GET", "/api/users")
@@ -45,6 +48,7 @@ final class DemoTests: XCTestCase {
         XCTAssertEqual(page.response?.mimeType, "application/json")
         let users = try XCTUnwrap(page.json?["users"] as? [[String: Any]])
         XCTAssertEqual(users.count, 4)
+        XCTAssertTrue(users.contains { ($0["name"] as? String)?.contains { !$0.isASCII } == true }, "\(users)")
 
         let order = try log.flow("POST", "/api/orders")
         XCTAssertEqual(order.status, 201)

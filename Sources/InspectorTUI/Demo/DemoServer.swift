@@ -47,12 +47,6 @@ final class DemoServer: Sendable {
         port = channel.localAddress?.port ?? 0
     }
 
-    /// `http://127.0.0.1:PORT` followed by `pathAndQuery`.
-    func url(_ pathAndQuery: String, port: Int? = nil) -> URL {
-        // Built from constants of this file; cannot fail to parse.
-        URL(string: "http://127.0.0.1:\(port ?? self.port)\(pathAndQuery)")!
-    }
-
     /// Closes the listening socket, the open connections and the refusing port.
     func shutdown() {
         try? channel.close().wait()
@@ -146,7 +140,9 @@ private final class DemoHTTPHandler: ChannelInboundHandler, RemovableChannelHand
         case .end:
             guard let request else { return }
             self.request = nil
-            Self.send(DemoRoutes.respond(to: request), keepAlive: keepAlive, on: context.channel)
+            var response = DemoRoutes.respond(to: request)
+            if let id = request.header("X-Request-ID") { response.headers.append(("X-Request-ID", id)) }
+            Self.send(response, keepAlive: keepAlive, on: context.channel)
         }
     }
 
