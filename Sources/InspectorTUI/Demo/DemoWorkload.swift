@@ -9,8 +9,8 @@ import WireProtocol
 /// loopback ``DemoServer`` and a client whose `URLSession` goes through the
 /// real ``CaptureAgent``, which streams to the inspector over its real socket.
 ///
-/// The client sends one request of every kind at once (``DemoTraffic/cycle``),
-/// then a few every `interval`. It runs on Swift concurrency's threads and
+/// The client sends one request of every kind right away, 60 ms apart
+/// (``DemoTraffic/cycle``), then one to three every `interval`. It runs on Swift concurrency's threads and
 /// Foundation's, never on the caller's: the main thread stays the UI's.
 ///
 /// ```swift
