@@ -47,7 +47,11 @@ let package = Package(
             dependencies: [
                 "InspectorCore",
                 "CNCursesW",
+                "CaptureAgent",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             path: "Sources/InspectorTUI",
             exclude: ["Core"]

@@ -33,6 +33,9 @@ struct Netinspect: ParsableCommand {
     @Option(name: .customLong("body-budget"), help: "Megabytes of captured bodies kept; older flows lose their bodies beyond this.")
     var bodyBudget: Int = 256
 
+    @Flag(help: "Run a built-in demo app that makes live traffic, to try netinspect out.")
+    var demo = false
+
     @Flag(help: "No terminal UI: print one line per finished flow (time, method, status, URL, size, duration). For scripts, CI logs and SSH sessions without a terminal.")
     var dump = false
 
@@ -74,6 +77,7 @@ struct Netinspect: ParsableCommand {
         guard maxFlows > 0 else { throw ValidationError("--max-flows must be at least 1 (got \(maxFlows))") }
         guard !(dump && json) else { throw ValidationError("--dump and --json both choose the output; pick one") }
         guard read == nil || listen.isEmpty else { throw ValidationError("--read opens a file instead of listening; leave out --listen") }
+        guard read == nil || !demo else { throw ValidationError("--demo needs a live inspector; it cannot be combined with --read") }
         if let filter {
             do {
                 _ = try FilterExpression.parse(filter)
@@ -105,8 +109,10 @@ struct Netinspect: ParsableCommand {
         let listener = InspectorListener(configuration: try listenerConfiguration, inbox: inbox)
         // A ListenerError (say, another netinspect on the socket) is printed
         // as it is, without the usage text a ValidationError would add.
-        if flowsFromFile == nil { _ = try listener.start() }
+        let bound = flowsFromFile == nil ? try listener.start() : []
         defer { listener.shutdown() }
+        let demoApp = demo ? try DemoWorkload.start(inspector: bound, token: token) : nil
+        defer { demoApp?.stop() }
         SignalPipe.install()
         CrashGuard.arm()
         let terminal = try Terminal()
@@ -137,10 +143,12 @@ struct Netinspect: ParsableCommand {
         } else {
             let inbox = Inbox()
             let listener = InspectorListener(configuration: try listenerConfiguration, inbox: inbox)
-            _ = try listener.start()
+            let bound = try listener.start()
+            defer { listener.shutdown() }
+            let demoApp = demo ? try DemoWorkload.start(inspector: bound, token: token) : nil
+            defer { demoApp?.stop() }
             SignalPipe.install()
             headless.run(inbox: inbox)
-            listener.shutdown()
         }
         if let har { try writeHAR(headless.kept, to: har) }
     }

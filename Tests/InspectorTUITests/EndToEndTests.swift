@@ -257,7 +257,7 @@ final class TmuxSession {
 
     /// Starts `netinspect --listen unix:<socketPath>` followed by `arguments`
     /// (or, with `listens: false`, `netinspect` with `arguments` alone).
-    init(name function: String, width: Int = 120, height: Int = 40, arguments: [String] = [], listens: Bool = true) throws {
+    init(name function: String, arguments: [String] = [], listens: Bool = true, width: Int = 120, height: Int = 40) throws {
         guard let tmux = Self.which("tmux") else { throw XCTSkip("tmux is not installed; the end-to-end tests need it") }
         let binary = Self.binary
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
