@@ -91,15 +91,47 @@ final class CaptureFlow: @unchecked Sendable {
     private var delivery = TaskInternals.Delivery.wholeBodyOnce
     private var completionTaskDelegate: URLSessionDataDelegate?
     private var bufferedBody = Data()
-    /// The client has been told how the task ended, or the task was
-    /// cancelled (it reports that itself): no more client calls.
-    private var clientIsDone = false
+    /// True once the client has been told how the task ended, or the task
+    /// was cancelled (corelibs reports that itself): no more client calls.
+    ///
+    /// A client call for a task corelibs has already dropped from its
+    /// registry traps ("a task that is not in the registry"), and a task is
+    /// dropped soon after a cancellation. corelibs' `cancel()` marks the task
+    /// `.canceling` on the task's work queue, then, in a later block on the
+    /// same queue, calls `stopLoading()` and reports the cancellation. So the
+    /// client is called on that work queue too (``workQueue``), only while
+    /// the task is running or suspended, and holding this lock, which `cancel()`
+    /// sets synchronously from `stopLoading()`: a call lands before the
+    /// cancellation starts, or not at all. No client method waits on the
+    /// work queue, so holding the lock across one cannot deadlock.
+    private let clientGate = Locked(false)
+    private var clientIsDone: Bool { clientGate.current }
+    /// The original task's work queue; nil if it could not be read, and then
+    /// the client is called from `queue` under the same lock.
+    private var workQueue: DispatchQueue?
 
     init(agent: CaptureAgent?) {
         self.agent = agent
     }
 
-    private var client: URLProtocolClient? { owner?.client }
+    /// Calls the client, in order, unless the flow is done or the task is
+    /// being cancelled; `finishing` makes this the last call. Call on `queue`.
+    private func withClient(finishing: Bool = false, _ body: @escaping @Sendable (URLProtocolClient, CaptureURLProtocol) -> Void) {
+        let deliver: @Sendable () -> Void = { [self] in
+            clientGate.withLock { done in
+                guard !done else { return }
+                guard let owner, let task = owner.task, task.state == .running || task.state == .suspended else {
+                    // Cancelling or completed (corelibs reports that itself), or gone.
+                    done = true
+                    return
+                }
+                if finishing { done = true }
+                guard let client = owner.client else { return }
+                body(client, owner)
+            }
+        }
+        if let workQueue { workQueue.async(execute: deliver) } else { deliver() }
+    }
 
     func resume() {
         queue.async { self.innerTask?.resume() }
@@ -109,11 +141,11 @@ final class CaptureFlow: @unchecked Sendable {
         queue.async { self.innerTask?.suspend() }
     }
 
+    /// From `stopLoading()` on cancellation: synchronously ends client calls
+    /// (see ``clientGate``), then cancels the inner task.
     func cancel() {
-        queue.async {
-            self.clientIsDone = true
-            self.innerTask?.cancel()
-        }
+        clientGate.withLock { $0 = true }
+        queue.async { self.innerTask?.cancel() }
     }
 
     // MARK: - Starting
@@ -124,6 +156,7 @@ final class CaptureFlow: @unchecked Sendable {
 
     private func start(task: URLSessionTask, request: URLRequest, internals: TaskInternals) {
         self.task = task
+        workQueue = internals.workQueue
         guard let agent else { return fail(URLError(.unknown)) }
         original = internals.session
         delivery = internals.delivery
@@ -182,7 +215,11 @@ final class CaptureFlow: @unchecked Sendable {
 
         self.recorder = recorder
         agent.emit(recorder.started())
-        let inner = demux.task(for: self, make)
+        // The demux may have been invalidated since it was looked up (the
+        // agent stopped); a fresh one serves, else the task fails cleanly.
+        guard let inner = demux.task(for: self, make) ?? agent.demuxes.demux(for: internals.session).task(for: self, make) else {
+            return fail(URLError(.cancelled))
+        }
         innerTask = inner
         inner.resume()
         if case .none = body { self.recorder?.markRequestSent() }
@@ -208,9 +245,7 @@ final class CaptureFlow: @unchecked Sendable {
     }
 
     private func fail(_ error: Error) {
-        guard !clientIsDone else { return }
-        clientIsDone = true
-        if let owner { client?.urlProtocol(owner, didFailWithError: error) }
+        withClient(finishing: true) { client, owner in client.urlProtocol(owner, didFailWithError: error) }
     }
 
     // MARK: - Inner callbacks (on the demux's delegate queue; hop to `queue`)
@@ -294,9 +329,8 @@ final class CaptureFlow: @unchecked Sendable {
             // as in its own transfer, only the last response's body counts.
             self.bufferedBody = Data()
             if let event = self.recorder?.received(response) { self.agent?.emit(event) }
-            guard !self.clientIsDone else { return }
             // Custom protocols are never cached by corelibs; say so explicitly.
-            if let owner = self.owner { self.client?.urlProtocol(owner, didReceive: response, cacheStoragePolicy: .notAllowed) }
+            self.withClient { client, owner in client.urlProtocol(owner, didReceive: response, cacheStoragePolicy: .notAllowed) }
         }
     }
 
@@ -306,7 +340,7 @@ final class CaptureFlow: @unchecked Sendable {
             guard !self.clientIsDone else { return }
             switch self.delivery {
             case .delegateChunks:
-                if let owner = self.owner { self.client?.urlProtocol(owner, didLoad: data) }
+                self.withClient { client, owner in client.urlProtocol(owner, didLoad: data) }
             case .wholeBodyOnce:
                 // `didLoad` replaces the stored body: hand it over once, whole.
                 self.bufferedBody.append(data)
@@ -331,17 +365,13 @@ final class CaptureFlow: @unchecked Sendable {
             self.task = nil
             self.completionTaskDelegate = nil
             self.streamSource.withLock { $0 = nil }
-            guard !self.clientIsDone else { return }
-            self.clientIsDone = true
-            guard let owner = self.owner, let client = self.client else { return }
-            if let error {
-                return client.urlProtocol(owner, didFailWithError: error)
+            let body = self.delivery == .wholeBodyOnce ? self.bufferedBody : Data()
+            self.bufferedBody = Data()
+            self.withClient(finishing: true) { client, owner in
+                if let error { return client.urlProtocol(owner, didFailWithError: error) }
+                if !body.isEmpty { client.urlProtocol(owner, didLoad: body) }
+                client.urlProtocolDidFinishLoading(owner)
             }
-            if self.delivery == .wholeBodyOnce, !self.bufferedBody.isEmpty {
-                client.urlProtocol(owner, didLoad: self.bufferedBody)
-                self.bufferedBody = Data()
-            }
-            client.urlProtocolDidFinishLoading(owner)
         }
     }
 }

@@ -29,12 +29,21 @@ final class Demux: NSObject, URLSessionDataDelegate, @unchecked Sendable {
         session = URLSession(configuration: configuration, delegate: self, delegateQueue: queue)
     }
 
+    /// Set when the inner session is invalidated; guarded by its own lock so
+    /// that creating a task and invalidating never interleave.
+    private let invalidated = Locked(false)
+
     /// Creates an inner task with `make` and routes its callbacks to `flow`
-    /// before anyone can resume it.
-    func task(for flow: CaptureFlow, _ make: (URLSession) -> URLSessionTask) -> URLSessionTask {
-        let task = make(session)
-        routes.withLock { $0[task.taskIdentifier] = flow }
-        return task
+    /// before anyone can resume it; nil when the inner session has been
+    /// invalidated (the agent stopped, or the original session went away),
+    /// since creating a task on an invalidated session traps in corelibs.
+    func task(for flow: CaptureFlow, _ make: (URLSession) -> URLSessionTask) -> URLSessionTask? {
+        invalidated.withLock { isInvalidated in
+            guard !isInvalidated else { return nil }
+            let task = make(session)
+            routes.withLock { $0[task.taskIdentifier] = flow }
+            return task
+        }
     }
 
     private func flow(for task: URLSessionTask) -> CaptureFlow? {
@@ -42,7 +51,11 @@ final class Demux: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     }
 
     func invalidate() {
-        session.finishTasksAndInvalidate()
+        invalidated.withLock { isInvalidated in
+            guard !isInvalidated else { return }
+            isInvalidated = true
+            session.finishTasksAndInvalidate()
+        }
     }
 
     // MARK: URLSessionTaskDelegate

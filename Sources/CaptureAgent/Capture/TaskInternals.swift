@@ -13,6 +13,10 @@ import FoundationNetworking
 /// - `knownBody`: `.none`, `.data(DispatchData)`, `.file(URL)` or
 ///   `.stream(InputStream)`. Upload-from-data and upload-from-file bodies
 ///   live only here; `request.httpBody` is nil for them.
+/// - `workQueue`: the serial queue on which corelibs runs the task's own
+///   work, including both halves of `cancel()`. The capture protocol calls
+///   the client there, as corelibs' HTTP protocol does, so a late callback
+///   cannot overtake a cancellation (see `CaptureFlow.withClient`).
 /// - the task's behaviour in `session.taskRegistry.behaviours`: whether its
 ///   results go to a completion handler (one `didLoad` with the whole body,
 ///   because `didLoad` replaces the stored body) or to a delegate (chunks),
@@ -39,6 +43,7 @@ struct TaskInternals: @unchecked Sendable {
     }
 
     var session: URLSession?
+    var workQueue: DispatchQueue?
     var body: Body?
     var delivery: Delivery
     /// The task delegate of `data(for:delegate:)` and its kin, which also gets chunks.
@@ -49,6 +54,7 @@ struct TaskInternals: @unchecked Sendable {
     init(of task: URLSessionTask) {
         let fields = Self.fields(of: task)
         session = fields["session"].flatMap(Self.unwrapped) as? URLSession
+        workQueue = fields["workQueue"].flatMap(Self.unwrapped) as? DispatchQueue
         body = fields["knownBody"].flatMap(Self.unwrapped).flatMap(Self.body(from:))
         delivery = session.flatMap { Self.delivery(of: task, in: $0) } ?? .wholeBodyOnce
         completionTaskDelegate = session.flatMap { Self.completionTaskDelegate(of: task, in: $0) }
