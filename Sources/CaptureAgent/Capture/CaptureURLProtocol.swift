@@ -65,8 +65,9 @@ final class CaptureURLProtocol: URLProtocol {
 /// One captured exchange: the inner task, the recorder, and the replay of
 /// inner callbacks to the original task's client.
 ///
-/// All mutable state lives on `queue`, a private serial queue per flow, from
-/// which the client is called, in order.
+/// All mutable state lives on `queue`, a private serial queue per flow. The
+/// client is called from there, in order, through the task's work queue
+/// (see ``tellClient(_:)``).
 final class CaptureFlow: @unchecked Sendable {
     private let agent: CaptureAgent?
     private let queue = DispatchQueue(label: "netinspect.CaptureAgent.flow")
@@ -99,7 +100,27 @@ final class CaptureFlow: @unchecked Sendable {
         self.agent = agent
     }
 
-    private var client: URLProtocolClient? { owner?.client }
+    /// The original task's work queue; `nil` if it could not be read.
+    private var clientQueue: DispatchQueue?
+
+    /// Calls the client on the original task's work queue, in the order of
+    /// the calls (each is made on `queue`). corelibs' protocol client reads
+    /// the session's task registry, which only the work queue may touch:
+    /// called from `queue` it raced the registry's updates for other tasks
+    /// and crashed (`URLSession.behaviour(for:)`, a null dereference) at
+    /// 16 concurrent tasks. Foundation's own HTTP protocol calls it there too.
+    private func tellClient(_ call: @escaping (URLProtocolClient, CaptureURLProtocol) -> Void) {
+        guard let owner, let client = owner.client else { return }
+        guard let clientQueue else { return call(client, owner) }
+        // `queue` hands these over and never touches them again.
+        nonisolated(unsafe) let handover = (call, client, owner)
+        clientQueue.async {
+            // A task cancelled meanwhile has reported that itself (as before, when
+            // `clientIsDone` stopped later calls): nothing more for its client.
+            if let state = handover.2.task?.state, state == .canceling || state == .completed { return }
+            handover.0(handover.1, handover.2)
+        }
+    }
 
     func resume() {
         queue.async { self.innerTask?.resume() }
@@ -124,6 +145,7 @@ final class CaptureFlow: @unchecked Sendable {
 
     private func start(task: URLSessionTask, request: URLRequest, internals: TaskInternals) {
         self.task = task
+        clientQueue = internals.workQueue
         guard let agent else { return fail(URLError(.unknown)) }
         original = internals.session
         delivery = internals.delivery
@@ -210,7 +232,7 @@ final class CaptureFlow: @unchecked Sendable {
     private func fail(_ error: Error) {
         guard !clientIsDone else { return }
         clientIsDone = true
-        if let owner { client?.urlProtocol(owner, didFailWithError: error) }
+        tellClient { $0.urlProtocol($1, didFailWithError: error) }
     }
 
     // MARK: - Inner callbacks (on the demux's delegate queue; hop to `queue`)
@@ -296,7 +318,7 @@ final class CaptureFlow: @unchecked Sendable {
             if let event = self.recorder?.received(response) { self.agent?.emit(event) }
             guard !self.clientIsDone else { return }
             // Custom protocols are never cached by corelibs; say so explicitly.
-            if let owner = self.owner { self.client?.urlProtocol(owner, didReceive: response, cacheStoragePolicy: .notAllowed) }
+            self.tellClient { $0.urlProtocol($1, didReceive: response, cacheStoragePolicy: .notAllowed) }
         }
     }
 
@@ -306,7 +328,7 @@ final class CaptureFlow: @unchecked Sendable {
             guard !self.clientIsDone else { return }
             switch self.delivery {
             case .delegateChunks:
-                if let owner = self.owner { self.client?.urlProtocol(owner, didLoad: data) }
+                self.tellClient { $0.urlProtocol($1, didLoad: data) }
             case .wholeBodyOnce:
                 // `didLoad` replaces the stored body: hand it over once, whole.
                 self.bufferedBody.append(data)
@@ -333,15 +355,15 @@ final class CaptureFlow: @unchecked Sendable {
             self.streamSource.withLock { $0 = nil }
             guard !self.clientIsDone else { return }
             self.clientIsDone = true
-            guard let owner = self.owner, let client = self.client else { return }
             if let error {
-                return client.urlProtocol(owner, didFailWithError: error)
+                return self.tellClient { $0.urlProtocol($1, didFailWithError: error) }
             }
-            if self.delivery == .wholeBodyOnce, !self.bufferedBody.isEmpty {
-                client.urlProtocol(owner, didLoad: self.bufferedBody)
-                self.bufferedBody = Data()
+            let body = self.delivery == .wholeBodyOnce ? self.bufferedBody : Data()
+            self.bufferedBody = Data()
+            self.tellClient { client, owner in
+                if !body.isEmpty { client.urlProtocol(owner, didLoad: body) }
+                client.urlProtocolDidFinishLoading(owner)
             }
-            client.urlProtocolDidFinishLoading(owner)
         }
     }
 }

@@ -39,6 +39,10 @@ struct TaskInternals: @unchecked Sendable {
     }
 
     var session: URLSession?
+    /// The task's own work queue (internal `workQueue`), targeting the one
+    /// queue on which corelibs touches every session's task registry. The
+    /// protocol client reads that registry, so it must be called there.
+    var workQueue: DispatchQueue?
     var body: Body?
     var delivery: Delivery
     /// The task delegate of `data(for:delegate:)` and its kin, which also gets chunks.
@@ -49,6 +53,7 @@ struct TaskInternals: @unchecked Sendable {
     init(of task: URLSessionTask) {
         let fields = Self.fields(of: task)
         session = fields["session"].flatMap(Self.unwrapped) as? URLSession
+        workQueue = fields["workQueue"].flatMap(Self.unwrapped) as? DispatchQueue
         body = fields["knownBody"].flatMap(Self.unwrapped).flatMap(Self.body(from:))
         delivery = session.flatMap { Self.delivery(of: task, in: $0) } ?? .wholeBodyOnce
         completionTaskDelegate = session.flatMap { Self.completionTaskDelegate(of: task, in: $0) }
