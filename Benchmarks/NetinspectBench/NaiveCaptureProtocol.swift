@@ -46,9 +46,24 @@ final class NaiveCaptureProtocol: URLProtocol {
         // On the task's work queue, which every session's work queue
         // targets: creating a session or task here would deadlock, so the
         // relay does it on its own queue.
-        let relay = NaiveRelay(owner: self)
+        let relay = NaiveRelay(owner: self, clientQueue: task.flatMap(Self.workQueue(of:)))
         self.relay = relay
         relay.start(request)
+    }
+
+    /// The task's private work queue (internal `URLSessionTask.workQueue`).
+    /// corelibs' protocol client reads the session's task registry, which
+    /// only that queue may touch: called from any other thread it races the
+    /// registry's updates for other tasks and crashed this benchmark at
+    /// concurrency 16. So the client is called there, as Foundation's own
+    /// HTTP protocol calls it.
+    static func workQueue(of task: URLSessionTask) -> DispatchQueue? {
+        var mirror: Mirror? = Mirror(reflecting: task)
+        while let current = mirror {
+            if let child = current.children.first(where: { $0.label == "workQueue" }) { return child.value as? DispatchQueue }
+            mirror = current.superclassMirror
+        }
+        return nil
     }
 
     override func stopLoading() {
@@ -57,15 +72,18 @@ final class NaiveCaptureProtocol: URLProtocol {
 }
 
 /// The per-request state of ``NaiveCaptureProtocol`` (`URLProtocol` is not
-/// `Sendable`): everything happens on `queue`, which also calls the client.
+/// `Sendable`): its state lives on `queue`; the client is called on the
+/// task's work queue.
 private final class NaiveRelay: @unchecked Sendable {
     private let queue = DispatchQueue(label: "netinspect-bench.naive")
+    private let clientQueue: DispatchQueue?
     // Touched only on `queue`. The owner is released once the client has been told the outcome.
     private var owner: NaiveCaptureProtocol?
     private var innerTask: URLSessionDataTask?
 
-    init(owner: NaiveCaptureProtocol) {
+    init(owner: NaiveCaptureProtocol, clientQueue: DispatchQueue?) {
         self.owner = owner
+        self.clientQueue = clientQueue
     }
 
     func start(_ request: URLRequest) {
@@ -97,8 +115,15 @@ private final class NaiveRelay: @unchecked Sendable {
 
     private func finish(data: Data?, response: URLResponse?, error: (any Error)?) {
         innerTask = nil
-        guard let owner, let client = owner.client else { return }
+        guard let owner else { return }
         self.owner = nil
+        guard let clientQueue else { return Self.tell(owner, data: data, response: response, error: error) }
+        let box = UncheckedBox(owner)
+        clientQueue.async { Self.tell(box.value, data: data, response: response, error: error) }
+    }
+
+    private static func tell(_ owner: NaiveCaptureProtocol, data: Data?, response: URLResponse?, error: (any Error)?) {
+        guard let client = owner.client else { return }
         if let error {
             client.urlProtocol(owner, didFailWithError: error)
             return
@@ -111,4 +136,10 @@ private final class NaiveRelay: @unchecked Sendable {
         }
         client.urlProtocolDidFinishLoading(owner)
     }
+}
+
+/// Carries a non-`Sendable` value to a queue that alone uses it from then on.
+private struct UncheckedBox<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
 }
