@@ -79,7 +79,24 @@ enum CaptureBenchmark {
         var droppedEvents = 0
     }
 
+    /// For profiling one mode at a time (e.g. under callgrind):
+    /// `NETINSPECT_BENCH_MODES=a,c` runs only those modes (a none, b agent
+    /// with inspector, c agent without, d naive), `NETINSPECT_BENCH_WORKLOADS=2`
+    /// only the second workload. Without the no-capture mode there is no ratio.
+    static func selection<T>(_ all: [T], variable: String, index: (String) -> Int?) -> [T] {
+        guard let value = ProcessInfo.processInfo.environment[variable] else { return all }
+        let picked = Set(value.split(separator: ",").compactMap { index(String($0)) })
+        return all.indices.filter(picked.contains).map { all[$0] }
+    }
+
+    /// `NETINSPECT_BENCH_VERBOSE=1`: each run's wall time on stderr as it ends.
+    static let verbose = ProcessInfo.processInfo.environment["NETINSPECT_BENCH_VERBOSE"] == "1"
+
     static func run(tiny: Bool) throws -> CaptureReport {
+        let modes = selection(Mode.allCases, variable: "NETINSPECT_BENCH_MODES") {
+            $0.count == 1 ? Int($0.unicodeScalars.first!.value) - Int(("a" as Unicode.Scalar).value) : nil
+        }
+        let workloads = selection(workloads(tiny: tiny), variable: "NETINSPECT_BENCH_WORKLOADS") { Int($0).map { $0 - 1 } }
         let server = try BenchServer()
         defer { server.shutdown() }
         let inspector = try BenchInspector()
@@ -97,22 +114,26 @@ enum CaptureBenchmark {
             title: "1. Capture overhead (loopback HTTP; median of \(rounds) interleaved rounds)",
             columns: ["workload", "mode", "requests", "req/s", "p50 ms", "p99 ms", "wall / no capture", "URLSessions", "notes"])
         var notes: [String] = []
-        for workload in workloads(tiny: tiny) {
+        for workload in workloads {
             // Warm-up: first-use costs (libcurl, lazy statics, the first connect) hit no mode's figures.
-            for mode in Mode.allCases {
+            for mode in modes {
                 _ = try runOnce(mode, workload: Workload(name: "warm-up", count: 20, naiveCount: 20,
                                                          concurrency: workload.concurrency, post: workload.post),
                                 environment)
             }
             var results: [Mode: [RunResult]] = [:]
             for round in 0 ..< rounds {
-                for offset in 0 ..< Mode.allCases.count {
-                    let mode = Mode(rawValue: (round + offset) % Mode.allCases.count)!
-                    results[mode, default: []].append(try runOnce(mode, workload: workload, environment))
+                for offset in modes.indices {
+                    let mode = modes[(round + offset) % modes.count]
+                    let result = try runOnce(mode, workload: workload, environment)
+                    results[mode, default: []].append(result)
+                    if verbose {
+                        FileHandle.standardError.write(Data("section 1: \(workload.name), round \(round + 1), \(mode.label): \(format(result.wall, 2)) s\n".utf8))
+                    }
                 }
             }
-            let baseline = results[.none]!
-            for mode in Mode.allCases {
+            let baseline = results[.none] ?? []
+            for mode in modes {
                 let runs = results[mode]!
                 let requests = runs[0].requests
                 let wall = median(runs.map(\.wall))
@@ -139,11 +160,12 @@ enum CaptureBenchmark {
                 table.add([
                     workload.name, mode.label, "\(requests)", formatCount(Double(requests) / wall),
                     format(percentile(latencies, 0.5) * 1000, 2), format(percentile(latencies, 0.99) * 1000, 2),
-                    format(median(ratios), 2) + "x",
+                    ratios.isEmpty ? "-" : format(median(ratios), 2) + "x",
                     sessions == 0 ? "1" : "1 + \(sessions)",
                     cellNotes.joined(separator: "; "),
                 ])
-                if workload.concurrency == 16, !workload.post, mode == .agentWithInspector || mode == .agentWithoutInspector {
+                if workload.concurrency == 16, !workload.post, !ratios.isEmpty,
+                   mode == .agentWithInspector || mode == .agentWithoutInspector {
                     let ratio = median(ratios)
                     notes.append(String(format: "%@ at concurrency 16: %.2fx no-capture wall time (%@)",
                                         mode.label, ratio, ratio <= 1.10 ? "target met" : "target MISSED"))
