@@ -55,8 +55,10 @@ struct TaskInternals: @unchecked Sendable {
         session = fields["session"].flatMap(Self.unwrapped) as? URLSession
         workQueue = fields["workQueue"].flatMap(Self.unwrapped) as? DispatchQueue
         body = fields["knownBody"].flatMap(Self.unwrapped).flatMap(Self.body(from:))
-        delivery = session.flatMap { Self.delivery(of: task, in: $0) } ?? .wholeBodyOnce
-        completionTaskDelegate = session.flatMap { Self.completionTaskDelegate(of: task, in: $0) }
+        // Looked up once: each lookup reflects the session and its registry.
+        let behaviour = session.flatMap { Self.behaviour(of: task, in: $0) }
+        delivery = session.flatMap { session in behaviour.flatMap { Self.delivery(from: $0, in: session) } } ?? .wholeBodyOnce
+        completionTaskDelegate = behaviour.flatMap(Self.completionTaskDelegate(from:))
     }
 
     /// Children of the mirror of `task` and of every superclass, by label.
@@ -70,6 +72,18 @@ struct TaskInternals: @unchecked Sendable {
             mirror = current.superclassMirror
         }
         return result
+    }
+
+    /// The child labelled `label` of the mirror of `subject` or of its
+    /// nearest superclass that has one: what `fields(of:)[label]` gives,
+    /// without reflecting every other stored property of a large object.
+    private static func field(_ label: String, of subject: Any) -> Any? {
+        var mirror: Mirror? = Mirror(reflecting: subject)
+        while let current = mirror {
+            if let child = current.children.first(where: { $0.label == label }) { return child.value }
+            mirror = current.superclassMirror
+        }
+        return nil
     }
 
     /// The wrapped value of an `Optional` (any depth) held in an `Any`.
@@ -115,7 +129,10 @@ struct TaskInternals: @unchecked Sendable {
     /// read (or the task is not registered yet: corelibs registers it
     /// asynchronously on the session's work queue, ahead of any `startLoading`).
     static func delivery(of task: URLSessionTask, in session: URLSession) -> Delivery? {
-        guard let behaviour = behaviour(of: task, in: session) else { return nil }
+        behaviour(of: task, in: session).flatMap { delivery(from: $0, in: session) }
+    }
+
+    private static func delivery(from behaviour: Any, in session: URLSession) -> Delivery? {
         if let label = Mirror(reflecting: behaviour).children.first?.label {
             return label.contains("CompletionHandler") ? .wholeBodyOnce : nil
         }
@@ -127,8 +144,11 @@ struct TaskInternals: @unchecked Sendable {
     /// registry beside the completion handler, not in `task.delegate`.
     /// corelibs sends it the body's chunks as well as completing the call.
     static func completionTaskDelegate(of task: URLSessionTask, in session: URLSession) -> URLSessionTaskDelegate? {
-        guard let behaviour = behaviour(of: task, in: session),
-              let payload = Mirror(reflecting: behaviour).children.first,
+        behaviour(of: task, in: session).flatMap(completionTaskDelegate(from:))
+    }
+
+    private static func completionTaskDelegate(from behaviour: Any) -> URLSessionTaskDelegate? {
+        guard let payload = Mirror(reflecting: behaviour).children.first,
               payload.label?.hasSuffix("WithTaskDelegate") == true,
               let delegate = Array(Mirror(reflecting: payload.value).children).last
         else { return nil }
@@ -136,8 +156,8 @@ struct TaskInternals: @unchecked Sendable {
     }
 
     private static func behaviour(of task: URLSessionTask, in session: URLSession) -> Any? {
-        guard let registry = fields(of: session)["taskRegistry"],
-              let behaviours = fields(of: registry)["behaviours"] as? [Int: Any]
+        guard let registry = field("taskRegistry", of: session),
+              let behaviours = field("behaviours", of: registry) as? [Int: Any]
         else { return nil }
         return behaviours[task.taskIdentifier]
     }
