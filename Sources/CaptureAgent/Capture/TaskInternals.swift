@@ -51,7 +51,7 @@ struct TaskInternals: @unchecked Sendable {
     /// Reads `task`'s internals. Call on the task's work queue (inside
     /// `startLoading`): the registry it reads is mutated only there.
     init(of task: URLSessionTask) {
-        let fields = Self.fields(of: task)
+        let fields = Self.fields(["session", "workQueue", "knownBody"], of: task)
         session = fields["session"].flatMap(Self.unwrapped) as? URLSession
         workQueue = fields["workQueue"].flatMap(Self.unwrapped) as? DispatchQueue
         body = fields["knownBody"].flatMap(Self.unwrapped).flatMap(Self.body(from:))
@@ -61,13 +61,18 @@ struct TaskInternals: @unchecked Sendable {
         completionTaskDelegate = behaviour.flatMap(Self.completionTaskDelegate(from:))
     }
 
-    /// Children of the mirror of `task` and of every superclass, by label.
-    private static func fields(of subject: Any) -> [String: Any] {
+    /// The children labelled `labels` of the mirror of `subject` and of its
+    /// superclasses (the first of each label, subclass first), by label.
+    /// Stops once all are found: every child read is boxed, and a task has
+    /// requests and responses among the fields after these.
+    private static func fields(_ labels: Set<String>, of subject: Any) -> [String: Any] {
         var result: [String: Any] = [:]
         var mirror: Mirror? = Mirror(reflecting: subject)
         while let current = mirror {
             for child in current.children {
-                if let label = child.label, result[label] == nil { result[label] = child.value }
+                guard let label = child.label, labels.contains(label), result[label] == nil else { continue }
+                result[label] = child.value
+                if result.count == labels.count { return result }
             }
             mirror = current.superclassMirror
         }
@@ -75,7 +80,7 @@ struct TaskInternals: @unchecked Sendable {
     }
 
     /// The child labelled `label` of the mirror of `subject` or of its
-    /// nearest superclass that has one: what `fields(of:)[label]` gives,
+    /// nearest superclass that has one: what `fields([label], of:)[label]` gives,
     /// without reflecting every other stored property of a large object.
     private static func field(_ label: String, of subject: Any) -> Any? {
         var mirror: Mirror? = Mirror(reflecting: subject)
