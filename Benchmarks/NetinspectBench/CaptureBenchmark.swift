@@ -24,7 +24,7 @@ import WireProtocol
 /// supported), so every agent run also begins with a fresh set of inner
 /// sessions, which makes `innerSessionCount` the number that run created.
 ///
-/// Each workload runs its modes in rotation for three rounds (the first mode
+/// Each workload runs its modes in rotation for five rounds (the first mode
 /// of each round moves on by one), after a short warm-up of every mode, so
 /// that a noisy machine slows all modes alike. Figures: median wall time
 /// over the rounds; the ratio is the median of the per-round ratios to the
@@ -52,7 +52,7 @@ enum CaptureBenchmark {
         var post: Bool
     }
 
-    static let rounds = 3
+    static let rounds = 5
     static let postBodySize = 1 << 20
 
     static func workloads(tiny: Bool) -> [Workload] {
