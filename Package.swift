@@ -60,7 +60,12 @@ let package = Package(
         // Every speed and memory figure of docs/BENCHMARKS.md, printed side by side.
         .executableTarget(
             name: "NetinspectBench",
-            dependencies: ["WireProtocol", "InspectorCore"],
+            dependencies: [
+                "WireProtocol", "InspectorCore", "CaptureAgent",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
             path: "Benchmarks/NetinspectBench"
         ),
 

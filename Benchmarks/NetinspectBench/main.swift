@@ -24,6 +24,7 @@ print("# netinspect-bench\(tiny ? " (tiny sizes: smoke run, figures are not mean
 print("machine: \(ProcessInfo.processInfo.activeProcessorCount) cores, \(ProcessInfo.processInfo.physicalMemory / 1_073_741_824) GiB; \(Date())\n")
 
 do {
+    if wanted(1) { print(try CaptureBenchmark.run(tiny: tiny).render()) }
     if wanted(2) { print(try CodecBenchmark.run(tiny: tiny).render()) }
     if wanted(3) { print(try IngestBenchmark.run(tiny: tiny).render()) }
     if wanted(4) { print(try UIBenchmark.run(tiny: tiny).render()) }

@@ -43,6 +43,9 @@ struct TaskInternals: @unchecked Sendable {
     }
 
     var session: URLSession?
+    /// The task's own work queue (internal `workQueue`), targeting the one
+    /// queue on which corelibs touches every session's task registry. The
+    /// protocol client reads that registry, so it must be called there.
     var workQueue: DispatchQueue?
     var body: Body?
     var delivery: Delivery
@@ -52,25 +55,44 @@ struct TaskInternals: @unchecked Sendable {
     /// Reads `task`'s internals. Call on the task's work queue (inside
     /// `startLoading`): the registry it reads is mutated only there.
     init(of task: URLSessionTask) {
-        let fields = Self.fields(of: task)
+        let fields = Self.fields(["session", "workQueue", "knownBody"], of: task)
         session = fields["session"].flatMap(Self.unwrapped) as? URLSession
         workQueue = fields["workQueue"].flatMap(Self.unwrapped) as? DispatchQueue
         body = fields["knownBody"].flatMap(Self.unwrapped).flatMap(Self.body(from:))
-        delivery = session.flatMap { Self.delivery(of: task, in: $0) } ?? .wholeBodyOnce
-        completionTaskDelegate = session.flatMap { Self.completionTaskDelegate(of: task, in: $0) }
+        // Looked up once: each lookup reflects the session and its registry.
+        let behaviour = session.flatMap { Self.behaviour(of: task, in: $0) }
+        delivery = session.flatMap { session in behaviour.flatMap { Self.delivery(from: $0, in: session) } } ?? .wholeBodyOnce
+        completionTaskDelegate = behaviour.flatMap(Self.completionTaskDelegate(from:))
     }
 
-    /// Children of the mirror of `task` and of every superclass, by label.
-    private static func fields(of subject: Any) -> [String: Any] {
+    /// The children labelled `labels` of the mirror of `subject` and of its
+    /// superclasses (the first of each label, subclass first), by label.
+    /// Stops once all are found: every child read is boxed, and a task has
+    /// requests and responses among the fields after these.
+    private static func fields(_ labels: Set<String>, of subject: Any) -> [String: Any] {
         var result: [String: Any] = [:]
         var mirror: Mirror? = Mirror(reflecting: subject)
         while let current = mirror {
             for child in current.children {
-                if let label = child.label, result[label] == nil { result[label] = child.value }
+                guard let label = child.label, labels.contains(label), result[label] == nil else { continue }
+                result[label] = child.value
+                if result.count == labels.count { return result }
             }
             mirror = current.superclassMirror
         }
         return result
+    }
+
+    /// The child labelled `label` of the mirror of `subject` or of its
+    /// nearest superclass that has one: what `fields([label], of:)[label]` gives,
+    /// without reflecting every other stored property of a large object.
+    private static func field(_ label: String, of subject: Any) -> Any? {
+        var mirror: Mirror? = Mirror(reflecting: subject)
+        while let current = mirror {
+            if let child = current.children.first(where: { $0.label == label }) { return child.value }
+            mirror = current.superclassMirror
+        }
+        return nil
     }
 
     /// The wrapped value of an `Optional` (any depth) held in an `Any`.
@@ -88,7 +110,7 @@ struct TaskInternals: @unchecked Sendable {
         }
         switch payload.label {
         case "data":
-            if let data = payload.value as? DispatchData { return .data(Data(data)) }
+            if let data = payload.value as? DispatchData { return .data(copy(data)) }
             if let data = payload.value as? Data { return .data(data) }
             return nil
         case "file":
@@ -100,11 +122,26 @@ struct TaskInternals: @unchecked Sendable {
         }
     }
 
+    /// The bytes of `data`, copied region by region. (`Data(data)` takes the
+    /// generic `Sequence` path, one `DispatchData.Iterator.next()` per byte:
+    /// about 25 M instructions per MiB, on the work queue every session shares.)
+    static func copy(_ data: DispatchData) -> Data {
+        var bytes = Data(count: data.count)
+        guard !data.isEmpty else { return bytes }
+        bytes.withUnsafeMutableBytes { buffer in
+            _ = data.copyBytes(to: buffer.bindMemory(to: UInt8.self))
+        }
+        return bytes
+    }
+
     /// The delivery the registry records for `task`; nil when it cannot be
     /// read (or the task is not registered yet: corelibs registers it
     /// asynchronously on the session's work queue, ahead of any `startLoading`).
     static func delivery(of task: URLSessionTask, in session: URLSession) -> Delivery? {
-        guard let behaviour = behaviour(of: task, in: session) else { return nil }
+        behaviour(of: task, in: session).flatMap { delivery(from: $0, in: session) }
+    }
+
+    private static func delivery(from behaviour: Any, in session: URLSession) -> Delivery? {
         if let label = Mirror(reflecting: behaviour).children.first?.label {
             return label.contains("CompletionHandler") ? .wholeBodyOnce : nil
         }
@@ -116,8 +153,11 @@ struct TaskInternals: @unchecked Sendable {
     /// registry beside the completion handler, not in `task.delegate`.
     /// corelibs sends it the body's chunks as well as completing the call.
     static func completionTaskDelegate(of task: URLSessionTask, in session: URLSession) -> URLSessionTaskDelegate? {
-        guard let behaviour = behaviour(of: task, in: session),
-              let payload = Mirror(reflecting: behaviour).children.first,
+        behaviour(of: task, in: session).flatMap(completionTaskDelegate(from:))
+    }
+
+    private static func completionTaskDelegate(from behaviour: Any) -> URLSessionTaskDelegate? {
+        guard let payload = Mirror(reflecting: behaviour).children.first,
               payload.label?.hasSuffix("WithTaskDelegate") == true,
               let delegate = Array(Mirror(reflecting: payload.value).children).last
         else { return nil }
@@ -125,8 +165,8 @@ struct TaskInternals: @unchecked Sendable {
     }
 
     private static func behaviour(of task: URLSessionTask, in session: URLSession) -> Any? {
-        guard let registry = fields(of: session)["taskRegistry"],
-              let behaviours = fields(of: registry)["behaviours"] as? [Int: Any]
+        guard let registry = field("taskRegistry", of: session),
+              let behaviours = field("behaviours", of: registry) as? [Int: Any]
         else { return nil }
         return behaviours[task.taskIdentifier]
     }
