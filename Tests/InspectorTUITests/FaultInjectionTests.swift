@@ -15,35 +15,7 @@ import XCTest
 /// connections, garbage among good agents. A bad connection is closed with
 /// its reason, the others carry on, and the inspector's memory stays bounded.
 /// The single-connection versions of the bad inputs are in ``ListenerTests``.
-final class FaultInjectionTests: XCTestCase {
-    private var directory = ""
-    private var listeners: [InspectorListener] = []
-
-    override func setUpWithError() throws {
-        directory = try ListenerTesting.makeDirectory()
-    }
-
-    override func tearDown() {
-        // Closing the connections also frees any sender still blocked in send().
-        for listener in listeners { listener.shutdown() }
-        try? FileManager.default.removeItem(atPath: directory)
-    }
-
-    private var socketPath: String { directory + "/ni.sock" }
-
-    private func startListener(
-        _ endpoint: Endpoint? = nil, limits: Inbox.Limits = .standard, helloTimeout: Duration? = .seconds(10)
-    ) throws -> (Inbox, Endpoint) {
-        var configuration = ListenerConfiguration(endpoints: [endpoint ?? .unix(path: socketPath)])
-        configuration.helloTimeout = helloTimeout
-        let inbox = Inbox(limits: limits)
-        let listener = InspectorListener(configuration: configuration, inbox: inbox)
-        listeners.append(listener)
-        let bound = try listener.start()
-        XCTAssertEqual(inbox.collect(count: 1), bound.map(InboxEvent.listening))
-        return (inbox, bound[0])
-    }
-
+final class FaultInjectionTests: ListenerTestCase {
     // MARK: Back-pressure
 
     func testAFloodNobodyDrainsStopsAtTheEventBoundThenArrivesWholeAndInOrder() throws {
@@ -61,8 +33,8 @@ final class FaultInjectionTests: XCTestCase {
     /// every flow through, in each sender's order, ending in a clean close.
     private func assertFloodIsHeldAndDelivered(limits: Inbox.Limits, file: StaticString = #filePath, line: UInt = #line) throws {
         let senderCount = 4, flowCount = 2_500, bodySize = 4096
-        let (inbox, _) = try startListener(limits: limits)
-        let path = socketPath
+        let (_, inbox, _) = try startListener(limits: limits)
+        let path = socketPath()
         let residentBefore = ListenerTesting.residentBytes()
         let written = NIOLockedValueBox([Int](repeating: 0, count: senderCount))
         let senders = Threads(senderCount) { sender in
@@ -135,8 +107,8 @@ final class FaultInjectionTests: XCTestCase {
     /// keeps what it read. Draining delivers every message, then the clean
     /// end, with the inbox never above its bound.
     func testAnAgentThatClosesWhileHeldDeliversEverythingThenItsEnd() throws {
-        let (inbox, _) = try startListener(limits: Inbox.Limits(maximumEvents: 10, maximumBytes: 64 << 20))
-        let agent = try TestAgent(unix: socketPath)
+        let (_, inbox, _) = try startListener(limits: Inbox.Limits(maximumEvents: 10, maximumBytes: 64 << 20))
+        let agent = try TestAgent(unix: socketPath())
         try agent.send(.hello(ListenerTesting.hello()))
         for index in 0 ..< 100 { try agent.send(Self.flow("held/\(index)")) }
         agent.close()
@@ -156,8 +128,8 @@ final class FaultInjectionTests: XCTestCase {
     /// A fault behind messages that are held is found once they are out,
     /// and is that connection's reason.
     func testAFaultReadWhileHeldIsTheReasonAfterTheMessagesBeforeIt() throws {
-        let (inbox, _) = try startListener(limits: Inbox.Limits(maximumEvents: 5, maximumBytes: 64 << 20))
-        let agent = try TestAgent(unix: socketPath)
+        let (_, inbox, _) = try startListener(limits: Inbox.Limits(maximumEvents: 5, maximumBytes: 64 << 20))
+        let agent = try TestAgent(unix: socketPath())
         try agent.send(.hello(ListenerTesting.hello()))
         for index in 0 ..< 20 { try agent.send(Self.flow("held/\(index)")) }
         try agent.send(FrameEncoder.frame(payload: Data("this is not json".utf8)))
@@ -176,9 +148,9 @@ final class FaultInjectionTests: XCTestCase {
     /// connection, held or not, ends with "inspector shut down", after its
     /// hello.
     func testShutdownWithAFullInboxEndsEveryConnection() throws {
-        let (inbox, _) = try startListener(limits: Inbox.Limits(maximumEvents: 5, maximumBytes: 64 << 20))
+        let (_, inbox, _) = try startListener(limits: Inbox.Limits(maximumEvents: 5, maximumBytes: 64 << 20))
         let agents = try (0 ..< 3).map { index in
-            let agent = try TestAgent(unix: socketPath)
+            let agent = try TestAgent(unix: socketPath())
             try agent.send(.hello(ListenerTesting.hello("App\(index)")))
             for flow in 0 ..< 20 { try agent.send(Self.flow("\(index)/\(flow)")) }
             return agent
@@ -218,8 +190,8 @@ final class FaultInjectionTests: XCTestCase {
 
     func testAHundredAgentsConnectingAtOnceAllConnectAndDeliverEverything() throws {
         let agentCount = 100, flowCount = 5
-        let (inbox, _) = try startListener()
-        let path = socketPath
+        let (_, inbox, _) = try startListener()
+        let path = socketPath()
         let residentBefore = ListenerTesting.residentBytes()
         let agents = Threads(agentCount) { index in
             let agent = try TestAgent(unix: path)
@@ -258,8 +230,8 @@ final class FaultInjectionTests: XCTestCase {
     /// deliver everything before and after.
     func testHostileConnectionsAmongGoodOnesAreEachClosedWithTheirReason() throws {
         let timeout = Duration.seconds(1)
-        let (inbox, endpoint) = try startListener(.tcp(host: "127.0.0.1", port: 0), helloTimeout: timeout)
-        guard case .tcp(_, let port) = endpoint else { return XCTFail("bound \(endpoint)") }
+        let (_, inbox, bound) = try startListener([.tcp(host: "127.0.0.1", port: 0)], helloTimeout: timeout)
+        guard case .tcp(_, let port)? = bound.first else { return XCTFail("bound \(bound)") }
         let residentBefore = ListenerTesting.residentBytes()
 
         let goodCount = 10, flowCount = 10
@@ -331,8 +303,8 @@ final class FaultInjectionTests: XCTestCase {
     /// A slow loris: a hello dripped one byte every 100 ms would take 15 s.
     /// It holds nobody up, and the hello timeout closes it.
     func testSlowLorisHoldsNobodyUpAndIsClosedAtTheHelloTimeout() throws {
-        let (inbox, _) = try startListener(helloTimeout: .seconds(1))
-        let path = socketPath
+        let (_, inbox, _) = try startListener(helloTimeout: .seconds(1))
+        let path = socketPath()
         let residentBefore = ListenerTesting.residentBytes()
         let dripped = NIOLockedValueBox(0)
         let closedByListener = NIOLockedValueBox(false)
@@ -349,7 +321,7 @@ final class FaultInjectionTests: XCTestCase {
 
         usleep(300_000)
         let started = ContinuousClock.now
-        let good = try TestAgent(unix: socketPath)
+        let good = try TestAgent(unix: socketPath())
         try good.send(.hello(ListenerTesting.hello("Prompt")))
         for flow in 0 ..< 3 { try good.send(Self.flow("prompt/\(flow)")) }
         let prompt = inbox.collect(count: 4, timeout: .seconds(5))
@@ -373,8 +345,8 @@ final class FaultInjectionTests: XCTestCase {
     /// hello there is no timeout; a slow agent costs one connection and the
     /// bytes it has sent so far, and its messages arrive whole.
     func testASlowHelloCompleteInTimeIsAcceptedAndSlowMessagesArriveWhole() throws {
-        let (inbox, _) = try startListener(helloTimeout: .seconds(5))
-        let agent = try TestAgent(unix: socketPath)
+        let (_, inbox, _) = try startListener(helloTimeout: .seconds(5))
+        let agent = try TestAgent(unix: socketPath())
         let encoder = FrameEncoder()
         for byte in try encoder.encode(.hello(ListenerTesting.hello("Slow"))) {
             try agent.send([byte])

@@ -9,6 +9,41 @@ import XCTest
 
 @testable import InspectorCore
 
+/// A test case that starts real listeners, with socket files in a fresh
+/// directory; both go away after each test.
+class ListenerTestCase: XCTestCase {
+    var directory = ""
+    var listeners: [InspectorListener] = []
+
+    override func setUpWithError() throws {
+        directory = try ListenerTesting.makeDirectory()
+    }
+
+    override func tearDown() {
+        // Closing the connections also frees any sender still blocked in send().
+        for listener in listeners { listener.shutdown() }
+        try? FileManager.default.removeItem(atPath: directory)
+    }
+
+    func socketPath(_ name: String = "ni.sock") -> String { directory + "/" + name }
+
+    /// Starts a listener (on `socketPath()` unless told otherwise) and
+    /// checks that it says where it listens.
+    func startListener(
+        _ endpoints: [Endpoint]? = nil, token: String? = nil, limits: Inbox.Limits = .standard,
+        helloTimeout: Duration? = .seconds(10), file: StaticString = #filePath, line: UInt = #line
+    ) throws -> (InspectorListener, Inbox, [Endpoint]) {
+        var configuration = ListenerConfiguration(endpoints: endpoints ?? [.unix(path: socketPath())], token: token)
+        configuration.helloTimeout = helloTimeout
+        let inbox = Inbox(limits: limits)
+        let listener = InspectorListener(configuration: configuration, inbox: inbox)
+        listeners.append(listener)
+        let bound = try listener.start()
+        XCTAssertEqual(inbox.collect(count: bound.count), bound.map(InboxEvent.listening), file: file, line: line)
+        return (listener, inbox, bound)
+    }
+}
+
 /// What the tests of the real listener on real sockets share.
 enum ListenerTesting {
     /// A new, empty directory with a short name, so socket paths stay far

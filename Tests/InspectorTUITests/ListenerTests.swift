@@ -10,36 +10,8 @@ import XCTest
 
 @testable import InspectorCore
 
-final class ListenerTests: XCTestCase {
-    private var directory = ""
-    private var listeners: [InspectorListener] = []
-
-    override func setUpWithError() throws {
-        directory = try ListenerTesting.makeDirectory()
-    }
-
-    override func tearDown() {
-        for listener in listeners { listener.shutdown() }
-        try? FileManager.default.removeItem(atPath: directory)
-    }
-
+final class ListenerTests: ListenerTestCase {
     // MARK: Helpers
-
-    private func socketPath(_ name: String = "ni.sock") -> String { directory + "/" + name }
-
-    private func startListener(
-        _ endpoints: [Endpoint]? = nil, token: String? = nil, helloTimeout: Duration? = .seconds(10),
-        file: StaticString = #filePath, line: UInt = #line
-    ) throws -> (InspectorListener, Inbox, [Endpoint]) {
-        var configuration = ListenerConfiguration(endpoints: endpoints ?? [.unix(path: socketPath())], token: token)
-        configuration.helloTimeout = helloTimeout
-        let inbox = Inbox()
-        let listener = InspectorListener(configuration: configuration, inbox: inbox)
-        listeners.append(listener)
-        let bound = try listener.start()
-        XCTAssertEqual(collect(inbox, count: bound.count), bound.map(InboxEvent.listening), file: file, line: line)
-        return (listener, inbox, bound)
-    }
 
     private func collect(_ inbox: Inbox, count: Int, timeout: Duration = .seconds(5)) -> [InboxEvent] {
         inbox.collect(count: count, timeout: timeout)
