@@ -116,7 +116,9 @@ final class FaultInjectionTests: ListenerTestCase {
         XCTAssertEqual(inbox.count, 10)
 
         var events: [InboxEvent] = []
-        while events.count < 102, let batch = Optional(inbox.wait(timeout: .seconds(5))), !batch.isEmpty {
+        while events.count < 102 {
+            let batch = inbox.wait(timeout: .seconds(5))
+            guard !batch.isEmpty else { break }
             XCTAssertLessThanOrEqual(batch.count, 10)
             events += batch
         }
