@@ -88,6 +88,7 @@ let package = Package(
                 "WireProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
             ],
             // Snapshot screens and fixture files are read through #filePath,
             // not as resources.

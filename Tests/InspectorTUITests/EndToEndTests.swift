@@ -17,8 +17,8 @@ final class EndToEndTests: XCTestCase {
         super.tearDown()
     }
 
-    private func start(_ function: String = #function) throws -> TmuxSession {
-        let session = try TmuxSession(name: function)
+    private func start(_ function: String = #function, arguments: [String] = []) throws -> TmuxSession {
+        let session = try TmuxSession(name: function, arguments: arguments)
         tmux = session
         try session.waitFor("listening on unix:\(session.socketPath)")
         return session
@@ -107,6 +107,29 @@ final class EndToEndTests: XCTestCase {
         try agent.sendFlow(2, method: "GET", path: "/after", status: 200)
         let screen = try ui.waitFor("/after")
         XCTAssertTrue(screen.contains("2/2 flows"), screen)
+    }
+
+    /// `--save` to a full disk: the first finished flow cannot be written,
+    /// the notice line says so, and netinspect keeps showing flows and
+    /// taking keys (open a flow, back, quit).
+    func testSaveToAFullDiskShowsTheErrorAndKeepsRunning() throws {
+        guard FileManager.default.fileExists(atPath: "/dev/full") else { throw XCTSkip("no /dev/full on this system") }
+        let ui = try start(arguments: ["--save", "/dev/full"])
+        let agent = try WireClient(agentOn: ui.socketPath)
+        try agent.sendFlow(1, method: "GET", path: "/first", status: 200)
+        var screen = try ui.waitFor("--save /dev/full")
+        XCTAssertTrue(screen.contains("no longer saving"), screen)
+        XCTAssertTrue(screen.contains("/first"), screen)
+
+        try agent.sendFlow(2, method: "POST", path: "/second", status: 201)
+        screen = try ui.waitFor("2/2 flows")
+        XCTAssertTrue(screen.contains("/second"), screen)
+        ui.send("Enter")
+        try ui.waitFor("X-Request-Id: e2e-")
+        ui.send("Escape")
+        try ui.waitFor("Dur")
+        ui.send("Q")
+        XCTAssertTrue(try ui.waitForExit().isClean)
     }
 
     func testResizeRedrawsForTheNewSize() throws {

@@ -4,59 +4,21 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+import NIOConcurrencyHelpers
 import WireProtocol
 import XCTest
 
 @testable import InspectorCore
 
-final class ListenerTests: XCTestCase {
-    private var directory = ""
-    private var listeners: [InspectorListener] = []
-
-    override func setUpWithError() throws {
-        // Short, so socket paths stay far below the 103-byte limit.
-        var template = Array("/tmp/ni-test-XXXXXX".utf8CString)
-        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        directory = String(cString: try XCTUnwrap(made))
-    }
-
-    override func tearDown() {
-        for listener in listeners { listener.shutdown() }
-        try? FileManager.default.removeItem(atPath: directory)
-    }
-
+final class ListenerTests: ListenerTestCase {
     // MARK: Helpers
 
-    private func socketPath(_ name: String = "ni.sock") -> String { directory + "/" + name }
-
-    private func startListener(
-        _ endpoints: [Endpoint]? = nil, token: String? = nil, helloTimeout: Duration? = .seconds(10),
-        file: StaticString = #filePath, line: UInt = #line
-    ) throws -> (InspectorListener, Inbox, [Endpoint]) {
-        var configuration = ListenerConfiguration(endpoints: endpoints ?? [.unix(path: socketPath())], token: token)
-        configuration.helloTimeout = helloTimeout
-        let inbox = Inbox()
-        let listener = InspectorListener(configuration: configuration, inbox: inbox)
-        listeners.append(listener)
-        let bound = try listener.start()
-        XCTAssertEqual(collect(inbox, count: bound.count), bound.map(InboxEvent.listening), file: file, line: line)
-        return (listener, inbox, bound)
-    }
-
-    /// Gathers events until `count` have come or `timeout` has passed.
     private func collect(_ inbox: Inbox, count: Int, timeout: Duration = .seconds(5)) -> [InboxEvent] {
-        let deadline = ContinuousClock.now.advanced(by: timeout)
-        var events: [InboxEvent] = []
-        while events.count < count {
-            let remaining = ContinuousClock.now.duration(to: deadline)
-            guard remaining > .zero else { break }
-            events += inbox.wait(timeout: remaining)
-        }
-        return events
+        inbox.collect(count: count, timeout: timeout)
     }
 
     private func hello(_ app: String = "Demo", token: String? = nil, version: Int = Wire.protocolVersion) -> Hello {
-        Hello(protocolVersion: version, agentName: "TestAgent", agentVersion: "1.0", appName: app, processID: 42, hostName: "test", token: token)
+        ListenerTesting.hello(app, token: token, version: version)
     }
 
     private var flows: [String: Message] = [:]
@@ -513,6 +475,36 @@ final class ListenerTests: XCTestCase {
         XCTAssertEqual(inbox.wait(timeout: .seconds(5)), [event])
     }
 
+    func testInboxRefusesOffersAtEitherBoundAndCallsBackOnceDrained() {
+        let inbox = Inbox(limits: Inbox.Limits(maximumEvents: 3, maximumBytes: 100))
+        let callbacks = NIOLockedValueBox(0)
+        inbox.setSpaceHandler { callbacks.withLockedValue { $0 += 1 } }
+        let event = InboxEvent.rejected(peer: "p", reason: "r")
+        XCTAssertTrue(inbox.offer(event, bytes: 10))
+        XCTAssertTrue(inbox.offer(event, bytes: 10))
+        XCTAssertTrue(inbox.offer(event, bytes: 10))
+        XCTAssertFalse(inbox.offer(event, bytes: 10), "three events are the bound")
+        inbox.post(event)
+        XCTAssertEqual(inbox.count, 4, "post is not bounded: it is for the listener's own few events")
+        XCTAssertEqual(inbox.byteCount, 30)
+        XCTAssertEqual(callbacks.withLockedValue { $0 }, 0)
+        XCTAssertEqual(inbox.drain().count, 4)
+        XCTAssertEqual(callbacks.withLockedValue { $0 }, 1, "a refused offer is answered by the next drain")
+
+        XCTAssertTrue(inbox.offer(event, bytes: 150), "one frame may take it past the byte bound")
+        XCTAssertFalse(inbox.offer(event, bytes: 1))
+        XCTAssertEqual(inbox.byteCount, 150)
+        XCTAssertEqual(inbox.drain().count, 1)
+        XCTAssertEqual(inbox.drain(), [])
+        XCTAssertEqual(callbacks.withLockedValue { $0 }, 2, "once per drain that follows a refusal")
+        XCTAssertEqual(inbox.byteCount, 0)
+
+        inbox.setSpaceHandler(nil)
+        for _ in 0 ..< 4 { _ = inbox.offer(event, bytes: 1) }
+        _ = inbox.drain()
+        XCTAssertEqual(callbacks.withLockedValue { $0 }, 2, "an unhooked handler is not called")
+    }
+
     private func isReadable(_ descriptor: Int32) -> Bool {
         var entry = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
         return poll(&entry, 1, 0) == 1
@@ -590,6 +582,16 @@ final class TestAgent {
             if count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { return false }
         }
         return false
+    }
+
+    /// The local port of a TCP connection, by which the listener names its peer.
+    var localPort: Int {
+        var address = sockaddr_in()
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &length) }
+        }
+        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     func close() {

@@ -13,14 +13,20 @@ final class ListenerContext: Sendable {
     let token: String?
     let maximumFrameSize: Int
     let helloTimeout: Duration?
+    /// The one loop every connection runs on; `parked` belongs to it.
+    let eventLoop: any EventLoop
+    /// Connections the full inbox refused, in the order they were refused.
+    private let parked: NIOLoopBoundBox<[ConnectionHandler]>
     private let lastConnectionNumber = Atomic<UInt64>(0)
     private let shuttingDown = Atomic<Bool>(false)
 
-    init(configuration: ListenerConfiguration, inbox: Inbox) {
+    init(configuration: ListenerConfiguration, inbox: Inbox, eventLoop: any EventLoop) {
         self.inbox = inbox
         token = configuration.token
         maximumFrameSize = configuration.maximumFrameSize
         helloTimeout = configuration.helloTimeout
+        self.eventLoop = eventLoop
+        parked = .makeBoxSendingValue([], eventLoop: eventLoop)
     }
 
     func nextConnectionID() -> ConnectionID {
@@ -32,18 +38,54 @@ final class ListenerContext: Sendable {
         get { shuttingDown.load(ordering: .acquiring) }
         set { shuttingDown.store(newValue, ordering: .releasing) }
     }
+
+    /// Has the inbox wake this listener when the UI has drained it.
+    func hookUpToInbox() {
+        inbox.setSpaceHandler { [self] in eventLoop.execute { self.resumeParked() } }
+    }
+
+    /// Remembers a connection the inbox refused; on the event loop.
+    func park(_ connection: ConnectionHandler) {
+        parked.value.append(connection)
+    }
+
+    /// Lets every parked connection offer again, oldest first; those the
+    /// inbox refuses again park again, behind the others.
+    private func resumeParked() {
+        let waiting = parked.value
+        parked.value = []
+        for connection in waiting { connection.resume() }
+    }
+
+    /// Ends the parked connections whose sockets have already closed: the
+    /// loop is about to stop, so the UI will not drain for them again.
+    func abandonParked() {
+        let waiting = parked.value
+        parked.value = []
+        for connection in waiting { connection.abandon() }
+    }
 }
 
 /// One agent connection: bytes in, a ``MessageDecoder`` in the middle,
 /// ``InboxEvent``s out.
 ///
-/// The connection's last event is posted from `channelInactive`, whatever
-/// closed it, so each connection ends with exactly one `disconnected` (after
-/// its hello) or one `rejected` (before it). A connection that closes without
-/// sending a byte posts nothing: that is another netinspect checking whether
-/// this one is alive, or a port scan.
-final class ConnectionHandler: ChannelInboundHandler {
+/// The connection's last event is posted once its socket has closed,
+/// whatever closed it, so each connection ends with exactly one
+/// `disconnected` (after its hello) or one `rejected` (before it). A
+/// connection that closes without sending a byte posts nothing: that is
+/// another netinspect checking whether this one is alive, or a port scan.
+///
+/// Back-pressure: events are offered to the bounded ``Inbox``. When it
+/// refuses one, the connection parks: it keeps that event, stops decoding
+/// and holds back NIO's read requests, so nothing more is read from its
+/// socket. What it holds meanwhile is what was already read (NIO finishes
+/// the read in progress, at most four buffers; when the peer closes, NIO
+/// reads what the kernel still had for it). The next drain resumes it:
+/// it offers what it holds, in order, then reads again. Its last event waits
+/// behind its messages.
+final class ConnectionHandler: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
+    typealias OutboundIn = NIOAny
 
     private let shared: ListenerContext
     private var decoder: MessageDecoder
@@ -54,17 +96,41 @@ final class ConnectionHandler: ChannelInboundHandler {
     private var closeReason: String?
     private var isClosing = false
     private var helloDeadline: Scheduled<Void>?
+    /// Set between handlerAdded and handlerRemoved.
+    private var context: ChannelHandlerContext?
+    /// The event the full inbox refused, with its size.
+    private var refused: (event: InboxEvent, bytes: Int)?
+    /// Waiting in the listener's parked list for the inbox to be drained.
+    private var isParked = false
+    /// NIO asked to read while parked; asked on when resumed.
+    private var isReadHeld = false
+    /// The socket has closed; the last event is still to be posted.
+    private var isInactive = false
+    /// The last event has been posted (or there was none to post).
+    private var isFinished = false
+    /// Inside ``deliver()``, which closing the channel can re-enter through
+    /// `channelInactive`.
+    private var isDelivering = false
 
     init(shared: ListenerContext) {
         self.shared = shared
         decoder = MessageDecoder(maximumFrameSize: shared.maximumFrameSize)
     }
 
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        self.context = nil
+    }
+
     func channelActive(context: ChannelHandlerContext) {
+        shared.eventLoop.preconditionInEventLoop()
         peer = Self.describe(remote: context.channel.remoteAddress, local: context.channel.localAddress)
         if let timeout = shared.helloTimeout {
             helloDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
-                if self.connection == nil { self.close(context, reason: "no hello within \(timeout.secondsText)") }
+                if self.connection == nil { self.close(reason: "no hello within \(timeout.secondsText)") }
             }
         }
         context.fireChannelActive()
@@ -75,52 +141,124 @@ final class ConnectionHandler: ChannelInboundHandler {
         let buffer = unwrapInboundIn(data)
         receivedBytes = receivedBytes || buffer.readableBytes > 0
         decoder.append(contentsOf: buffer.readableBytesView)
-        do {
-            while !isClosing, let message = try decoder.next() {
-                receive(message, context)
-            }
-        } catch {
-            close(context, reason: error.description)
+        if !isParked { deliver() }
+    }
+
+    func read(context: ChannelHandlerContext) {
+        if isParked {
+            isReadHeld = true
+        } else {
+            context.read()
         }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        close(context, reason: Self.readable(error))
+        close(reason: Self.readable(error))
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         helloDeadline?.cancel()
-        let reason = closeReason ?? endOfStreamReason()
-        if let connection {
-            shared.inbox.post(.disconnected(connection, reason: reason))
-        } else if receivedBytes || closeReason != nil {
-            shared.inbox.post(.rejected(peer: peer, reason: reason ?? "closed before sending a hello"))
+        isInactive = true
+        if shared.isShuttingDown {
+            abandon()
+        } else if !isParked, !isDelivering {
+            deliver()
         }
         context.fireChannelInactive()
     }
 
-    private func receive(_ message: Message, _ context: ChannelHandlerContext) {
-        if let connection {
-            shared.inbox.post(.message(connection, message))
-            return
+    /// Called by the listener after a drain: offers what this connection
+    /// holds and, if the inbox took it all, reads again.
+    func resume() {
+        isParked = false
+        deliver()
+        if !isParked, isReadHeld, !isInactive, let context {
+            isReadHeld = false
+            context.read()
         }
+    }
+
+    /// Posts the last event now, whatever the bound, and drops whatever
+    /// was not delivered: the listener is shutting down.
+    func abandon() {
+        guard isInactive, !isFinished else { return }
+        isFinished = true
+        let reason = "inspector shut down"
+        if let connection {
+            // The UI must hear of a connection before it hears of its end.
+            if let refused, case .connected = refused.event { shared.inbox.post(refused.event) }
+            shared.inbox.post(.disconnected(connection, reason: reason))
+        } else if receivedBytes || closeReason != nil {
+            shared.inbox.post(.rejected(peer: peer, reason: closeReason ?? reason))
+        }
+    }
+
+    /// Offers, in order, the refused event, every message decoded from what
+    /// has been read, and once the socket has closed the last event; parks
+    /// at the first refusal.
+    private func deliver() {
+        guard !isFinished else { return }
+        isDelivering = true
+        defer { isDelivering = false }
+        if let refused {
+            guard offer(refused.event, bytes: refused.bytes) else { return }
+            self.refused = nil
+        }
+        do {
+            while !isClosing {
+                let before = decoder.bufferedByteCount
+                guard let message = try decoder.next() else { break }
+                if let event = receive(message), !offer(event, bytes: before - decoder.bufferedByteCount) { return }
+            }
+        } catch {
+            close(reason: error.description)
+        }
+        // abandon() may have ended it meanwhile.
+        guard isInactive, !isFinished else { return }
+        let event = lastEvent()
+        if let event, !offer(event, bytes: 0) { return }
+        isFinished = true
+    }
+
+    private func offer(_ event: InboxEvent, bytes: Int) -> Bool {
+        if shared.inbox.offer(event, bytes: bytes) { return true }
+        refused = (event, bytes)
+        isParked = true
+        shared.park(self)
+        return false
+    }
+
+    /// What a message means for the inbox, if anything.
+    private func receive(_ message: Message) -> InboxEvent? {
+        if let connection { return .message(connection, message) }
         // The decoder lets nothing but a hello through first.
-        guard case .hello(let hello) = message else { return }
+        guard case .hello(let hello) = message else { return nil }
         if let token = shared.token, !Self.constantTimeEquals(hello.token, token) {
-            close(context, reason: "wrong token")
-            return
+            close(reason: "wrong token")
+            return nil
         }
         helloDeadline?.cancel()
         let id = shared.nextConnectionID()
         connection = id
-        shared.inbox.post(.connected(id, hello, peer: peer))
+        return .connected(id, hello, peer: peer)
     }
 
-    private func close(_ context: ChannelHandlerContext, reason: String) {
+    private func lastEvent() -> InboxEvent? {
+        let reason = closeReason ?? endOfStreamReason()
+        if let connection { return .disconnected(connection, reason: reason) }
+        if receivedBytes || closeReason != nil {
+            return .rejected(peer: peer, reason: reason ?? "closed before sending a hello")
+        }
+        return nil
+    }
+
+    /// Closes the connection for `reason`; once it has already closed, only
+    /// records why (a fault found in bytes decoded after the peer left).
+    private func close(reason: String) {
         guard !isClosing else { return }
         isClosing = true
         closeReason = shared.isShuttingDown ? "inspector shut down" : reason
-        context.close(promise: nil)
+        if !isInactive { context?.close(promise: nil) }
     }
 
     private func endOfStreamReason() -> String? {

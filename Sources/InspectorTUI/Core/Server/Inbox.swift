@@ -33,8 +33,8 @@ public enum InboxEvent: Sendable, Equatable {
     case rejected(peer: String, reason: String)
 }
 
-/// A lock-protected queue plus a wake-up: network threads post, the UI
-/// thread drains.
+/// A lock-protected, bounded queue plus a wake-up: network threads post,
+/// the UI thread drains.
 ///
 /// The wake-up is the read end of a pipe that holds one byte exactly while
 /// events are waiting, so the UI can `poll()` it next to standard input:
@@ -45,16 +45,62 @@ public enum InboxEvent: Sendable, Equatable {
 /// poll(&fds, 2, 100)
 /// for event in inbox.drain() { state.apply(event) }
 /// ```
+///
+/// The bound is the back-pressure between agents and the UI. The listener
+/// offers each event with ``offer(_:bytes:)``; once the inbox holds
+/// ``Limits-swift.struct/maximumEvents`` events or
+/// ``Limits-swift.struct/maximumBytes`` bytes of frames, offers are refused
+/// and the listener stops reading from the connection that was refused. The
+/// next ``drain()``, which always empties the inbox, tells the listener to
+/// read again. Nothing is dropped here: while the listener does not read,
+/// the kernel's socket buffers fill, an agent's writes stop succeeding, and
+/// the agent's own bounded queue drops its oldest events and reports it.
+/// One listener per inbox: ``InspectorListener`` installs the callback that
+/// ``drain()`` uses to wake it.
 public final class Inbox: Sendable {
+    /// How much an inbox holds before it refuses offers.
+    public struct Limits: Sendable, Equatable {
+        /// Events waiting; an offer is refused once this many wait.
+        public var maximumEvents: Int
+        /// Bytes of frames waiting (as counted by the offerer); an offer is
+        /// refused once this many wait, so one frame may take it past.
+        public var maximumBytes: Int
+
+        /// Creates limits; each must be at least 1.
+        public init(maximumEvents: Int, maximumBytes: Int) {
+            precondition(maximumEvents >= 1 && maximumBytes >= 1, "inbox limits must be at least 1")
+            self.maximumEvents = maximumEvents
+            self.maximumBytes = maximumBytes
+        }
+
+        /// 50,000 events, about a second of the UI's work at the ingest
+        /// target of 50,000 events a second (so a UI that keeps up never
+        /// meets it), and 64 MiB of frames, the byte bound of an agent's own
+        /// queue (four frames of the largest size the listener accepts).
+        public static let standard = Limits(maximumEvents: 50_000, maximumBytes: 64 << 20)
+    }
+
+    private struct Queue {
+        var events: [InboxEvent] = []
+        var bytes = 0
+        /// An offer was refused since the last drain: the offerer waits for
+        /// `onSpace`.
+        var isSomeoneWaiting = false
+        var onSpace: (@Sendable () -> Void)?
+    }
+
+    /// The bound that ``offer(_:bytes:)`` applies.
+    public let limits: Limits
     // NIO's lock is a pthread mutex, which ThreadSanitizer understands;
     // Synchronization.Mutex's contended path is invisible to it on Linux and
     // makes `swift test --sanitize=thread` report races that are not there.
-    private let events = NIOLockedValueBox<[InboxEvent]>([])
+    private let queue = NIOLockedValueBox(Queue())
     private let readEnd: Int32
     private let writeEnd: Int32
 
     /// Creates an empty inbox and its wake-up pipe.
-    public init() {
+    public init(limits: Limits = .standard) {
+        self.limits = limits
         var ends: [Int32] = [-1, -1]
         // Without a pipe there is no way to wake the UI; nothing sensible remains.
         precondition(pipe(&ends) == 0, "netinspect: cannot create the inbox wake-up pipe: \(String(cString: strerror(errno)))")
@@ -71,22 +117,68 @@ public final class Inbox: Sendable {
         close(writeEnd)
     }
 
-    /// Queues an event; wakes the reader if the queue was empty.
+    /// Queues an event whatever the bound (the listener's `listening`
+    /// events, tests); wakes the reader if the queue was empty.
     public func post(_ event: InboxEvent) {
-        events.withLockedValue { queue in
-            if queue.isEmpty { writeWakeByte() }
-            queue.append(event)
+        queue.withLockedValue { queue in append(event, bytes: 0, to: &queue) }
+    }
+
+    /// Queues an event unless the inbox is full, that is unless it already
+    /// holds ``Limits-swift.struct/maximumEvents`` events or
+    /// ``Limits-swift.struct/maximumBytes`` bytes.
+    /// - Parameter bytes: what the event counts against the byte bound (the
+    ///   listener passes the size of the frame it came in).
+    /// - Returns: false when refused; the next ``drain()`` then calls the
+    ///   listener back, so it can offer again.
+    public func offer(_ event: InboxEvent, bytes: Int) -> Bool {
+        queue.withLockedValue { queue in
+            guard queue.events.count < limits.maximumEvents, queue.bytes < limits.maximumBytes else {
+                queue.isSomeoneWaiting = true
+                return false
+            }
+            append(event, bytes: bytes, to: &queue)
+            return true
         }
     }
 
-    /// Takes every queued event, oldest first, and clears the wake-up.
+    /// Takes every queued event, oldest first, and clears the wake-up. If an
+    /// offer was refused since the last drain, calls the listener back.
     public func drain() -> [InboxEvent] {
-        events.withLockedValue { queue in
-            guard !queue.isEmpty else { return [] }
+        queue.withLockedValue { queue in
+            guard !queue.events.isEmpty else { return [] }
             readWakeByte()
-            defer { queue.removeAll(keepingCapacity: true) }
-            return queue
+            defer {
+                queue.events.removeAll(keepingCapacity: true)
+                queue.bytes = 0
+                if queue.isSomeoneWaiting {
+                    queue.isSomeoneWaiting = false
+                    // Under the lock, so that once setSpaceHandler(nil) has
+                    // returned no call is still on its way.
+                    queue.onSpace?()
+                }
+            }
+            return queue.events
         }
+    }
+
+    /// Events waiting now.
+    public var count: Int { queue.withLockedValue { $0.events.count } }
+
+    /// Bytes of frames waiting now, as counted by ``offer(_:bytes:)``.
+    public var byteCount: Int { queue.withLockedValue { $0.bytes } }
+
+    /// What ``drain()`` calls (with the inbox's lock held) after emptying an
+    /// inbox that refused an offer: it must only hand work to another thread.
+    /// `nil` unhooks it; once this returns, the old handler is not running
+    /// and will not be called.
+    func setSpaceHandler(_ handler: (@Sendable () -> Void)?) {
+        queue.withLockedValue { $0.onSpace = handler }
+    }
+
+    private func append(_ event: InboxEvent, bytes: Int, to queue: inout Queue) {
+        if queue.events.isEmpty { writeWakeByte() }
+        queue.events.append(event)
+        queue.bytes += bytes
     }
 
     /// A file descriptor that is readable while events are waiting (the read

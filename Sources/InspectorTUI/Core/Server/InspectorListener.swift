@@ -18,6 +18,9 @@ import WireProtocol
 /// - A connection that breaks the protocol, sends an oversized frame, an
 ///   unsupported version or a wrong token is closed with the reason in the
 ///   inbox; the others carry on.
+/// - Back-pressure: when the inbox is full (see ``Inbox/Limits``), a
+///   connection whose event it refuses stops being read until the UI drains
+///   the inbox; its events then arrive in order, none dropped.
 ///
 /// ```swift
 /// let inbox = Inbox()
@@ -62,12 +65,15 @@ public final class InspectorListener: Sendable {
             return true
         }
         guard wasIdle else { throw .alreadyStarted }
+        // One loop for every connection: the parked list lives on it.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         var running = Running(
-            group: MultiThreadedEventLoopGroup(numberOfThreads: 1),
+            group: group,
             channels: [],
-            context: ListenerContext(configuration: configuration, inbox: inbox),
+            context: ListenerContext(configuration: configuration, inbox: inbox, eventLoop: group.next()),
             socketFiles: []
         )
+        running.context.hookUpToInbox()
         var bound: [Endpoint] = []
         do {
             for endpoint in configuration.endpoints {
@@ -97,9 +103,13 @@ public final class InspectorListener: Sendable {
 
     private static func stop(_ running: Running) {
         running.context.isShuttingDown = true
+        // No drain may hand work to the loop once it has shut down.
+        running.context.inbox.setSpaceHandler(nil)
         // Asked while our sockets still listen; see isServedByThisProcess.
         let ours = running.socketFiles.filter(UnixSocketFile.isServedByThisProcess)
         for channel in running.channels { try? channel.close().wait() }
+        let context = running.context
+        try? context.eventLoop.submit { context.abandonParked() }.wait()
         // Closes the accepted connections too.
         try? running.group.syncShutdownGracefully()
         for path in ours { unlink(path) }
