@@ -248,4 +248,173 @@ final class FaultInjectionTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(agent.statistics.connections, 1, "the connection survived the stall")
         XCTAssertTrue(agent.isConnected)
     }
+
+    // MARK: - 200 MB
+
+    /// A 200 MB response, streamed by the server 64 KiB at a time, through
+    /// the agent: the app gets every byte in order, the log keeps the first
+    /// `bodyCaptureLimit` bytes with the full size, and neither the agent's
+    /// queue nor the process grows with the response.
+    func testA200MBResponseReachesTheAppWholeAndTheLogKeepsTheCap() throws {
+        let inspector = try TestInspector(path: temporarySocketPath("big"))
+        defer { inspector.kill() }
+        let agent = try CaptureAgent.start(.init(destination: .unix(path: inspector.path)) { $0.flushTimeout = 1 })
+        defer { agent.stop() }
+        XCTAssertTrue(eventually { agent.isConnected })
+        let length = 200 * 1024 * 1024
+        let checker = StreamChecker()
+        let configuration = URLSessionConfiguration.default
+        configuration.timeoutIntervalForRequest = 60
+        agent.capture(configuration)
+        let session = URLSession(configuration: configuration, delegate: checker, delegateQueue: nil)
+        defer { session.finishTasksAndInvalidate() }
+
+        // The same transfer without the agent first: corelibs hands chunks to
+        // the delegate queue without back-pressure, so the process grows by
+        // whatever the delegate has not consumed yet, agent or not.
+        let plain = StreamChecker()
+        let plainSession = URLSession(configuration: .default, delegate: plain, delegateQueue: nil)
+        defer { plainSession.finishTasksAndInvalidate() }
+        releaseFreedMemory()
+        let plainBefore = residentBytes()
+        let plainStarted = Date()
+        plainSession.dataTask(with: server.url("/stream/\(length)")).resume()
+        XCTAssertEqual(plain.done.wait(timeout: .now() + 60), .success, "the transfer without the agent did not finish")
+        let plainElapsed = Date().timeIntervalSince(plainStarted)
+        let plainResult = plain.result.current
+        XCTAssertEqual(plainResult.bytes, length)
+
+        releaseFreedMemory()
+        let residentBefore = residentBytes()
+        let started = Date()
+        session.dataTask(with: server.url("/stream/\(length)")).resume()
+        XCTAssertEqual(checker.done.wait(timeout: .now() + 60), .success, "the transfer did not finish")
+        let elapsed = Date().timeIntervalSince(started)
+        let result = checker.result.current
+
+        XCTAssertNil(result.error)
+        XCTAssertEqual(result.status, 200)
+        XCTAssertEqual(result.bytes, length, "every byte")
+        XCTAssertEqual(result.mismatchedChunks, 0, "every byte is the one the server sent, in order")
+        XCTAssertEqual(result.checksum, StreamChecker.expectedChecksum(length: length), "Fletcher-64 of the whole stream")
+
+        let limit = agent.configuration.bodyCaptureLimit
+        var log: NetworkLog?
+        XCTAssertTrue(eventually { log = inspector.finishedFlows(urlSuffix: "/stream/\(length)").first; return log != nil })
+        let logged = try XCTUnwrap(log?.response?.body)
+        XCTAssertEqual(logged.size, length, "the full size")
+        XCTAssertTrue(logged.isTruncated)
+        XCTAssertEqual(logged.data, Data(TestHTTPServer.pattern(count: limit)), "the first bodyCaptureLimit bytes")
+
+        let statistics = agent.statistics
+        let growth = result.peakResident - residentBefore
+        let plainGrowth = plainResult.peakResident - plainBefore
+        print(String(format: "200 MB: %.1f s with the agent, %.1f s without; ", elapsed, plainElapsed)
+            + "resident +\(growth / 1_048_576) MiB at most with, +\(plainGrowth / 1_048_576) MiB without; \(statistics)")
+        XCTAssertLessThanOrEqual(statistics.peakQueuedBytes, 1024 + (limit + 2) / 3 * 4 + 64 * 1024, "the queue holds the capped body, not the response")
+        XCTAssertLessThan(growth, plainGrowth + 64 * 1024 * 1024, "the agent's share grew with the response")
+        XCTAssertEqual(statistics.droppedEvents, 0)
+    }
+}
+
+/// A data delegate that checks a `pattern(count:)` stream chunk by chunk
+/// (against the 64 KiB period, so nothing grows) and sums it (Fletcher-64
+/// over bytes), noting the peak resident memory as it goes.
+final class StreamChecker: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+    struct Result {
+        var status: Int?
+        var bytes = 0
+        var mismatchedChunks = 0
+        var checksum: UInt64 = 0
+        var error: Error?
+        var peakResident = 0
+    }
+
+    let result = Locked(Result())
+    let done = DispatchSemaphore(value: 0)
+    private static let period = TestHTTPServer.pattern(count: 1 << 16)
+    private var sumA: UInt64 = 0
+    private var sumB: UInt64 = 0
+    private var nextSample = 0
+
+    /// Fletcher-64 (mod 2^32 − 1, over bytes) of `length` bytes of the pattern.
+    /// Block by block: appending a block of n bytes with sums (a₁, b₁) to
+    /// sums (a, b) gives (a + a₁, b + b₁ + n·a).
+    static func expectedChecksum(length: Int) -> UInt64 {
+        let modulus: UInt64 = 0xFFFF_FFFF
+        func sums(_ count: Int) -> (UInt64, UInt64) {
+            var a: UInt64 = 0, b: UInt64 = 0
+            period.withUnsafeBytes { add(UnsafeRawBufferPointer(rebasing: $0[0 ..< count]), &a, &b) }
+            return (a, b)
+        }
+        let whole = sums(period.count)
+        var a: UInt64 = 0, b: UInt64 = 0
+        var remaining = length
+        while remaining > 0 {
+            let count = min(remaining, period.count)
+            let (blockA, blockB) = count == period.count ? whole : sums(count)
+            b = (b + blockB + UInt64(count) % modulus * a) % modulus
+            a = (a + blockA) % modulus
+            remaining -= count
+        }
+        return b << 32 | a
+    }
+
+    private static func add(_ bytes: UnsafeRawBufferPointer, _ a: inout UInt64, _ b: inout UInt64) {
+        let modulus: UInt64 = 0xFFFF_FFFF
+        var index = 0
+        while index < bytes.count {
+            // At most 4096 additions before reducing: far from overflowing 64 bits.
+            let end = min(bytes.count, index + 4096)
+            while index < end {
+                a &+= UInt64(bytes[index])
+                b &+= a
+                index += 1
+            }
+            a %= modulus
+            b %= modulus
+        }
+    }
+
+    func urlSession(
+        _ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void
+    ) {
+        result.withLock { $0.status = (response as? HTTPURLResponse)?.statusCode }
+        completionHandler(.allow)
+    }
+
+    func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+        var state = result.current
+        let offset = state.bytes
+        let matches = data.withUnsafeBytes { chunk -> Bool in
+            Self.add(chunk, &sumA, &sumB)
+            return Self.period.withUnsafeBytes { period -> Bool in
+                var position = 0
+                while position < chunk.count {
+                    let start = (offset + position) % period.count
+                    let count = min(chunk.count - position, period.count - start)
+                    if memcmp(chunk.baseAddress! + position, period.baseAddress! + start, count) != 0 { return false }
+                    position += count
+                }
+                return true
+            }
+        }
+        state.bytes += data.count
+        if !matches { state.mismatchedChunks += 1 }
+        state.checksum = sumB << 32 | sumA
+        if state.bytes >= nextSample {
+            state.peakResident = max(state.peakResident, residentBytes())
+            nextSample = state.bytes + 8 * 1024 * 1024
+        }
+        result.withLock { $0 = state }
+    }
+
+    func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+        result.withLock {
+            $0.error = error
+            $0.peakResident = max($0.peakResident, residentBytes())
+        }
+        done.signal()
+    }
 }
