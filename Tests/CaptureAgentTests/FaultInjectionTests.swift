@@ -271,35 +271,30 @@ final class FaultInjectionTests: XCTestCase, @unchecked Sendable {
         defer { agent.stop() }
         XCTAssertTrue(eventually { agent.isConnected })
         let length = 200 * 1024 * 1024
-        let checker = StreamChecker()
-        let configuration = URLSessionConfiguration.default
-        configuration.timeoutIntervalForRequest = 60
-        agent.capture(configuration)
-        let session = URLSession(configuration: configuration, delegate: checker, delegateQueue: nil)
-        defer { session.finishTasksAndInvalidate() }
+        let url = server.url("/stream/\(length)")
+        /// One transfer: what the app saw, how long it took, how much the process grew.
+        func transfer(captured: Bool) -> (result: StreamChecker.Result, seconds: Double, growth: Int) {
+            let checker = StreamChecker()
+            let configuration = URLSessionConfiguration.default
+            configuration.timeoutIntervalForRequest = 60
+            if captured { agent.capture(configuration) }
+            let session = URLSession(configuration: configuration, delegate: checker, delegateQueue: nil)
+            defer { session.finishTasksAndInvalidate() }
+            releaseFreedMemory()
+            let before = residentBytes()
+            let started = Date()
+            session.dataTask(with: url).resume()
+            XCTAssertEqual(checker.done.wait(timeout: .now() + 60), .success, "the transfer did not finish (captured: \(captured))")
+            let result = checker.result.current
+            return (result, Date().timeIntervalSince(started), result.peakResident - before)
+        }
 
         // The same transfer without the agent first: corelibs hands chunks to
         // the delegate queue without back-pressure, so the process grows by
         // whatever the delegate has not consumed yet, agent or not.
-        let plain = StreamChecker()
-        let plainSession = URLSession(configuration: .default, delegate: plain, delegateQueue: nil)
-        defer { plainSession.finishTasksAndInvalidate() }
-        releaseFreedMemory()
-        let plainBefore = residentBytes()
-        let plainStarted = Date()
-        plainSession.dataTask(with: server.url("/stream/\(length)")).resume()
-        XCTAssertEqual(plain.done.wait(timeout: .now() + 60), .success, "the transfer without the agent did not finish")
-        let plainElapsed = Date().timeIntervalSince(plainStarted)
-        let plainResult = plain.result.current
+        let (plainResult, plainElapsed, plainGrowth) = transfer(captured: false)
         XCTAssertEqual(plainResult.bytes, length)
-
-        releaseFreedMemory()
-        let residentBefore = residentBytes()
-        let started = Date()
-        session.dataTask(with: server.url("/stream/\(length)")).resume()
-        XCTAssertEqual(checker.done.wait(timeout: .now() + 60), .success, "the transfer did not finish")
-        let elapsed = Date().timeIntervalSince(started)
-        let result = checker.result.current
+        let (result, elapsed, growth) = transfer(captured: true)
 
         XCTAssertNil(result.error)
         XCTAssertEqual(result.status, 200)
@@ -316,8 +311,6 @@ final class FaultInjectionTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(logged.data, Data(TestHTTPServer.pattern(count: limit)), "the first bodyCaptureLimit bytes")
 
         let statistics = agent.statistics
-        let growth = result.peakResident - residentBefore
-        let plainGrowth = plainResult.peakResident - plainBefore
         print(String(format: "200 MB: %.1f s with the agent, %.1f s without; ", elapsed, plainElapsed)
             + "resident +\(growth / 1_048_576) MiB at most with, +\(plainGrowth / 1_048_576) MiB without; \(statistics)")
         XCTAssertLessThanOrEqual(statistics.peakQueuedBytes, 1024 + (limit + 2) / 3 * 4 + 64 * 1024, "the queue holds the capped body, not the response")

@@ -18,7 +18,9 @@ final class InspectorProcess: @unchecked Sendable {
     private let newlines = Locked(0)
     private let stderr = Locked("")
 
-    /// Where `swift build` puts the binary: beside the test bundle, else `.build/debug`.
+    /// Where `swift build` puts the binary: beside the test bundle, else
+    /// `.build/debug`. The lookup of InspectorTUITests' `TmuxSession.binary`;
+    /// test targets cannot share code.
     static var binary: URL {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
         var directory = executable.deletingLastPathComponent()
