@@ -57,6 +57,21 @@ final class FaultInjectionTests: XCTestCase, @unchecked Sendable {
         var size = socklen_t(MemoryLayout<Int32>.size)
         XCTAssertEqual(getsockopt(pair[0], SOL_SOCKET, SO_ERROR, &error, &size), 0)
         XCTAssertEqual(error, ECONNRESET, "the only trace left: the peer died with unread data")
+        XCTAssertEqual(send(pair[0], payload, 1, Int32(MSG_NOSIGNAL)), -1)
+        XCTAssertEqual(errno, EPIPE)
+
+        // A peer that read everything before closing leaves no error behind.
+        var other: [Int32] = [-1, -1]
+        XCTAssertEqual(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &other), 0)
+        defer { close(other[0]) }
+        XCTAssertEqual(send(other[0], payload, 3000, 0), 3000)
+        XCTAssertEqual(recv(other[1], &scratch, scratch.count, 0), 3000)
+        close(other[1])
+        XCTAssertEqual(send(other[0], payload, 1, Int32(MSG_NOSIGNAL)), -1)
+        XCTAssertEqual(errno, EPIPE)
+        error = -1
+        XCTAssertEqual(getsockopt(other[0], SOL_SOCKET, SO_ERROR, &error, &size), 0)
+        XCTAssertEqual(error, 0)
         print("SIOCOUTQ: 10000 bytes written -> \(written); after a 3000-byte read -> \(written); after the peer closed -> 0, SO_ERROR ECONNRESET")
     }
 
@@ -170,6 +185,27 @@ final class FaultInjectionTests: XCTestCase, @unchecked Sendable {
         }
         XCTAssertEqual(hello.appName, "faults-kill")
         XCTAssertEqual(second.decodingErrors, [])
+    }
+
+    /// The other side of the count: an inspector that read everything and
+    /// quit (SIGTERM) costs no drops, unread or otherwise.
+    func testAnInspectorThatReadEverythingAndQuitCostsNoDrops() throws {
+        let path = temporarySocketPath("quit")
+        let inspector = try InspectorProcess(listeningOn: path)
+        defer { inspector.killAndWait() }
+        let agent = try CaptureAgent.start(.init(destination: .unix(path: path)) { $0.flushTimeout = 1 })
+        defer { agent.stop() }
+        XCTAssertTrue(eventually { agent.isConnected })
+        let session = capturedSession(agent)
+        defer { session.finishTasksAndInvalidate() }
+        for index in 0 ..< 10 {
+            XCTAssertEqual(fetch(URLRequest(url: server.url("/binary/20000?quit=\(index)")), on: session).outcome.status, 200)
+        }
+        XCTAssertTrue(eventually { inspector.lineCount == 10 })
+        inspector.kill(SIGTERM)
+        XCTAssertTrue(eventually { !agent.isConnected }, "the agent notices the inspector quit")
+        XCTAssertEqual(agent.statistics.droppedEvents, 0, "\(agent.statistics)")
+        XCTAssertEqual(agent.statistics.unreadEventsDropped, 0)
     }
 
     // MARK: - Stalled

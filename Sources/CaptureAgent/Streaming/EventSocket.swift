@@ -89,6 +89,17 @@ struct EventSocket: ~Copyable {
         #endif
     }
 
+    /// After a failed write: whether the peer's socket went away holding
+    /// data it had not read. Linux marks this end `ECONNRESET` then, and
+    /// leaves it clear when the peer had read everything before closing.
+    /// Reading it clears it.
+    func peerLeftUnreadData() -> Bool {
+        var error: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &size) == 0 else { return true }
+        return error == ECONNRESET
+    }
+
     /// Whether the peer has closed its end (or reset), checked without
     /// blocking. Bytes the inspector sends, which it should not, are discarded.
     func peerHasClosed() -> Bool {

@@ -221,7 +221,9 @@ final class EventStreamer: @unchecked Sendable {
             } catch {
                 // While stopping, the failure may be `stop()` shutting a stuck
                 // socket down: then the inspector can still read what it holds.
-                return disconnect(lostEvent: true, peerIsGone: !locked { isStopping })
+                // Without ECONNRESET the inspector had read every frame.
+                let leftUnread = error as? EventSocket.Failure == .system(call: "send", errno: ECONNRESET) || socket.peerLeftUnreadData()
+                return disconnect(lostEvent: true, peerIsGone: !locked { isStopping } && leftUnread)
             }
         }
     }
@@ -238,7 +240,8 @@ final class EventStreamer: @unchecked Sendable {
 
     /// Marks the connection down. Events still queued were meant for that
     /// inspector (a restarted one would not know their flows): drop them.
-    /// When the inspector went away, so did the frames it had not read.
+    /// When the inspector went away with frames it had not read
+    /// (`peerIsGone`), their events are lost too.
     private func disconnect(lostEvent: Bool, peerIsGone: Bool) {
         let unreadEvents = peerIsGone ? unread.events : 0
         unread.reset()

@@ -9,9 +9,9 @@
 /// 10,000 bytes) of the data this end wrote that the peer has not consumed;
 /// a partly read write stays charged in full. When the peer's socket goes
 /// away (close, SIGKILL) its unread data is freed and the value drops to 0,
-/// with `SO_ERROR` set to `ECONNRESET` if anything was unread. So the value
-/// means nothing once the write has failed: it must be read while the peer
-/// is alive. The writer samples it around every write and at every idle
+/// with `SO_ERROR` set to `ECONNRESET` if anything was unread (left clear
+/// if the peer had read everything). So the value means nothing once the
+/// write has failed: it must be read while the peer is alive. The writer samples it around every write and at every idle
 /// tick, and keeps here the shortest run of most recent frames that can
 /// account for the charge it last saw.
 ///
@@ -21,7 +21,7 @@
 /// kept is never shorter than the frames truly unread when sampled: the
 /// count is an upper bound of what the inspector lost, exact when it read
 /// nothing between the last sample and its death (a stalled or stopped
-/// inspector). Events a killed inspector had read but not yet shown are
+/// inspector), and 0 when it had read everything (no `ECONNRESET`). Events a killed inspector had read but not yet shown are
 /// invisible to the agent and not counted.
 struct UnreadFrames {
     private struct Entry {
