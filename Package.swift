@@ -74,6 +74,9 @@ let package = Package(
             name: "CaptureAgentTests",
             dependencies: [
                 "CaptureAgent",
+                // Only so the real `netinspect` binary is built before the
+                // fault-injection tests run it as the inspector process.
+                "InspectorTUI",
                 "WireProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),

@@ -79,6 +79,11 @@ public final class CaptureAgent: Sendable {
         public var connections = 0
         /// Frames written, `hello` and `status` included.
         public var framesWritten = 0
+        /// Of ``droppedEvents``: events in frames written to a Unix socket
+        /// that the inspector had not read when the connection broke (Linux
+        /// only; an upper bound, exact when the inspector had stopped reading,
+        /// see docs/AGENT.md). Always 0 over TCP.
+        public var unreadEventsDropped = 0
     }
 
     /// Starts capturing and streaming.

@@ -14,6 +14,18 @@ import WireProtocol
 /// Darwin): a vanished inspector is an `EPIPE` error, not a dead host app.
 struct EventSocket: ~Copyable {
     private(set) var descriptor: Int32
+    /// Whether this is a Unix socket.
+    let isUnix: Bool
+
+    /// Whether ``unreadCharge()`` can see what the peer has not read: a
+    /// Unix socket on Linux.
+    var seesUnread: Bool {
+        #if os(Linux)
+        isUnix
+        #else
+        false
+        #endif
+    }
 
     enum Failure: Error, Equatable {
         case resolve(String)
@@ -26,8 +38,10 @@ struct EventSocket: ~Copyable {
         switch endpoint {
         case .unix(let path):
             descriptor = try Self.connectUnix(path: path, timeout: timeout)
+            isUnix = true
         case let .tcp(host, port):
             descriptor = try Self.connectTCP(host: host, port: port, timeout: timeout)
+            isUnix = false
         }
     }
 
@@ -53,6 +67,37 @@ struct EventSocket: ~Copyable {
             return nil
         }
         if let result { throw result }
+    }
+
+    /// On a Linux Unix socket: the kernel memory still charged to this end
+    /// for data the peer has not consumed (`SIOCOUTQ`; skb truesize, not
+    /// payload bytes; see ``UnreadFrames``). `nil` elsewhere, and when the
+    /// value means nothing: it reads 0 once the peer's socket is gone, so a
+    /// 0 alongside a pending error (the peer died with unread data) is not
+    /// reported.
+    func unreadCharge() -> Int? {
+        #if os(Linux)
+        guard seesUnread else { return nil }
+        var charge: Int32 = 0
+        guard ioctl(descriptor, UInt(TIOCOUTQ), &charge) == 0 else { return nil }
+        if charge > 0 { return Int(charge) }
+        var pollDescriptor = pollfd(fd: descriptor, events: 0, revents: 0)
+        if poll(&pollDescriptor, 1, 0) > 0, pollDescriptor.revents & Int16(POLLERR | POLLNVAL) != 0 { return nil }
+        return 0
+        #else
+        return nil
+        #endif
+    }
+
+    /// After a failed write: whether the peer's socket went away holding
+    /// data it had not read. Linux marks this end `ECONNRESET` then, and
+    /// leaves it clear when the peer had read everything before closing.
+    /// Reading it clears it.
+    func peerLeftUnreadData() -> Bool {
+        var error: Int32 = 0
+        var size = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &size) == 0 else { return true }
+        return error == ECONNRESET
     }
 
     /// Whether the peer has closed its end (or reset), checked without

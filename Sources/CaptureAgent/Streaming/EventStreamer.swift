@@ -11,6 +11,9 @@ import WireProtocol
 /// to 2 s), sends `hello` then `status` on every new connection, and before
 /// each event sends a `status` whenever the cumulative drop count changed.
 /// When the queue holds too many events or bytes, the oldest are dropped.
+///
+/// When a Unix-socket connection breaks, the events in frames the inspector
+/// had not read (see ``UnreadFrames``) are counted as dropped too.
 final class EventStreamer: @unchecked Sendable {
     struct Limits: Sendable {
         var maximumEvents: Int
@@ -38,6 +41,9 @@ final class EventStreamer: @unchecked Sendable {
     private var statistics = CaptureAgent.Statistics()
     private var hasExited = false
     private var hasTriedOnce = false
+
+    // Writer thread only.
+    private var unread = UnreadFrames()
 
     private static let initialBackoff: TimeInterval = 0.1
     private static let maximumBackoff: TimeInterval = 2
@@ -155,8 +161,9 @@ final class EventStreamer: @unchecked Sendable {
         guard let socket = try? EventSocket(connectingTo: destination, timeout: Self.connectTimeout) else { return nil }
         do {
             let drops = locked { statistics.droppedEvents }
-            try socket.send(encoder.encode(.hello(hello)))
-            try socket.send(encoder.encode(.status(AgentStatus(droppedEvents: drops, queuedEvents: 0))))
+            unread.reset()
+            try write(encoder.encode(.hello(hello)), events: 0, on: socket)
+            try write(encoder.encode(.status(AgentStatus(droppedEvents: drops, queuedEvents: 0))), events: 0, on: socket)
             condition.lock()
             socketDescriptor = socket.descriptor
             isConnected = !isStopping
@@ -183,13 +190,16 @@ final class EventStreamer: @unchecked Sendable {
             while queue.isEmpty, !isStopping {
                 if !condition.wait(until: Date().addingTimeInterval(Self.idleCheckInterval)), queue.isEmpty {
                     condition.unlock()
-                    if socket.peerHasClosed() { return disconnect(lostEvent: false) }
+                    // Sampled before the check: once the peer is gone the charge reads 0.
+                    if let charge = socket.unreadCharge() { unread.observe(charge: charge) }
+                    if socket.peerHasClosed() { return disconnect(lostEvent: false, peerIsGone: true) }
                     condition.lock()
                 }
             }
             if queue.isEmpty || (isStopping && Date() >= (flushDeadline ?? .distantPast)) {
                 condition.unlock()
-                return disconnect(lostEvent: false)
+                // We close; the inspector can still read what we wrote.
+                return disconnect(lostEvent: false, peerIsGone: false)
             }
             let next = queue.removeFirst()
             statistics.queuedBytes -= next.cost
@@ -202,25 +212,44 @@ final class EventStreamer: @unchecked Sendable {
 
             do {
                 if statusDue {
-                    try socket.send(encoder.encode(.status(AgentStatus(droppedEvents: drops, queuedEvents: queued))))
+                    try write(encoder.encode(.status(AgentStatus(droppedEvents: drops, queuedEvents: queued))), events: 0, on: socket)
                 }
                 if let frame = FrameFitting.frame(for: next.message, encoder: encoder) {
-                    try socket.send(frame)
+                    try write(frame, events: 1, on: socket)
                 }
                 locked { statistics.framesWritten += statusDue ? 2 : 1 }
             } catch {
-                return disconnect(lostEvent: true)
+                // While stopping, the failure may be `stop()` shutting a stuck
+                // socket down: then the inspector can still read what it holds.
+                // Without ECONNRESET the inspector had read every frame.
+                let leftUnread = error as? EventSocket.Failure == .system(call: "send", errno: ECONNRESET) || socket.peerLeftUnreadData()
+                return disconnect(lostEvent: true, peerIsGone: !locked { isStopping } && leftUnread)
             }
         }
     }
 
+    /// Sends one frame; on a Linux Unix socket, notes it among the unread
+    /// frames with the charge it added.
+    private func write(_ frame: Data, events: Int, on socket: borrowing EventSocket) throws(EventSocket.Failure) {
+        guard socket.seesUnread else { return try socket.send(frame) }
+        let before = socket.unreadCharge()
+        try socket.send(frame)
+        let after = socket.unreadCharge()
+        unread.wrote(bytes: frame.count, events: events, chargeBefore: before, chargeAfter: after)
+    }
+
     /// Marks the connection down. Events still queued were meant for that
     /// inspector (a restarted one would not know their flows): drop them.
-    private func disconnect(lostEvent: Bool) {
+    /// When the inspector went away with frames it had not read
+    /// (`peerIsGone`), their events are lost too.
+    private func disconnect(lostEvent: Bool, peerIsGone: Bool) {
+        let unreadEvents = peerIsGone ? unread.events : 0
+        unread.reset()
         condition.lock()
         isConnected = false
         socketDescriptor = -1
-        statistics.droppedEvents += queue.count + (lostEvent ? 1 : 0)
+        statistics.droppedEvents += queue.count + (lostEvent ? 1 : 0) + unreadEvents
+        statistics.unreadEventsDropped += unreadEvents
         queue.removeAll()
         statistics.queuedBytes = 0
         statistics.queuedEvents = 0

@@ -48,6 +48,9 @@ struct ScriptedResponse: Sendable {
     /// When set, the body is sent in these chunks, `interval` apart, with
     /// chunked transfer encoding.
     var drip: (chunks: [[UInt8]], interval: TimeAmount)?
+    /// When set, `pattern(count:)` of this length, written 64 KiB at a time,
+    /// each write after the previous one was flushed (nothing large in memory).
+    var streamedLength: Int?
 }
 
 /// An HTTP/1.1 server on 127.0.0.1, inside the test process, built on
@@ -64,6 +67,7 @@ struct ScriptedResponse: Sendable {
 /// - `/gzip`: a gzip-encoded text body (`Content-Encoding: gzip`)
 /// - `/slow/MS`: 200 after MS milliseconds
 /// - `/drip/N`: 200 with N chunks (default 100) of 1 KiB, 50 ms apart
+/// - `/stream/N`: N bytes of `pattern(count:)`, streamed with back-pressure
 final class TestHTTPServer: @unchecked Sendable {
     static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
@@ -157,6 +161,9 @@ final class TestHTTPServer: @unchecked Sendable {
         case "slow":
             response.delay = .milliseconds(Int64(segments.count > 1 ? segments[1] : "") ?? 1000)
             response.body = textBody
+        case "stream":
+            response.headers = [("Content-Type", "application/octet-stream")]
+            response.streamedLength = Int(segments.count > 1 ? segments[1] : "") ?? 0
         case "drip":
             response.headers = [("Content-Type", "application/octet-stream")]
             let count = Int(segments.count > 1 ? segments[1] : "") ?? 100
@@ -205,6 +212,12 @@ private final class RecordingHandler: ChannelInboundHandler, RemovableChannelHan
     private func respond(_ response: ScriptedResponse, head isHead: Bool, channel: Channel) {
         let send: @Sendable () -> Void = {
             var headers = HTTPHeaders(response.headers)
+            if let length = response.streamedLength {
+                headers.replaceOrAdd(name: "Content-Length", value: String(length))
+                channel.write(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)), promise: nil)
+                Self.stream(remaining: isHead ? 0 : length, offset: 0, period: ByteBuffer(bytes: TestHTTPServer.pattern(count: 1 << 16)), on: channel)
+                return
+            }
             if response.drip == nil {
                 headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
             } else {
@@ -225,6 +238,23 @@ private final class RecordingHandler: ChannelInboundHandler, RemovableChannelHan
             send()
         } else {
             channel.eventLoop.scheduleTask(in: response.delay, send)
+        }
+    }
+
+    /// `pattern(count:)` repeats every 64 KiB, so one period serves any length.
+    private static func stream(remaining: Int, offset: Int, period: ByteBuffer, on channel: Channel) {
+        guard remaining > 0 else {
+            channel.writeAndFlush(HTTPServerResponsePart.end(nil), promise: nil)
+            return
+        }
+        let start = offset % period.readableBytes
+        let count = min(remaining, period.readableBytes - start)
+        let slice = period.getSlice(at: period.readerIndex + start, length: count)!
+        channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(slice))).whenSuccess {
+            // Not from inside the callback: a write that completes at once would recurse.
+            channel.eventLoop.execute {
+                stream(remaining: remaining - count, offset: offset + count, period: period, on: channel)
+            }
         }
     }
 
