@@ -4,6 +4,7 @@
 #
 #   scripts/sanitizers.sh            # both
 #   scripts/sanitizers.sh thread     # one of: thread, address
+#   SANITIZE_FILTER='ListenerTests|StreamingTests' scripts/sanitizers.sh thread
 #
 # A run fails when swift test fails or when the output holds any sanitizer
 # report (a report on a helper thread does not always fail a test).
@@ -22,7 +23,9 @@ mkdir -p .build
 for kind in "${kinds[@]}"; do
     log=".build/sanitize-$kind.log"
     echo "sanitizers: swift test --sanitize=$kind (output in $log)"
-    swift test --sanitize="$kind" --scratch-path ".build/sanitize-$kind" > "$log" 2>&1
+    filter=()
+    [ -n "${SANITIZE_FILTER:-}" ] && filter=(--filter "$SANITIZE_FILTER")
+    swift test --sanitize="$kind" --scratch-path ".build/sanitize-$kind" "${filter[@]}" > "$log" 2>&1
     code=$?
     grep -E "Executed [0-9]+ tests" "$log" | tail -1
     reports=$(grep -cE "WARNING: ThreadSanitizer|ERROR: AddressSanitizer" "$log")
