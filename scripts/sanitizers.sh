@@ -28,7 +28,7 @@ for kind in "${kinds[@]}"; do
     swift test --sanitize="$kind" --scratch-path ".build/sanitize-$kind" "${filter[@]}" > "$log" 2>&1
     code=$?
     grep -E "Executed [0-9]+ tests" "$log" | tail -1
-    reports=$(grep -cE "WARNING: ThreadSanitizer|ERROR: AddressSanitizer" "$log")
+    reports=$(grep -cE "WARNING: ThreadSanitizer|SUMMARY: AddressSanitizer|ERROR: AddressSanitizer" "$log")
     if [ "$code" != 0 ] || [ "$reports" != 0 ]; then
         grep -E "error:|WARNING: ThreadSanitizer|ERROR: AddressSanitizer|SUMMARY" "$log" | head -40 >&2
         echo "sanitizers: $kind FAILED (exit $code, $reports reports)" >&2

@@ -11,7 +11,14 @@ import Foundation
 /// on a sane screen.
 enum CrashGuard {
     // Written once by arm() before the handlers are installed; only read after.
-    nonisolated(unsafe) private static var savedSettings = termios()
+    /// On the heap, not a Swift global: AddressSanitizer found `tcgetattr`
+    /// writing past a `termios` global (emitted 57 bytes long, the C struct
+    /// is 60), an overflow that would corrupt whatever follows it.
+    nonisolated(unsafe) private static let savedSettings: UnsafeMutablePointer<termios> = {
+        let pointer = UnsafeMutablePointer<termios>.allocate(capacity: 1)
+        pointer.initialize(to: termios())
+        return pointer
+    }()
     nonisolated(unsafe) private static var hasSettings = false
     /// Previous actions indexed by signal number; a plain buffer because the
     /// handler must not touch Swift collections.
@@ -25,11 +32,11 @@ enum CrashGuard {
     /// Saves the terminal's settings and installs the handlers. Call before
     /// curses changes the terminal.
     static func arm() {
-        hasSettings = tcgetattr(STDIN_FILENO, &savedSettings) == 0
+        hasSettings = tcgetattr(STDIN_FILENO, savedSettings) == 0
         for number in signals {
             var action = sigaction()
             action.__sigaction_handler.sa_handler = { number in
-                if CrashGuard.hasSettings { _ = tcsetattr(STDIN_FILENO, TCSANOW, &CrashGuard.savedSettings) }
+                if CrashGuard.hasSettings { _ = tcsetattr(STDIN_FILENO, TCSANOW, CrashGuard.savedSettings) }
                 _ = write(STDOUT_FILENO, CrashGuard.reset.utf8Start, CrashGuard.reset.utf8CodeUnitCount)
                 sigaction(number, CrashGuard.previous + Int(number), nil)
                 raise(number)
