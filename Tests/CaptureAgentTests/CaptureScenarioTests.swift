@@ -330,3 +330,78 @@ extension CaptureScenarioTests {
         XCTAssertEqual(captured.delegateBytes, plain.delegateBytes)
     }
 }
+
+extension CaptureScenarioTests {
+    /// A response in the session's URL cache answers the request, with the
+    /// agent as without it: the inner task gets the original task's lookup
+    /// (``InnerCache``) instead of looking again. (corelibs' HTTP protocol
+    /// never stores responses itself, so the app stores this one.)
+    func testAResponseInTheSessionsURLCacheAnswersAsWithoutTheAgent() async throws {
+        let cachedURL = server.url("/cacheable")
+        func run(captured: Bool) async throws -> (outcomes: [AppOutcome], paths: [String]) {
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ni-cache-\(getpid())-\(captured)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let cache = URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: directory.path)
+            let response = try XCTUnwrap(HTTPURLResponse(
+                url: cachedURL, statusCode: 200, httpVersion: "HTTP/1.1",
+                headerFields: ["Content-Type": "text/plain", "Cache-Control": "max-age=600"]
+            ))
+            cache.storeCachedResponse(
+                CachedURLResponse(response: response, data: Data("from the cache\n".utf8), userInfo: nil, storagePolicy: .allowedInMemoryOnly),
+                for: URLRequest(url: cachedURL)
+            )
+            let configuration = sessionConfiguration(captured: captured)
+            configuration.urlCache = cache
+            let session = URLSession(configuration: configuration)
+            defer { session.finishTasksAndInvalidate() }
+            _ = server.takeRequests()
+            var outcomes: [AppOutcome] = []
+            for url in [cachedURL, server.url("/text"), cachedURL] {
+                outcomes.append(await performExchange(URLRequest(url: url), on: session, style: .completionHandler))
+            }
+            return (outcomes, server.takeRequests().map(\.uri))
+        }
+        let expected = try await run(captured: false)
+        let actual = try await run(captured: true)
+        XCTAssertEqual(expected.paths, ["/text"], "without the agent the cached URL is answered from the cache")
+        XCTAssertEqual(expected.outcomes.first?.body, Data("from the cache\n".utf8))
+        XCTAssertEqual(actual.outcomes, expected.outcomes)
+        XCTAssertEqual(actual.paths, expected.paths, "with the agent the server saw other requests")
+        var logs: [NetworkLog] = []
+        eventually { logs = inspector.finishedFlows(urlSuffix: "/cacheable"); return logs.count == 2 }
+        XCTAssertEqual(logs.map { $0.response?.body?.data }, [Data("from the cache\n".utf8), Data("from the cache\n".utf8)], "cached answers are logged too")
+    }
+
+    /// The inner cache keeps no directory of its own and hands each lookup
+    /// result to exactly one inner task.
+    func testInnerCacheHandsOverOnceAndForwardsTheRest() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ni-inner-cache-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let base = URLCache(memoryCapacity: 1 << 20, diskCapacity: 0, diskPath: directory.path)
+        let inner = InnerCache(base: base)
+        let session = URLSession(configuration: sessionConfiguration(captured: false))
+        defer { session.invalidateAndCancel() }
+        let task = session.dataTask(with: server.url("/text"))
+        let stored = CachedURLResponse(response: URLResponse(url: server.url("/text"), mimeType: "text/plain", expectedContentLength: 2, textEncodingName: nil), data: Data("hi".utf8))
+        inner.handOver(stored, toTask: task.taskIdentifier)
+        let first = Locked<[CachedURLResponse?]>([])
+        inner.getCachedResponse(for: task) { response in first.withLock { $0.append(response) } }
+        XCTAssertEqual(first.current.count, 1, "a handed-over result is given at once")
+        XCTAssertEqual(first.current.first??.data, Data("hi".utf8))
+        XCTAssertEqual(inner.waitingCount, 0)
+        // Nothing handed over: the base cache is asked (and has nothing).
+        let second = Locked<[CachedURLResponse?]>([])
+        let asked = expectation(description: "base lookup")
+        inner.getCachedResponse(for: task) { response in second.withLock { $0.append(response) }; asked.fulfill() }
+        wait(for: [asked], timeout: 5)
+        XCTAssertEqual(second.current.count, 1)
+        XCTAssertNil(second.current.first ?? nil)
+        // Stores go to the base cache.
+        inner.storeCachedResponse(stored, for: URLRequest(url: server.url("/text")))
+        XCTAssertEqual(base.cachedResponse(for: URLRequest(url: server.url("/text")))?.data, Data("hi".utf8))
+        inner.handOver(nil, toTask: 99)
+        inner.forget(task: 99)
+        XCTAssertEqual(inner.waitingCount, 0)
+        XCTAssertFalse(FileManager.default.fileExists(atPath: "/dev/null/"), "no directory was made for the inner cache")
+    }
+}

@@ -11,7 +11,8 @@ import XCTest
 final class LinuxFoundationTests: XCTestCase {
     private let url = URL(string: "http://127.0.0.1:9/never-sent")!
 
-    /// The Mirror path to the task's session and known body still exists.
+    /// The task's session and body are read: upload bodies from the private
+    /// `knownBody`, data-task bodies from the request (see the next test).
     func testTaskInternalsReadTheSessionAndEveryKindOfBody() throws {
         let session = URLSession(configuration: .default)
         defer { session.invalidateAndCancel() }
@@ -35,6 +36,31 @@ final class LinuxFoundationTests: XCTestCase {
         streamed.httpBodyStream = stream
         guard case .stream(let found)? = TaskInternals(of: session.dataTask(with: streamed)).body else { return XCTFail("stream body not found") }
         XCTAssertTrue(found === stream)
+    }
+
+    /// A data task's `knownBody` is what its request carries: a non-empty
+    /// `httpBody`, else the body stream, else none. The agent relies on this
+    /// to skip reading `knownBody` for data tasks.
+    func testADataTasksKnownBodyIsItsRequestsBody() throws {
+        let session = URLSession(configuration: .default)
+        defer { session.invalidateAndCancel() }
+        let field = try XCTUnwrap(TaskInternals.Fields.shared.knownBody)
+        func known(_ request: URLRequest) -> String {
+            String(describing: field.value(in: session.dataTask(with: request)))
+        }
+        var withData = URLRequest(url: url)
+        withData.httpBody = Data("abc".utf8)
+        XCTAssertTrue(known(withData).contains("data"), known(withData))
+        var empty = URLRequest(url: url)
+        empty.httpBody = Data()
+        XCTAssertTrue(known(empty).hasSuffix("none)"), known(empty))
+        var streamed = URLRequest(url: url)
+        streamed.httpBodyStream = InputStream(data: Data("s".utf8))
+        XCTAssertTrue(known(streamed).contains("stream"), known(streamed))
+        XCTAssertTrue(known(URLRequest(url: url)).hasSuffix("none)"), known(URLRequest(url: url)))
+        guard case .none? = TaskInternals(of: session.dataTask(with: empty)).body else { return XCTFail("an empty httpBody is no body, as in corelibs") }
+        guard case .data(let data)? = TaskInternals(of: session.dataTask(with: withData)).body else { return XCTFail("httpBody not read") }
+        XCTAssertEqual(data, Data("abc".utf8))
     }
 
     /// Completion handlers get their body from one `didLoad` (it replaces);

@@ -49,7 +49,7 @@ final class CaptureURLProtocol: URLProtocol {
         }
         hasStarted = true
         guard let task else { return }
-        flow.begin(task: task, request: request, internals: TaskInternals(of: task))
+        flow.begin(task: task, request: request, internals: TaskInternals(of: task), cachedResponse: cachedResponse)
     }
 
     override func stopLoading() {
@@ -150,17 +150,19 @@ final class CaptureFlow: @unchecked Sendable {
 
     // MARK: - Starting
 
-    func begin(task: URLSessionTask, request: URLRequest, internals: TaskInternals) {
-        queue.async { self.start(task: task, request: request, internals: internals) }
+    /// `cachedResponse`: what corelibs' cache lookup for `task` found, passed on to the inner task.
+    func begin(task: URLSessionTask, request: URLRequest, internals: TaskInternals, cachedResponse: CachedURLResponse?) {
+        queue.async { self.start(task: task, request: request, internals: internals, cachedResponse: cachedResponse) }
     }
 
-    private func start(task: URLSessionTask, request: URLRequest, internals: TaskInternals) {
+    private func start(task: URLSessionTask, request: URLRequest, internals: TaskInternals, cachedResponse: CachedURLResponse?) {
         self.task = task
         workQueue = internals.workQueue
         guard let agent else { return fail(URLError(.unknown)) }
         original = internals.session
-        delivery = internals.delivery
-        completionTaskDelegate = internals.completionTaskDelegate as? URLSessionDataDelegate
+        let consumer = internals.consumer
+        delivery = consumer.delivery
+        completionTaskDelegate = consumer.completionTaskDelegate as? URLSessionDataDelegate
         let demux = agent.demuxes.demux(for: internals.session)
         let limit = agent.configuration.bodyCaptureLimit
         var recorder = FlowRecorder(
@@ -217,7 +219,9 @@ final class CaptureFlow: @unchecked Sendable {
         agent.emit(recorder.started())
         // The demux may have been invalidated since it was looked up (the
         // agent stopped); a fresh one serves, else the task fails cleanly.
-        guard let inner = demux.task(for: self, make) ?? agent.demuxes.demux(for: internals.session).task(for: self, make) else {
+        guard let inner = demux.task(for: self, cachedResponse: cachedResponse, make)
+            ?? agent.demuxes.demux(for: internals.session).task(for: self, cachedResponse: cachedResponse, make)
+        else {
             return fail(URLError(.cancelled))
         }
         innerTask = inner

@@ -37,14 +37,22 @@ final class Demux: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     /// before anyone can resume it; nil when the inner session has been
     /// invalidated (the agent stopped, or the original session went away),
     /// since creating a task on an invalidated session traps in corelibs.
-    func task(for flow: CaptureFlow, _ make: (URLSession) -> URLSessionTask) -> URLSessionTask? {
+    ///
+    /// `cachedResponse` is what the original task's cache lookup found (the
+    /// capture protocol's `cachedResponse`): the inner task gets it instead
+    /// of looking up the same request again (see ``InnerCache``).
+    func task(for flow: CaptureFlow, cachedResponse: CachedURLResponse?, _ make: (URLSession) -> URLSessionTask) -> URLSessionTask? {
         invalidated.withLock { isInvalidated in
             guard !isInvalidated else { return nil }
             let task = make(session)
             routes.withLock { $0[task.taskIdentifier] = flow }
+            if task is URLSessionDataTask { innerCache?.handOver(cachedResponse, toTask: task.taskIdentifier) }
             return task
         }
     }
+
+    /// The inner session's cache, when the original session has one.
+    private var innerCache: InnerCache? { session.configuration.urlCache as? InnerCache }
 
     private func flow(for task: URLSessionTask) -> CaptureFlow? {
         routes.withLock { $0[task.taskIdentifier] }
@@ -103,6 +111,7 @@ final class Demux: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
         // Removed first: a cancelled challenge can complete a task twice.
         let flow = routes.withLock { $0.removeValue(forKey: task.taskIdentifier) }
+        innerCache?.forget(task: task.taskIdentifier)
         flow?.innerDidComplete(error: error)
     }
 
@@ -172,6 +181,9 @@ final class DemuxRegistry: @unchecked Sendable {
         // up again. Cookies from responses are still stored: that does not
         // depend on this flag. (Redirects: see `addingCookies(to:from:)`.)
         inner.httpShouldSetCookies = false
+        // The original task has looked its request up already; the inner
+        // one takes that result rather than a second lookup.
+        inner.urlCache = configuration.urlCache.map(InnerCache.init(base:))
         defer { state.nextSessionID += 1 }
         return Demux(sessionID: state.nextSessionID, original: original, configuration: inner)
     }

@@ -4,12 +4,13 @@ import FoundationNetworking
 #endif
 
 /// What swift-corelibs-foundation keeps private about a task but the agent
-/// needs, read through `Mirror` in this one place. Every read fails soft: a
-/// missing field means capturing with less (the default configuration, a
-/// body-less request, one `didLoad` at the end), never a crash.
+/// needs, read in this one place from the runtime's field metadata
+/// (``StoredField``: found by name once, then read at its offset). Every read
+/// fails soft: a missing field means capturing with less (the default
+/// configuration, a body-less request, one `didLoad` at the end), never a crash.
 ///
 /// - `session`: the task's original `URLSession` (internal `session`,
-///   declared on `URLSessionTask`, hence the superclass mirror for subclasses).
+///   declared on `URLSessionTask`).
 /// - `knownBody`: `.none`, `.data(DispatchData)`, `.file(URL)` or
 ///   `.stream(InputStream)`. Upload-from-data and upload-from-file bodies
 ///   live only here; `request.httpBody` is nil for them.
@@ -47,59 +48,75 @@ struct TaskInternals: @unchecked Sendable {
     /// queue on which corelibs touches every session's task registry. The
     /// protocol client reads that registry, so it must be called there.
     var workQueue: DispatchQueue?
-    var body: Body?
-    var delivery: Delivery
-    /// The task delegate of `data(for:delegate:)` and its kin, which also gets chunks.
-    var completionTaskDelegate: URLSessionTaskDelegate?
+    /// The task's `knownBody`, as read (an `Optional<_Body>`); read only for
+    /// upload tasks, the one kind whose body is not in its request.
+    private var knownBody: Any?
+    /// What corelibs put into `knownBody` for a data task, from its request.
+    private var requestBody: Body?
+    /// The task's behaviour in the registry, as read (a `_Behaviour`).
+    private var behaviour: Any?
 
     /// Reads `task`'s internals. Call on the task's work queue (inside
     /// `startLoading`): the registry it reads is mutated only there.
+    ///
+    /// Only loads happen here; reflecting what was loaded (``body``,
+    /// ``delivery``, ``completionTaskDelegate``: tens of thousands of
+    /// instructions each) is left to whoever asks, off that queue, which
+    /// every session's tasks share.
     init(of task: URLSessionTask) {
-        let fields = Self.fields(["session", "workQueue", "knownBody"], of: task)
-        session = fields["session"].flatMap(Self.unwrapped) as? URLSession
-        workQueue = fields["workQueue"].flatMap(Self.unwrapped) as? DispatchQueue
-        body = fields["knownBody"].flatMap(Self.unwrapped).flatMap(Self.body(from:))
-        // Looked up once: each lookup reflects the session and its registry.
-        let behaviour = session.flatMap { Self.behaviour(of: task, in: $0) }
-        delivery = session.flatMap { session in behaviour.flatMap { Self.delivery(from: $0, in: session) } } ?? .wholeBodyOnce
-        completionTaskDelegate = behaviour.flatMap(Self.completionTaskDelegate(from:))
+        let fields = Fields.shared
+        session = fields.session.flatMap { $0.value(in: task) as? URLSession }
+        workQueue = fields.workQueue.flatMap { $0.value(in: task, as: DispatchQueue.self) }
+        if task is URLSessionUploadTask {
+            knownBody = fields.knownBody?.value(in: task)
+        } else if let request = task.originalRequest {
+            requestBody = Self.body(of: request)
+        }
+        behaviour = session.flatMap { Self.behaviour(of: task, in: $0) }
     }
 
-    /// The children labelled `labels` of the mirror of `subject` and of its
-    /// superclasses (the first of each label, subclass first), by label.
-    /// Stops once all are found: every child read is boxed, and a task has
-    /// requests and responses among the fields after these.
-    private static func fields(_ labels: Set<String>, of subject: Any) -> [String: Any] {
-        var result: [String: Any] = [:]
-        var mirror: Mirror? = Mirror(reflecting: subject)
-        while let current = mirror {
-            for child in current.children {
-                guard let label = child.label, labels.contains(label), result[label] == nil else { continue }
-                result[label] = child.value
-                if result.count == labels.count { return result }
-            }
-            mirror = current.superclassMirror
-        }
-        return result
+    /// The body the app gave the task; nil when it cannot be read.
+    var body: Body? {
+        requestBody ?? knownBody.flatMap(Self.unwrapped).flatMap(Self.body(from:))
     }
 
-    /// The child labelled `label` of the mirror of `subject` or of its
-    /// nearest superclass that has one: what `fields([label], of:)[label]` gives,
-    /// without reflecting every other stored property of a large object.
-    private static func field(_ label: String, of subject: Any) -> Any? {
-        var mirror: Mirror? = Mirror(reflecting: subject)
-        while let current = mirror {
-            if let child = current.children.first(where: { $0.label == label }) { return child.value }
-            mirror = current.superclassMirror
+    /// How the task's owner consumes the body, and the task delegate of
+    /// `data(for:delegate:)` and its kin (which also gets the chunks), from
+    /// one reflection of the task's behaviour.
+    var consumer: (delivery: Delivery, completionTaskDelegate: URLSessionTaskDelegate?) {
+        guard let session, let behaviour else { return (.wholeBodyOnce, nil) }
+        let read = Self.read(behaviour, in: session)
+        return (read.delivery ?? .wholeBodyOnce, read.taskDelegate)
+    }
+
+    /// What corelibs keeps as a data task's body: a non-empty `httpBody`,
+    /// else the body stream, else none.
+    private static func body(of request: URLRequest) -> Body {
+        if let data = request.httpBody, !data.isEmpty { return .data(data) }
+        if let stream = request.httpBodyStream { return .stream(stream) }
+        return .none
+    }
+
+    /// The private fields read, found once per process.
+    struct Fields: Sendable {
+        static let shared = Fields()
+
+        let session = StoredField("session", in: URLSessionTask.self)
+        let workQueue = StoredField("workQueue", in: URLSessionTask.self)
+        let knownBody = StoredField("knownBody", in: URLSessionTask.self)
+        let taskRegistry = StoredField("taskRegistry", in: URLSession.self)
+        /// `behaviours` of the registry's class (`URLSession._TaskRegistry`).
+        let behaviours: StoredField?
+
+        private init() {
+            behaviours = (taskRegistry?.type as? AnyClass).flatMap { StoredField("behaviours", in: $0) }
         }
-        return nil
     }
 
     /// The wrapped value of an `Optional` (any depth) held in an `Any`.
     private static func unwrapped(_ value: Any) -> Any? {
-        let mirror = Mirror(reflecting: value)
-        guard mirror.displayStyle == .optional else { return value }
-        return mirror.children.first.flatMap { unwrapped($0.value) }
+        guard let optional = value as? any AnyOptional else { return value }
+        return optional.wrappedAny.flatMap(unwrapped)
     }
 
     private static func body(from value: Any) -> Body? {
@@ -138,36 +155,64 @@ struct TaskInternals: @unchecked Sendable {
     /// read (or the task is not registered yet: corelibs registers it
     /// asynchronously on the session's work queue, ahead of any `startLoading`).
     static func delivery(of task: URLSessionTask, in session: URLSession) -> Delivery? {
-        behaviour(of: task, in: session).flatMap { delivery(from: $0, in: session) }
-    }
-
-    private static func delivery(from behaviour: Any, in session: URLSession) -> Delivery? {
-        if let label = Mirror(reflecting: behaviour).children.first?.label {
-            return label.contains("CompletionHandler") ? .wholeBodyOnce : nil
-        }
-        guard String(describing: behaviour) == "callDelegate" else { return nil }
-        return session.delegate is URLSessionDataDelegate ? .delegateChunks : .wholeBodyOnce
+        behaviour(of: task, in: session).flatMap { read($0, in: session).delivery }
     }
 
     /// The delegate given to `data(for:delegate:)` and its kin: kept in the
     /// registry beside the completion handler, not in `task.delegate`.
     /// corelibs sends it the body's chunks as well as completing the call.
     static func completionTaskDelegate(of task: URLSessionTask, in session: URLSession) -> URLSessionTaskDelegate? {
-        behaviour(of: task, in: session).flatMap(completionTaskDelegate(from:))
+        behaviour(of: task, in: session).flatMap { read($0, in: session).taskDelegate }
     }
 
-    private static func completionTaskDelegate(from behaviour: Any) -> URLSessionTaskDelegate? {
-        guard let payload = Mirror(reflecting: behaviour).children.first,
-              payload.label?.hasSuffix("WithTaskDelegate") == true,
+    /// The delivery and the task delegate a registry behaviour stands for,
+    /// from one reflection of it (each reflection of an enum case with a
+    /// closure payload demangles the closure's type: ~50 k instructions).
+    ///
+    /// `.callDelegate` is the one case without a payload; the others are
+    /// `…CompletionHandler(closure)` and
+    /// `…CompletionHandlerWithTaskDelegate(closure, delegate?)`.
+    private static func read(_ behaviour: Any, in session: URLSession) -> (delivery: Delivery?, taskDelegate: URLSessionTaskDelegate?) {
+        guard let payload = Mirror(reflecting: behaviour).children.first else {
+            guard String(describing: behaviour) == "callDelegate" else { return (nil, nil) }
+            return (session.delegate is URLSessionDataDelegate ? .delegateChunks : .wholeBodyOnce, nil)
+        }
+        guard let label = payload.label, label.contains("CompletionHandler") else { return (nil, nil) }
+        guard label.hasSuffix("WithTaskDelegate"),
               let delegate = Array(Mirror(reflecting: payload.value).children).last
-        else { return nil }
-        return unwrapped(delegate.value) as? URLSessionTaskDelegate
+        else { return (.wholeBodyOnce, nil) }
+        return (.wholeBodyOnce, unwrapped(delegate.value) as? URLSessionTaskDelegate)
     }
 
     private static func behaviour(of task: URLSessionTask, in session: URLSession) -> Any? {
-        guard let registry = field("taskRegistry", of: session),
-              let behaviours = field("behaviours", of: registry) as? [Int: Any]
+        let fields = Fields.shared
+        guard let registryField = fields.taskRegistry, let behavioursField = fields.behaviours,
+              let registry = registryField.object(in: session),
+              let behaviours = behavioursField.value(in: registry) as? any IntKeyedValues
         else { return nil }
-        return behaviours[task.taskIdentifier]
+        return behaviours.value(forKey: task.taskIdentifier)
     }
+}
+
+/// A dictionary keyed by `Int` whose value type is not known statically
+/// (the registry's `[Int: _Behaviour]`): looks one key up without
+/// converting the whole dictionary to `[Int: Any]`.
+private protocol IntKeyedValues {
+    func value(forKey key: Int) -> Any?
+}
+
+extension Dictionary: IntKeyedValues where Key == Int {
+    fileprivate func value(forKey key: Int) -> Any? {
+        self[key].map { $0 as Any }
+    }
+}
+
+/// An `Optional` of any wrapped type: unwraps one held in an `Any` without
+/// reflection (`Mirror` of an optional costs a type lookup per call).
+private protocol AnyOptional {
+    var wrappedAny: Any? { get }
+}
+
+extension Optional: AnyOptional {
+    fileprivate var wrappedAny: Any? { self.map { $0 as Any } }
 }
