@@ -37,6 +37,7 @@ struct App {
     /// Runs until the user quits or a signal arrives.
     mutating func run() {
         _ = Reducer.reduce(&state, .resize(terminal.size))
+        if let failure = saver?.failure { apply(.notify(failure, isError: true)) }
         terminal.blit(Renderer.render(state, size: state.size))
         var descriptors = [
             pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),

@@ -51,7 +51,7 @@ struct Netinspect: ParsableCommand {
     @Option(help: ArgumentHelp("Open the flows of a HAR file (ours or another tool's) or of a --save file, instead of listening.", valueName: "file"))
     var read: String?
 
-    @Option(help: ArgumentHelp("Append every finished flow to this file as JSON lines while running, so nothing is lost if the terminal dies. --read opens it.", valueName: "file"))
+    @Option(help: ArgumentHelp("Append every finished flow to this file as JSON lines while running, so nothing is lost if the terminal dies. --read opens it. If it cannot be written, the UI shows why and runs on without saving; --dump and --json exit with the error.", valueName: "file"))
     var save: String?
 
     /// The parsed listen addresses (the default socket when none were given).
@@ -97,13 +97,17 @@ struct Netinspect: ParsableCommand {
         let flowsFromFile = try read.map { path in
             do { return try FlowFile.read(path: path) } catch { throw ValidationError("\(error)") }
         }
-        let saver = try save.map { path in
-            do { return try FlowLineWriter(path: path) } catch { throw ValidationError("\(error)") }
-        }
         if dump || json {
+            // Headless output feeds scripts: a file that cannot be written is an error up front.
+            let saver = try save.map { path in
+                do { return try FlowLineWriter(path: path) } catch { throw ValidationError("\(error)") }
+            }
             try runHeadless(flowsFromFile: flowsFromFile, saver: saver)
             return
         }
+        // In the UI an unwritable --save is shown and logged, and the
+        // session goes on without saving, as when the disk fills up later.
+        let saver = save.map(FlowLineWriter.opening(path:))
 
         let inbox = Inbox()
         let listener = InspectorListener(configuration: try listenerConfiguration, inbox: inbox)

@@ -132,6 +132,30 @@ final class EndToEndTests: XCTestCase {
         XCTAssertTrue(try ui.waitForExit().isClean)
     }
 
+    /// `--save` where no file can be created: netinspect starts anyway, the
+    /// notice and the event log say why, and flows are shown (not saved).
+    func testSaveToAnUnwritablePathShowsTheErrorAndKeepsRunning() throws {
+        // A missing directory fails for everyone; sysfs refuses new files
+        // even to root (tests here often run as root, past file modes).
+        for (index, path) in ["/nonexistent-netinspect-dir/flows.jsonl", "/sys/netinspect-e2e.jsonl"].enumerated() {
+            // The error takes the notice line that "listening on" would have.
+            let ui = try TmuxSession(name: "\(#function)-\(index)", arguments: ["--save", path])
+            tmux = ui
+            var screen = try ui.waitFor("--save \(path): cannot create the file")
+            XCTAssertTrue(screen.contains("not saving"), screen)
+            let agent = try WireClient(agentOn: ui.socketPath)
+            try agent.sendFlow(1, method: "GET", path: "/unsaved", status: 200)
+            screen = try ui.waitFor("/unsaved")
+            XCTAssertTrue(screen.contains("1/1 flows"), screen)
+            ui.send("E")
+            try ui.waitFor("cannot create the file")
+            ui.send("Escape")
+            ui.send("Q")
+            XCTAssertTrue(try ui.waitForExit().isClean)
+            XCTAssertFalse(FileManager.default.fileExists(atPath: path))
+        }
+    }
+
     func testResizeRedrawsForTheNewSize() throws {
         let (ui, agent) = try startWithAFlow(at: "/resized")
         ui.resize(width: 80, height: 24)

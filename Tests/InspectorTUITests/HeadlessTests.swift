@@ -129,6 +129,25 @@ final class FlowFileTests: XCTestCase {
         XCTAssertEqual(writer.writtenFlows, 0)
     }
 
+    /// For the UI: the writer opens "failed", says why once, writes nothing.
+    func testOpeningAnUnwritablePathGivesAFailedWriterInsteadOfAnError() {
+        let writer = FlowLineWriter.opening(path: "/proc/netinspect-cannot-create")
+        let failure = writer.failure ?? ""
+        XCTAssertTrue(failure.hasPrefix("--save /proc/netinspect-cannot-create: cannot create the file ("), failure)
+        XCTAssertTrue(failure.hasSuffix("; not saving"), failure)
+        XCTAssertNil(writer.write(flows[0]), "the failure was reported at opening; nothing more to say")
+        XCTAssertEqual(writer.writtenFlows, 0)
+    }
+
+    func testOpeningAWritablePathWritesAsInitDoes() throws {
+        let path = NSTemporaryDirectory() + "ni-opening-\(getpid()).jsonl"
+        defer { unlink(path) }
+        let writer = FlowLineWriter.opening(path: path)
+        XCTAssertNil(writer.failure)
+        XCTAssertNil(writer.write(flows[0]))
+        XCTAssertEqual(try FlowFile.read(path: path).map(\.id), [flows[0].id])
+    }
+
     func testAnUnwritablePathIsAnErrorAtStart() {
         XCTAssertThrowsError(try FlowLineWriter(path: "/proc/netinspect-cannot-create")) {
             XCTAssertTrue("\($0)".contains("/proc/netinspect-cannot-create"), "\($0)")
@@ -158,10 +177,18 @@ final class ExportKeyTests: XCTestCase {
         XCTAssertTrue(flows.allSatisfy { ($0.response?.statusCode ?? 0) >= 500 })
     }
 
-    func testNotifyAndApplyFilterActions() {
+    func testNotifyAndApplyFilterActions() throws {
         var state = Fixtures.mixedState()
         _ = Reducer.reduce(&state, .notify("Wrote 3 flows", isError: false))
         XCTAssertEqual(state.notice?.text, "Wrote 3 flows")
+        XCTAssertFalse(state.session.events.contains { $0.text == "Wrote 3 flows" }, "news is not an event")
+        _ = Reducer.reduce(&state, .tick(Date(timeIntervalSince1970: 1_000)))
+        _ = Reducer.reduce(&state, .notify("--save /x: cannot create the file; not saving", isError: true))
+        XCTAssertEqual(state.notice?.isError, true)
+        let event = try XCTUnwrap(state.session.events.last, "an error stays in the event log after the notice goes")
+        XCTAssertEqual(event.text, "--save /x: cannot create the file; not saving")
+        XCTAssertEqual(event.level, .error)
+        XCTAssertEqual(event.date, Date(timeIntervalSince1970: 1_000))
         _ = Reducer.reduce(&state, .applyFilter("~m DELETE"))
         XCTAssertEqual(state.filterText, "~m DELETE")
         XCTAssertEqual(state.rows.count, 1)

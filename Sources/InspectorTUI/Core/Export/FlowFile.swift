@@ -57,38 +57,65 @@ public enum FlowFile {
 /// nothing already written is lost if the terminal or the program dies.
 ///
 /// A write error is reported once (disk full, file removed, permissions)
-/// and the writer stops; the caller keeps running.
+/// and the writer stops; the caller keeps running. A file that cannot be
+/// opened at all is either an error (``init(path:)``, for headless runs) or,
+/// with ``opening(path:)``, a writer that has failed from the start.
 public final class FlowLineWriter {
-    private let handle: FileHandle
+    private let handle: FileHandle?
     /// The path being written.
     public let path: String
     /// Flows written so far.
     public private(set) var writtenFlows = 0
-    /// The first write error, after which nothing more is written.
+    /// The first error (opening or writing), after which nothing more is written.
     public private(set) var failure: String?
 
     /// Opens `path` for appending, creating it with mode 0600 (captured
     /// traffic may hold secrets).
-    public init(path: String) throws(FlowFile.ReadError) {
+    public convenience init(path: String) throws(FlowFile.ReadError) {
+        switch Self.open(path) {
+        case .success(let handle): self.init(path: path, handle: handle, failure: nil)
+        case .failure(let error): throw error
+        }
+    }
+
+    /// Opens `path` as ``init(path:)`` does, but never fails: when the file
+    /// cannot be opened the writer holds the reason in ``failure`` and
+    /// writes nothing, so an interactive session can show the error and
+    /// keep running.
+    public static func opening(path: String) -> FlowLineWriter {
+        switch open(path) {
+        case .success(let handle):
+            return FlowLineWriter(path: path, handle: handle, failure: nil)
+        case .failure(let error):
+            return FlowLineWriter(path: path, handle: nil, failure: "--save \(error.description); not saving")
+        }
+    }
+
+    private init(path: String, handle: FileHandle?, failure: String?) {
         self.path = path
+        self.handle = handle
+        self.failure = failure
+        _ = try? handle?.seekToEnd()
+    }
+
+    private static func open(_ path: String) -> Result<FileHandle, FlowFile.ReadError> {
         if !FileManager.default.fileExists(atPath: path) {
             guard FileManager.default.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
-                throw FlowFile.ReadError(description: "\(path): cannot create the file (\(String(cString: strerror(errno))))")
+                return .failure(FlowFile.ReadError(description: "\(path): cannot create the file (\(String(cString: strerror(errno))))"))
             }
         }
         guard let handle = FileHandle(forWritingAtPath: path) else {
-            throw FlowFile.ReadError(description: "\(path): cannot open the file for writing (\(String(cString: strerror(errno))))")
+            return .failure(FlowFile.ReadError(description: "\(path): cannot open the file for writing (\(String(cString: strerror(errno))))"))
         }
-        self.handle = handle
-        _ = try? handle.seekToEnd()
+        return .success(handle)
     }
 
-    deinit { try? handle.close() }
+    deinit { try? handle?.close() }
 
     /// Writes one flow; returns the error text the first time a write fails.
     @discardableResult
     public func write(_ log: NetworkLog) -> String? {
-        guard failure == nil else { return nil }
+        guard failure == nil, let handle else { return nil }
         var line = log.jsonLine()
         line.append(UInt8(ascii: "\n"))
         do {

@@ -125,6 +125,12 @@ public struct Session: Sendable {
         }
     }
 
+    /// Adds a line to the event log (the inspector's own errors, such as a
+    /// `--save` file that cannot be written).
+    public mutating func note(_ text: String, level: SessionEvent.Level, at date: Date) {
+        log(text, level: level, at: date)
+    }
+
     private mutating func log(_ text: String, level: SessionEvent.Level = .info, at date: Date) {
         events.append(SessionEvent(date: date, level: level, text: text))
         if events.count > maximumEvents { events.removeFirst(events.count - maximumEvents) }

@@ -61,6 +61,8 @@ public enum Reducer {
             state.syncCursor()
         case let .notify(text, isError):
             state.notice = Notice(text: text, isError: isError)
+            // A notice goes at the next key; an error stays in the event log.
+            if isError { state.session.note(text, level: .error, at: state.now ?? Date()) }
             return .none
         case .applyFilter(let text):
             applyFilter(text, in: &state)
