@@ -24,6 +24,19 @@ final class ProtocolDocumentTests: XCTestCase {
         XCTAssertEqual(kinds, Set(Message.Kind.allCases.map(\.rawValue)))
     }
 
+    func testTheReceiptExampleDecodesToAReceipt() throws {
+        let url = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/PROTOCOL.md")
+        let text = try String(contentsOf: url, encoding: .utf8)
+        let examples = text.components(separatedBy: "```json-receipt\n").dropFirst().compactMap { $0.components(separatedBy: "\n```").first }
+        XCTAssertEqual(examples.count, 1)
+        var decoder = ReceiptDecoder()
+        decoder.append(contentsOf: FrameEncoder.frame(payload: Data(try XCTUnwrap(examples.first).utf8)))
+        XCTAssertEqual(try decoder.next(), Receipt(events: 1234))
+        XCTAssertEqual(Receipt(events: 1234).frame(), FrameEncoder.frame(payload: Data(try XCTUnwrap(examples.first).utf8)), "written as documented")
+    }
+
     func testFrameExampleMatchesTheEncoder() {
         let frame = FrameEncoder.frame(payload: Data(#"{"type":"status","droppedEvents":0,"queuedEvents":0}"#.utf8))
         XCTAssertEqual(Array(frame.prefix(8)), [0x00, 0x00, 0x00, 0x34, 0x7B, 0x22, 0x74, 0x79])

@@ -1,0 +1,82 @@
+import Foundation
+
+/// What the inspector sends back on an agent's connection: how many of the
+/// connection's events it has taken so far.
+///
+/// The wire is otherwise one-way (agent to inspector). Receipts let an
+/// agent count exactly what a dying inspector never took: when the
+/// connection breaks, the events it wrote on it minus the last receipt's
+/// count were lost (see docs/PROTOCOL.md, "Receipts").
+///
+/// An event is one `flowStarted`, `flowResponse` or `flowFinished` message
+/// (not `hello` or `status`). The inspector sends a receipt for 0 as soon
+/// as it accepts the hello, which tells the agent that receipts will come,
+/// then one whenever its count has grown.
+///
+/// Same framing as the other direction: a 4-byte big-endian length, then
+/// `{"type":"receipt","events":N}`. Readers skip types they do not know.
+public struct Receipt: Sendable, Equatable {
+    /// Events of this connection taken by the inspector since the hello,
+    /// cumulative.
+    public var events: Int
+
+    /// A receipt for `events` events.
+    public init(events: Int) {
+        self.events = events
+    }
+
+    /// The receipt as one frame.
+    public func frame() -> Data {
+        var writer = JSONWriter()
+        writer.object { object in
+            object.field("type", "receipt")
+            object.field("events", events)
+        }
+        return FrameEncoder.frame(payload: Data(writer.bytes))
+    }
+}
+
+/// Turns the bytes an inspector sends back into receipts. Frames of other
+/// types are skipped (a later protocol version may add some).
+public struct ReceiptDecoder: Sendable {
+    private var frames: FrameDecoder
+
+    /// Receipt frames are tiny; anything larger than `maximumFrameSize` is
+    /// not from an inspector.
+    public init(maximumFrameSize: Int = 64 * 1024) {
+        frames = FrameDecoder(maximumFrameSize: maximumFrameSize)
+    }
+
+    /// Adds received bytes.
+    public mutating func append<Bytes: Sequence>(contentsOf bytes: Bytes) where Bytes.Element == UInt8 {
+        frames.append(contentsOf: bytes)
+    }
+
+    /// The next complete receipt, nil when more bytes are needed. Throws on
+    /// a malformed frame or a receipt whose count is not a non-negative integer.
+    public mutating func next() throws(WireError) -> Receipt? {
+        while let payload = try frames.nextFrame() {
+            let value = try payload.withUnsafeBufferPointer { buffer throws(WireError) in try JSONParser.parse(buffer) }
+            guard value.isObject, let kind = value["type"]?.stringValue else {
+                throw WireError.malformedPayload("an inspector frame must be an object with a string \"type\"")
+            }
+            guard kind == "receipt" else { continue }
+            guard let events = value["events"]?.intValue, events >= 0 else {
+                throw WireError.malformedPayload("receipt.events must be a non-negative integer")
+            }
+            return Receipt(events: events)
+        }
+        return nil
+    }
+}
+
+extension Message {
+    /// A flow event (`flowStarted`, `flowResponse`, `flowFinished`): what
+    /// agents count, drop, and get receipts for.
+    public var isFlowEvent: Bool {
+        switch self {
+        case .flowStarted, .flowResponse, .flowFinished: true
+        case .hello, .status: false
+        }
+    }
+}
