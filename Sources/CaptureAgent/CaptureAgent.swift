@@ -79,10 +79,11 @@ public final class CaptureAgent: Sendable {
         public var connections = 0
         /// Frames written, `hello` and `status` included.
         public var framesWritten = 0
-        /// Of ``droppedEvents``: events in frames written to a Unix socket
-        /// that the inspector had not read when the connection broke (Linux
-        /// only; an upper bound, exact when the inspector had stopped reading,
-        /// see docs/AGENT.md). Always 0 over TCP.
+        /// Of ``droppedEvents``: events written to an inspector that went
+        /// away before taking them: the events written on the connection
+        /// minus the count of the inspector's last receipt (Unix or TCP). With
+        /// an inspector that sends no receipts, the events in frames it had
+        /// not read from a Unix socket (Linux only; 0 over TCP). See docs/AGENT.md.
         public var unreadEventsDropped = 0
     }
 

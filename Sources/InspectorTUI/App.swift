@@ -64,6 +64,8 @@ struct App {
             if !events.isEmpty {
                 _ = Reducer.reduce(&state, .inbox(events, at: Date()))
                 save(events)
+                // In the store, so on screen: the agents may count them as delivered.
+                inbox.acknowledge(Inbox.takenEvents(in: events))
             }
             _ = Reducer.reduce(&state, .tick(Date()))
             terminal.blit(Renderer.render(state, size: state.size))

@@ -107,9 +107,8 @@ final class FaultInjectionTests: XCTestCase, @unchecked Sendable {
     /// every event is accounted for exactly: received by an inspector, or
     /// counted as dropped (queued, in flight, or written but never read).
     ///
-    /// The inspector is stopped first because the agent cannot see events a
-    /// killed inspector had read but not yet printed; after the drain and the
-    /// stop it holds none, so what it printed is what it received.
+    /// The inspector is stopped first, so the kill finds frames unread in the
+    /// socket and the agent queue full; the test below kills it mid-read.
     func testInspectorKilledUnderLoadAndRestartedLosesNoEventUncounted() throws {
         let path = temporarySocketPath("kill")
         let first = try InspectorProcess(listeningOn: path)
@@ -185,6 +184,57 @@ final class FaultInjectionTests: XCTestCase, @unchecked Sendable {
         }
         XCTAssertEqual(hello.appName, "faults-kill")
         XCTAssertEqual(second.decodingErrors, [])
+    }
+
+    /// The real inspector killed while it reads and prints under load (no
+    /// SIGSTOP first), over a Unix socket and over TCP. The agent counts
+    /// what the dead inspector never printed from its receipts: the events
+    /// written on the connection minus the last receipt's count. So every
+    /// event is printed or counted as dropped; none is lost uncounted.
+    ///
+    /// The count can exceed the loss by the events the inspector printed in
+    /// the instant before SIGKILL, before its receipt for them was written
+    /// (it prints a batch, then acknowledges it): `overcount` below, printed.
+    func testInspectorKilledMidReadLosesNoEventUncountedOverUnixAndTCP() throws {
+        for endpoint in ["unix:\(temporarySocketPath("midread"))", "tcp:127.0.0.1:\(freeLoopbackPort())"] {
+            let inspector = try InspectorProcess(listen: endpoint)
+            defer { inspector.killAndWait() }
+            let agent = try CaptureAgent.start(.init(destination: try Endpoint(parsing: endpoint)) {
+                $0.appName = "faults-midread"
+                $0.flushTimeout = 1
+            })
+            defer { agent.stop() }
+            XCTAssertTrue(eventually { agent.isConnected }, endpoint)
+            let session = capturedSession(agent)
+            defer { session.finishTasksAndInvalidate() }
+            let server = self.server!
+            let body = Data(TestHTTPServer.pattern(count: 20_000))
+            let load = RequestLoop(workers: 4, session: session) { worker, index in
+                (URLRequest(url: server.url("/binary/20000?midread=\(worker)-\(index)")), body)
+            }
+            XCTAssertTrue(load.waitFor(more: 60), endpoint)
+            XCTAssertGreaterThan(inspector.lineCount, 0, "the inspector was printing when killed")
+            inspector.killAndWait()
+            XCTAssertTrue(eventually { !agent.isConnected }, "the agent notices the inspector is gone")
+            XCTAssertTrue(load.waitFor(more: 10), "requests go on with no inspector")
+            let flows = load.finish()
+            XCTAssertEqual(load.failures.current, [], "every request succeeds with the right body")
+
+            let produced = 3 * flows
+            let printed = 3 * inspector.lineCount
+            // The agent counts whatever it submits with no inspector; wait for the last flows to be counted.
+            XCTAssertTrue(eventually { agent.statistics.droppedEvents + printed >= produced })
+            let statistics = agent.statistics
+            let overcount = printed + statistics.droppedEvents - produced
+            print("""
+                killed mid-read (\(endpoint.prefix(4))): \(flows) flows = \(produced) events; inspector printed \(inspector.lineCount) flows \
+                (\(printed) events); agent dropped \(statistics.droppedEvents), of them \(statistics.unreadEventsDropped) written \
+                but never acknowledged; overcount \(overcount)
+                """)
+            XCTAssertGreaterThanOrEqual(overcount, 0, "\(endpoint): events lost uncounted")
+            XCTAssertLessThanOrEqual(overcount, statistics.unreadEventsDropped, "only unacknowledged events can be over-counted")
+            XCTAssertGreaterThan(statistics.unreadEventsDropped, 0, "\(endpoint): events were in flight when it died")
+        }
     }
 
     /// The other side of the count: an inspector that read everything and

@@ -50,6 +50,31 @@ final class StreamingTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(inspector.allMessages[1], .status(AgentStatus(droppedEvents: 0, queuedEvents: 0)))
     }
 
+    /// A lying or broken inspector: a receipt for more events than were
+    /// written is capped (no negative loss), and bytes that are not
+    /// receipts end that connection; the agent reconnects and the app's
+    /// requests are untouched.
+    func testAHostileInspectorsReceiptsCannotHarmTheAgentOrTheApp() async throws {
+        let inspector = try TestInspector(path: temporarySocketPath("hostile-receipts"))
+        defer { inspector.kill() }
+        let agent = try CaptureAgent.start(.init(destination: .unix(path: inspector.path)))
+        defer { agent.stop() }
+        XCTAssertTrue(eventually { inspector.allMessages.count >= 2 })
+        inspector.write(Receipt(events: 1_000_000).frame(), toConnection: 0)
+        let session = capturedSession(agent)
+        defer { session.finishTasksAndInvalidate() }
+        let before = await get("/text", count: 3, on: session)
+        XCTAssertEqual(before.map(\.status), [200, 200, 200])
+        XCTAssertTrue(eventually { inspector.allMessages.filter(\.isFlowEvent).count == 9 })
+        inspector.write(Data([0, 0, 0, 3]) + Data("xyz".utf8), toConnection: 0)
+        XCTAssertTrue(eventually { agent.statistics.connections >= 2 }, "not a receipt stream: the agent reconnects \(agent.statistics)")
+        XCTAssertEqual(agent.statistics.unreadEventsDropped, 0, "the lie was capped at what was written: \(agent.statistics)")
+        XCTAssertEqual(agent.statistics.droppedEvents, 0)
+        let after = await get("/text", count: 1, on: session)
+        XCTAssertEqual(after.map(\.status), [200])
+        XCTAssertTrue(eventually { inspector.messagesByConnection.count == 2 && inspector.messagesByConnection[1].filter(\.isFlowEvent).count == 3 })
+    }
+
     func testEventsGoOverTCPToo() async throws {
         let inspector = try TestInspector(path: "")
         defer { inspector.kill() }

@@ -265,7 +265,16 @@ final class WireClient {
         try send(.hello(EndToEnd.hello))
     }
 
-    deinit { close(descriptor) }
+    /// Closes as an agent does (see `TestAgent.close()`): a close with
+    /// receipts unread would be a reset, logged as an error.
+    deinit {
+        shutdown(descriptor, Int32(SHUT_WR))
+        var timeout = timeval(tv_sec: 0, tv_usec: 200_000)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while recv(descriptor, &buffer, buffer.count, 0) > 0 {}
+        close(descriptor)
+    }
 
     func send(_ message: Message) throws {
         try write(try encoder.encode(message))

@@ -70,6 +70,30 @@ final class ListenerTests: ListenerTestCase {
         XCTAssertEqual(collect(inbox, count: 1), [.disconnected(id, reason: nil)])
     }
 
+    /// Receipts: 0 as soon as the hello is accepted, then the cumulative
+    /// count of flow events (not status) the UI acknowledges, each agent its own.
+    func testEachAgentGetsReceiptsForTheFlowEventsTheUITook() throws {
+        let (_, inbox, _) = try startListener()
+        let first = try TestAgent(unix: socketPath())
+        let second = try TestAgent(unix: socketPath())
+        try first.send(.hello(hello("First")))
+        XCTAssertEqual(try first.receipts { !$0.isEmpty }, [0], "a receipt for 0 once the hello is accepted")
+        try second.send(.hello(hello("Second")))
+        XCTAssertEqual(try second.receipts { !$0.isEmpty }, [0])
+        for path in ["a", "b"] { try first.send(flowStarted(path)) }
+        try first.send(.status(AgentStatus(droppedEvents: 1)))
+        try second.send(flowStarted("c"))
+        let events = collect(inbox, count: 6)
+        let taken = Inbox.takenEvents(in: events)
+        XCTAssertEqual(taken.values.sorted(), [1, 2], "\(taken)")
+        inbox.acknowledge(taken)
+        XCTAssertEqual(try first.receipts { $0.last == 2 }.last, 2)
+        XCTAssertEqual(try second.receipts { $0.last == 1 }.last, 1)
+        try first.send(flowStarted("d"))
+        inbox.acknowledge(Inbox.takenEvents(in: collect(inbox, count: 1)))
+        XCTAssertEqual(try first.receipts { $0.last == 3 }.last, 3, "receipts are cumulative")
+    }
+
     func testMessagesSplitAcrossWritesAndPackedInOneWrite() throws {
         let (_, inbox, _) = try startListener()
         let agent = try TestAgent(unix: socketPath())
@@ -573,15 +597,35 @@ final class TestAgent {
         }
     }
 
-    /// Whether the other side closes the connection within about five seconds.
+    /// Whether the other side closes the connection within about five
+    /// seconds (receipts it sends meanwhile are read and kept).
     func waitForClose() -> Bool {
+        let deadline = Date().addingTimeInterval(5)
         var byte: UInt8 = 0
-        for _ in 0 ..< 50 {
+        while Date() < deadline {
             let count = recv(descriptor, &byte, 1, 0)
+            if count > 0 { receiptDecoder.append(contentsOf: [byte]) }
             if count == 0 || (count < 0 && errno == ECONNRESET) { return true }
             if count < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { return false }
         }
         return false
+    }
+
+    private var receiptDecoder = ReceiptDecoder()
+
+    /// The receipts the listener has sent, read until `until` holds for
+    /// them or about five seconds pass.
+    func receipts(until done: ([Int]) -> Bool) throws -> [Int] {
+        var counts: [Int] = []
+        let deadline = Date().addingTimeInterval(5)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            while let receipt = try receiptDecoder.next() { counts.append(receipt.events) }
+            if done(counts) || Date() >= deadline { return counts }
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count > 0 { receiptDecoder.append(contentsOf: buffer[0 ..< count]) }
+            if count == 0 { return counts }
+        }
     }
 
     /// The local port of a TCP connection, by which the listener names its peer.
@@ -594,8 +638,27 @@ final class TestAgent {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
+    /// Closes as an agent does: stops writing, reads until the listener
+    /// closes (receipts left unread would make the close a reset), then closes.
     func close() {
-        if descriptor >= 0 { closeDescriptor(descriptor) }
+        guard descriptor >= 0 else { return }
+        shutdown(descriptor, Int32(SHUT_WR))
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let deadline = Date().addingTimeInterval(1)
+        while Date() < deadline {
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count > 0 { continue }
+            if count < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { continue }
+            break
+        }
+        closeDescriptor(descriptor)
+        descriptor = -1
+    }
+
+    /// Closes at once, whatever is unread (a crashing agent).
+    func abort() {
+        guard descriptor >= 0 else { return }
+        closeDescriptor(descriptor)
         descriptor = -1
     }
 

@@ -100,17 +100,51 @@ struct EventSocket: ~Copyable {
         return error == ECONNRESET
     }
 
-    /// Whether the peer has closed its end (or reset), checked without
-    /// blocking. Bytes the inspector sends, which it should not, are discarded.
-    func peerHasClosed() -> Bool {
-        var pollDescriptor = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        guard poll(&pollDescriptor, 1, 0) > 0 else { return false }
-        if pollDescriptor.revents & Int16(POLLERR | POLLHUP | POLLNVAL) != 0 { return true }
-        var scratch = [UInt8](repeating: 0, count: 512)
-        let count = recv(descriptor, &scratch, scratch.count, Int32(MSG_DONTWAIT))
-        if count == 0 { return true }
-        if count < 0 { return errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR }
-        return false
+    /// What a non-blocking read found.
+    enum Incoming {
+        /// Bytes the inspector sent.
+        case bytes([UInt8])
+        /// Nothing waiting now.
+        case nothing
+        /// The peer closed its end or reset the connection.
+        case closed
+    }
+
+    /// Reads what the inspector has sent, without blocking. Bytes already
+    /// received stay readable after the peer has gone, so the last
+    /// receipts of a killed inspector can still be read.
+    func receive() -> Incoming {
+        var scratch = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(descriptor, &scratch, scratch.count, Int32(MSG_DONTWAIT))
+            if count > 0 { return .bytes(Array(scratch[0 ..< count])) }
+            if count == 0 { return .closed }
+            if errno == EINTR { continue }
+            return errno == EAGAIN || errno == EWOULDBLOCK ? .nothing : .closed
+        }
+    }
+
+    /// Ends our side of a connection the peer still holds: stops writing,
+    /// then reads (handing the bytes to `received`) until the peer closes
+    /// or `timeout` passes. Closing with bytes unread would make the kernel
+    /// reset the connection, and the inspector would log the agent's
+    /// orderly goodbye as "Connection reset by peer".
+    func finishGracefully(timeout: TimeInterval, _ received: ([UInt8]) -> Void) {
+        _ = shutdown(descriptor, Int32(SHUT_WR))
+        let deadline = Date().addingTimeInterval(timeout)
+        while true {
+            switch receive() {
+            case .bytes(let bytes):
+                received(bytes)
+            case .closed:
+                return
+            case .nothing:
+                let remaining = deadline.timeIntervalSinceNow
+                guard remaining > 0 else { return }
+                var pollDescriptor = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+                _ = poll(&pollDescriptor, 1, Int32(max(1, remaining * 1000)))
+            }
+        }
     }
 
     // MARK: - Connecting

@@ -12,8 +12,11 @@ import WireProtocol
 /// each event sends a `status` whenever the cumulative drop count changed.
 /// When the queue holds too many events or bytes, the oldest are dropped.
 ///
-/// When a Unix-socket connection breaks, the events in frames the inspector
-/// had not read (see ``UnreadFrames``) are counted as dropped too.
+/// When the inspector dies, the events it never took are counted as
+/// dropped too: the events written on the connection minus the count of
+/// its last ``Receipt``. An inspector that sends no receipts (older than
+/// receipts) leaves the kernel's view: on a Unix socket, the frames it had
+/// not read (see ``UnreadFrames``); over TCP, nothing.
 final class EventStreamer: @unchecked Sendable {
     struct Limits: Sendable {
         var maximumEvents: Int
@@ -44,6 +47,17 @@ final class EventStreamer: @unchecked Sendable {
 
     // Writer thread only.
     private var unread = UnreadFrames()
+    /// The current connection's receipts: events written on it, the
+    /// inspector's count (nil until its first receipt), and the decoder.
+    private var written = 0
+    private var acknowledged: Int?
+    private var receipts = ReceiptDecoder()
+    private var writesSinceRead = 0
+    /// Receipts are read at idle checks and every this many writes, so that
+    /// under steady load they neither pile up nor go stale.
+    private static let writesPerReceiptRead = 32
+    /// How long closing waits for the inspector to close its side.
+    private static let goodbyeTimeout: TimeInterval = 0.2
 
     private static let initialBackoff: TimeInterval = 0.1
     private static let maximumBackoff: TimeInterval = 2
@@ -162,6 +176,10 @@ final class EventStreamer: @unchecked Sendable {
         do {
             let drops = locked { statistics.droppedEvents }
             unread.reset()
+            written = 0
+            acknowledged = nil
+            receipts = ReceiptDecoder()
+            writesSinceRead = 0
             try write(encoder.encode(.hello(hello)), events: 0, on: socket)
             try write(encoder.encode(.status(AgentStatus(droppedEvents: drops, queuedEvents: 0))), events: 0, on: socket)
             condition.lock()
@@ -192,14 +210,14 @@ final class EventStreamer: @unchecked Sendable {
                     condition.unlock()
                     // Sampled before the check: once the peer is gone the charge reads 0.
                     if let charge = socket.unreadCharge() { unread.observe(charge: charge) }
-                    if socket.peerHasClosed() { return disconnect(lostEvent: false, peerIsGone: true) }
+                    if !readReceipts(from: socket) { return disconnect(lostEvent: false, peerIsGone: true, socket: socket) }
                     condition.lock()
                 }
             }
             if queue.isEmpty || (isStopping && Date() >= (flushDeadline ?? .distantPast)) {
                 condition.unlock()
                 // We close; the inspector can still read what we wrote.
-                return disconnect(lostEvent: false, peerIsGone: false)
+                return disconnect(lostEvent: false, peerIsGone: false, socket: socket)
             }
             let next = queue.removeFirst()
             statistics.queuedBytes -= next.cost
@@ -222,8 +240,9 @@ final class EventStreamer: @unchecked Sendable {
                 // While stopping, the failure may be `stop()` shutting a stuck
                 // socket down: then the inspector can still read what it holds.
                 // Without ECONNRESET the inspector had read every frame.
+                // With receipts, any broken connection counts what was not taken.
                 let leftUnread = error as? EventSocket.Failure == .system(call: "send", errno: ECONNRESET) || socket.peerLeftUnreadData()
-                return disconnect(lostEvent: true, peerIsGone: !locked { isStopping } && leftUnread)
+                return disconnect(lostEvent: true, peerIsGone: !locked { isStopping } && (leftUnread || acknowledged != nil), socket: socket)
             }
         }
     }
@@ -231,19 +250,57 @@ final class EventStreamer: @unchecked Sendable {
     /// Sends one frame; on a Linux Unix socket, notes it among the unread
     /// frames with the charge it added.
     private func write(_ frame: Data, events: Int, on socket: borrowing EventSocket) throws(EventSocket.Failure) {
-        guard socket.seesUnread else { return try socket.send(frame) }
-        let before = socket.unreadCharge()
-        try socket.send(frame)
-        let after = socket.unreadCharge()
-        unread.wrote(bytes: frame.count, events: events, chargeBefore: before, chargeAfter: after)
+        if socket.seesUnread, acknowledged == nil {
+            let before = socket.unreadCharge()
+            try socket.send(frame)
+            let after = socket.unreadCharge()
+            unread.wrote(bytes: frame.count, events: events, chargeBefore: before, chargeAfter: after)
+        } else {
+            try socket.send(frame)
+        }
+        written += events
+        writesSinceRead += 1
+        if writesSinceRead >= Self.writesPerReceiptRead { _ = readReceipts(from: socket) }
+    }
+
+    /// Takes in every receipt the inspector has sent; false once the peer
+    /// has closed (or sent something that is not a receipt stream).
+    private func readReceipts(from socket: borrowing EventSocket) -> Bool {
+        writesSinceRead = 0
+        while true {
+            switch socket.receive() {
+            case .nothing:
+                return true
+            case .closed:
+                return false
+            case .bytes(let bytes):
+                receipts.append(contentsOf: bytes)
+                do {
+                    while let receipt = try receipts.next() {
+                        acknowledged = max(acknowledged ?? 0, min(receipt.events, written))
+                    }
+                } catch {
+                    return false
+                }
+            }
+        }
     }
 
     /// Marks the connection down. Events still queued were meant for that
     /// inspector (a restarted one would not know their flows): drop them.
     /// When the inspector went away with frames it had not read
     /// (`peerIsGone`), their events are lost too.
-    private func disconnect(lostEvent: Bool, peerIsGone: Bool) {
-        let unreadEvents = peerIsGone ? unread.events : 0
+    private func disconnect(lostEvent: Bool, peerIsGone: Bool, socket: borrowing EventSocket) {
+        var unreadEvents = 0
+        if peerIsGone {
+            // Receipts it sent before dying are still in our receive buffer.
+            _ = readReceipts(from: socket)
+            unreadEvents = acknowledged.map { written - $0 } ?? unread.events
+        } else {
+            socket.finishGracefully(timeout: Self.goodbyeTimeout) { bytes in
+                receipts.append(contentsOf: bytes)
+            }
+        }
         unread.reset()
         condition.lock()
         isConnected = false

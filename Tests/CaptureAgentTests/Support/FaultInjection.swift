@@ -35,15 +35,21 @@ final class InspectorProcess: @unchecked Sendable {
             .appendingPathComponent(".build/debug/netinspect")
     }
 
-    /// Starts it and waits (at most 10 s) until it says it is listening.
-    init(listeningOn path: String) throws {
-        self.path = path
+    /// Starts it on a Unix socket and waits (at most 10 s) until it says it is listening.
+    convenience init(listeningOn path: String) throws {
+        try self.init(listen: "unix:\(path)")
+    }
+
+    /// Starts it on `endpoint` (`unix:PATH`, `tcp:HOST:PORT`) and waits (at
+    /// most 10 s) until it says it is listening there.
+    init(listen endpoint: String) throws {
+        self.path = endpoint.hasPrefix("unix:") ? String(endpoint.dropFirst(5)) : endpoint
         let binary = Self.binary
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
             throw XCTSkip("netinspect binary not found at \(binary.path); build it with `swift build --build-tests`")
         }
         process.executableURL = binary
-        process.arguments = ["--json", "--listen", "unix:\(path)"]
+        process.arguments = ["--json", "--listen", endpoint]
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out
@@ -63,7 +69,7 @@ final class InspectorProcess: @unchecked Sendable {
             stderr.withLock { $0 += String(decoding: data, as: UTF8.self) }
         }
         try process.run()
-        guard eventually(timeout: 10, { stderr.current.contains("listening on unix:\(path)") }) else {
+        guard eventually(timeout: 10, { stderr.current.contains("listening on \(endpoint)") }) else {
             kill(SIGKILL)
             throw XCTSkip("netinspect did not start listening: \(stderr.current)")
         }
@@ -114,6 +120,20 @@ final class InspectorProcess: @unchecked Sendable {
         kill(SIGKILL)
         process.waitUntilExit()
     }
+}
+
+/// A TCP port on 127.0.0.1 that was free a moment ago.
+func freeLoopbackPort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_addr.s_addr = in_addr_t(UInt32(0x7F00_0001).bigEndian)
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length); return getsockname(fd, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
 }
 
 /// One request made synchronously, as a plain app thread would.

@@ -79,6 +79,13 @@ final class TestInspector: @unchecked Sendable {
     }
 
     /// Closes the listener and every connection, as if the inspector died.
+    /// Writes `bytes` to connection `index` (0 is the first accepted), as
+    /// an inspector's receipts would go.
+    func write(_ bytes: Data, toConnection index: Int) {
+        let channel = children.withLock { index < $0.count ? $0[index] : nil }
+        channel?.writeAndFlush(ByteBuffer(bytes: bytes), promise: nil)
+    }
+
     func kill() {
         try? serverChannel.close().wait()
         for child in children.current { try? child.close().wait() }

@@ -31,6 +31,11 @@ public struct FlowAssembler: Sendable {
     private var pendingOrder: [FlowID] = []
     private var agents: [ConnectionID: Hello] = [:]
     private var connectionOfFlow: [FlowID: ConnectionID] = [:]
+    /// Events of each pending flow, by the connection they came on.
+    private var eventsOfFlow: [FlowID: [ConnectionID: Int]] = [:]
+    /// Events the assembler is done with (printed in a flow, or discarded)
+    /// since the last ``takeSettledEvents()``, by connection.
+    private var settled: [ConnectionID: Int] = [:]
 
     /// Creates an assembler holding at most `maximumPending` unfinished flows.
     public init(maximumPending: Int = 10_000) {
@@ -52,18 +57,45 @@ public struct FlowAssembler: Sendable {
         return []
     }
 
+    /// The events, per connection, that are done with since the last call:
+    /// those of flows returned as finished, and those discarded (for flows
+    /// never started here, or forgotten). What the headless inspector
+    /// acknowledges once it has printed the finished flows.
+    public mutating func takeSettledEvents() -> [ConnectionID: Int] {
+        defer { settled = [:] }
+        return settled
+    }
+
+    private mutating func settle(_ counts: [ConnectionID: Int]?) {
+        for (connection, count) in counts ?? [:] { settled[connection, default: 0] += count }
+    }
+
     private mutating func apply(_ message: Message, from connection: ConnectionID) -> [Finished] {
         switch message {
         case .flowStarted(let log):
-            if log.state.isFinal { return [Finished(log: log, agent: agents[connection])] }
+            if log.state.isFinal {
+                settle([connection: 1])
+                return [Finished(log: log, agent: agents[connection])]
+            }
             if pending.updateValue(log, forKey: log.id) == nil { pendingOrder.append(log.id) }
             connectionOfFlow[log.id] = connection
+            eventsOfFlow[log.id, default: [:]][connection, default: 0] += 1
             evictIfNeeded()
         case .flowResponse(let event):
+            guard pending[event.id] != nil else {
+                settle([connection: 1])
+                return []
+            }
             pending[event.id]?.apply(event)
+            eventsOfFlow[event.id, default: [:]][connection, default: 0] += 1
         case .flowFinished(let event):
-            guard var log = pending.removeValue(forKey: event.id) else { return [] }
+            guard var log = pending.removeValue(forKey: event.id) else {
+                settle([connection: 1])
+                return []
+            }
             log.apply(event)
+            settle(eventsOfFlow.removeValue(forKey: event.id))
+            settle([connection: 1])
             let source = connectionOfFlow.removeValue(forKey: event.id) ?? connection
             compactOrderIfNeeded()
             return [Finished(log: log, agent: agents[source])]
@@ -78,6 +110,7 @@ public struct FlowAssembler: Sendable {
             let oldest = pendingOrder.removeFirst()
             if pending.removeValue(forKey: oldest) != nil {
                 connectionOfFlow[oldest] = nil
+                settle(eventsOfFlow.removeValue(forKey: oldest))
                 forgottenFlows += 1
             }
         }

@@ -17,6 +17,8 @@ final class ListenerContext: Sendable {
     let eventLoop: any EventLoop
     /// Connections the full inbox refused, in the order they were refused.
     private let parked: NIOLoopBoundBox<[ConnectionHandler]>
+    /// Connections past their hello, by identifier, for receipts.
+    private let accepted: NIOLoopBoundBox<[ConnectionID: ConnectionHandler]>
     private let lastConnectionNumber = Atomic<UInt64>(0)
     private let shuttingDown = Atomic<Bool>(false)
 
@@ -27,6 +29,7 @@ final class ListenerContext: Sendable {
         helloTimeout = configuration.helloTimeout
         self.eventLoop = eventLoop
         parked = .makeBoxSendingValue([], eventLoop: eventLoop)
+        accepted = .makeBoxSendingValue([:], eventLoop: eventLoop)
     }
 
     func nextConnectionID() -> ConnectionID {
@@ -42,6 +45,22 @@ final class ListenerContext: Sendable {
     /// Has the inbox wake this listener when the UI has drained it.
     func hookUpToInbox() {
         inbox.setSpaceHandler { [self] in eventLoop.execute { self.resumeParked() } }
+        inbox.setTakenHandler { [self] counts in eventLoop.execute { self.taken(counts) } }
+    }
+
+    /// A connection passed its hello; on the event loop.
+    func register(_ connection: ConnectionHandler, as id: ConnectionID) {
+        accepted.value[id] = connection
+    }
+
+    /// A connection ended; on the event loop.
+    func unregister(_ id: ConnectionID) {
+        accepted.value[id] = nil
+    }
+
+    /// The UI took `counts` events of each connection: receipts go out.
+    private func taken(_ counts: [ConnectionID: Int]) {
+        for (id, count) in counts { accepted.value[id]?.taken(count) }
     }
 
     /// Remembers a connection the inbox refused; on the event loop.
@@ -111,6 +130,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// Inside ``deliver()``, which closing the channel can re-enter through
     /// `channelInactive`.
     private var isDelivering = false
+    /// Events of this connection the UI has taken (the receipt count).
+    private var takenEvents = 0
+    /// A receipt could not be written while the channel was not writable
+    /// (an agent that does not read): the latest count goes when it is.
+    private var isReceiptDue = false
 
     init(shared: ListenerContext) {
         self.shared = shared
@@ -156,9 +180,34 @@ final class ConnectionHandler: ChannelDuplexHandler {
         close(reason: Self.readable(error))
     }
 
+    func channelWritabilityChanged(context: ChannelHandlerContext) {
+        if isReceiptDue { sendReceipt() }
+        context.fireChannelWritabilityChanged()
+    }
+
+    /// The UI took `count` more of this connection's events.
+    func taken(_ count: Int) {
+        takenEvents += count
+        sendReceipt()
+    }
+
+    /// Writes the receipt for everything taken so far. Receipts are
+    /// cumulative, so while the agent does not read (the channel is not
+    /// writable) nothing piles up here: the latest goes once it can.
+    private func sendReceipt() {
+        guard let context, !isClosing, !isInactive else { return }
+        guard context.channel.isWritable else {
+            isReceiptDue = true
+            return
+        }
+        isReceiptDue = false
+        context.writeAndFlush(NIOAny(ByteBuffer(bytes: Receipt(events: takenEvents).frame())), promise: nil)
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         helloDeadline?.cancel()
         isInactive = true
+        if let connection { shared.unregister(connection) }
         if shared.isShuttingDown {
             abandon()
         } else if !isParked, !isDelivering {
@@ -240,6 +289,9 @@ final class ConnectionHandler: ChannelDuplexHandler {
         helloDeadline?.cancel()
         let id = shared.nextConnectionID()
         connection = id
+        shared.register(self, as: id)
+        // Tells the agent that receipts will come (see ``Receipt``).
+        sendReceipt()
         return .connected(id, hello, peer: peer)
     }
 

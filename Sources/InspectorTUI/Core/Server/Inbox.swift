@@ -87,6 +87,9 @@ public final class Inbox: Sendable {
         /// `onSpace`.
         var isSomeoneWaiting = false
         var onSpace: (@Sendable () -> Void)?
+        /// Where ``acknowledge(_:)`` sends counts (the listener, which
+        /// writes them back to the agents as receipts).
+        var onTaken: (@Sendable ([ConnectionID: Int]) -> Void)?
     }
 
     /// The bound that ``offer(_:bytes:)`` applies.
@@ -175,6 +178,33 @@ public final class Inbox: Sendable {
         queue.withLockedValue { $0.onSpace = handler }
     }
 
+    /// Tells the agents how many of their events the UI has now taken:
+    /// call after showing drained events (applied to the store, or printed),
+    /// with the counts of ``takenEvents(in:)`` or their own. The listener
+    /// adds them up per connection and sends each agent a receipt, from
+    /// which an agent whose inspector dies counts what never arrived.
+    public func acknowledge(_ counts: [ConnectionID: Int]) {
+        guard !counts.isEmpty, let handler = queue.withLockedValue({ $0.onTaken }) else { return }
+        handler(counts)
+    }
+
+    /// The events per connection that count for receipts among `events`:
+    /// flow messages (`flowStarted`, `flowResponse`, `flowFinished`), the
+    /// ones an agent counts when it drops them.
+    public static func takenEvents(in events: [InboxEvent]) -> [ConnectionID: Int] {
+        var counts: [ConnectionID: Int] = [:]
+        for case let .message(connection, message) in events where message.isFlowEvent {
+            counts[connection, default: 0] += 1
+        }
+        return counts
+    }
+
+    /// What ``acknowledge(_:)`` calls; it must only hand work to another
+    /// thread. `nil` unhooks it.
+    func setTakenHandler(_ handler: (@Sendable ([ConnectionID: Int]) -> Void)?) {
+        queue.withLockedValue { $0.onTaken = handler }
+    }
+
     private func append(_ event: InboxEvent, bytes: Int, to queue: inout Queue) {
         if queue.events.isEmpty { writeWakeByte() }
         queue.events.append(event)
@@ -218,3 +248,4 @@ extension Duration {
         return seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
     }
 }
+

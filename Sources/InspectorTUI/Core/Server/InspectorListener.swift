@@ -105,6 +105,7 @@ public final class InspectorListener: Sendable {
         running.context.isShuttingDown = true
         // No drain may hand work to the loop once it has shut down.
         running.context.inbox.setSpaceHandler(nil)
+        running.context.inbox.setTakenHandler(nil)
         // Asked while our sockets still listen; see isServedByThisProcess.
         let ours = running.socketFiles.filter(UnixSocketFile.isServedByThisProcess)
         for channel in running.channels { try? channel.close().wait() }
