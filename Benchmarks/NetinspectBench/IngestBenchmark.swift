@@ -113,6 +113,8 @@ final class Drainer: @unchecked Sendable {
         while benchFlows < expectedFlows {
             let events = inbox.wait(timeout: .milliseconds(100))
             _ = Reducer.reduce(&state, .inbox(events, at: Date()))
+            // As the UI does: receipts go back to the agents.
+            inbox.acknowledge(Inbox.takenEvents(in: events))
             for event in events {
                 guard case .message(_, .flowStarted(let log)) = event else { continue }
                 if log.request.url.hasPrefix("http://probe/") {
