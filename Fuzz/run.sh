@@ -38,12 +38,13 @@ build() { # name, sources...
 
 export LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
-targets=${FUZZ_TARGETS:-"frames envelope filter"}
+targets=${FUZZ_TARGETS:-"frames envelope receipts filter"}
 status=0
 for target in $targets; do
     case $target in
         frames) build frames Fuzz/Targets/FrameDecoderFuzz.swift ;;
         envelope) build envelope Fuzz/Targets/EnvelopeFuzz.swift ;;
+        receipts) build receipts Fuzz/Targets/ReceiptFuzz.swift ;;
         filter) build filter Sources/InspectorTUI/Core/Filter/*.swift Fuzz/Targets/FilterFuzz.swift ;;
         *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
     esac
