@@ -151,3 +151,81 @@ final class HeaderOrderTests: XCTestCase {
         XCTAssertGreaterThan(orders.count, 1, "Foundation's header order became stable: compare requests in order again")
     }
 }
+
+/// Reads what the agent reads, from inside `startLoading` as the agent
+/// does, then fails the request without touching the network.
+private final class InternalsProbe: URLProtocol {
+    struct Seen: @unchecked Sendable {
+        var inline: Bool?
+        var delivery: TaskInternals.Delivery
+        var taskDelegate: URLSessionTaskDelegate?
+    }
+
+    nonisolated(unsafe) static var seen: [String: Seen] = [:]
+    static let lock = NSLock()
+
+    override class func canInit(with request: URLRequest) -> Bool { true }
+    override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
+
+    override func startLoading() {
+        if let task {
+            let internals = TaskInternals(of: task)
+            let consumer = internals.consumer
+            let inline = TaskInternals.Fields.shared.callsCompletionInline?.value(in: task, as: Bool.self)
+            Self.lock.withLock {
+                Self.seen[request.url?.path ?? ""] = Seen(inline: inline, delivery: consumer.delivery, taskDelegate: consumer.completionTaskDelegate)
+            }
+        }
+        client?.urlProtocol(self, didFailWithError: URLError(.cancelled))
+    }
+
+    override func stopLoading() {}
+}
+
+extension LinuxFoundationTests {
+    /// corelibs marks async calls, and only them, with
+    /// `_callCompletionHandlerInline`; the agent skips reflecting the task's
+    /// behaviour for the others unless the session has a data delegate. The
+    /// outcome is the same as reflecting it every time.
+    func testAsyncCallsAreMarkedAndEveryStyleGetsItsDeliveryWithoutNeedlessReflection() async throws {
+        func configuration() -> URLSessionConfiguration {
+            let configuration = URLSessionConfiguration.default
+            configuration.protocolClasses = [InternalsProbe.self]
+            configuration.urlCache = nil
+            return configuration
+        }
+        let plain = URLSession(configuration: configuration())
+        let delegate = RecordingDelegate()
+        let delegated = URLSession(configuration: configuration(), delegate: delegate, delegateQueue: nil)
+        defer {
+            plain.invalidateAndCancel()
+            delegated.invalidateAndCancel()
+        }
+        let base = "http://127.0.0.1:9"
+        func completion(_ session: URLSession, _ path: String) async {
+            await withCheckedContinuation { done in
+                session.dataTask(with: URL(string: base + path)!) { _, _, _ in done.resume() }.resume()
+            }
+        }
+        await completion(plain, "/completion-plain")
+        await completion(delegated, "/completion-delegated")
+        delegated.dataTask(with: URL(string: base + "/delegate")!).resume()
+        let taskDelegate = RecordingDelegate()
+        _ = try? await plain.data(for: URLRequest(url: URL(string: base + "/async-delegate")!), delegate: taskDelegate)
+        _ = try? await plain.data(for: URLRequest(url: URL(string: base + "/async")!))
+        eventually(timeout: 5) { InternalsProbe.lock.withLock { InternalsProbe.seen.count == 5 } }
+        let seen = InternalsProbe.lock.withLock { InternalsProbe.seen }
+
+        XCTAssertEqual(seen["/completion-plain"]?.inline, false)
+        XCTAssertEqual(seen["/completion-plain"]?.delivery, .wholeBodyOnce)
+        XCTAssertEqual(seen["/completion-delegated"]?.inline, false)
+        XCTAssertEqual(seen["/completion-delegated"]?.delivery, .wholeBodyOnce)
+        XCTAssertEqual(seen["/delegate"]?.inline, false)
+        XCTAssertEqual(seen["/delegate"]?.delivery, .delegateChunks)
+        XCTAssertEqual(seen["/async-delegate"]?.inline, true)
+        XCTAssertEqual(seen["/async-delegate"]?.delivery, .wholeBodyOnce)
+        XCTAssertTrue(seen["/async-delegate"]?.taskDelegate === taskDelegate, "the async call's task delegate is found")
+        XCTAssertEqual(seen["/async"]?.inline, true)
+        XCTAssertNil(seen["/async"]?.taskDelegate)
+    }
+}

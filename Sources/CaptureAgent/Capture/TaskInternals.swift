@@ -53,7 +53,8 @@ struct TaskInternals: @unchecked Sendable {
     private var knownBody: Any?
     /// What corelibs put into `knownBody` for a data task, from its request.
     private var requestBody: Body?
-    /// The task's behaviour in the registry, as read (a `_Behaviour`).
+    /// The task's behaviour in the registry, as read (a `_Behaviour`); not
+    /// read when it cannot matter (see ``needsBehaviour(of:in:)``).
     private var behaviour: Any?
 
     /// Reads `task`'s internals. Call on the task's work queue (inside
@@ -72,7 +73,23 @@ struct TaskInternals: @unchecked Sendable {
         } else if let request = task.originalRequest {
             requestBody = Self.body(of: request)
         }
-        behaviour = session.flatMap { Self.behaviour(of: task, in: $0) }
+        if let session, Self.needsBehaviour(of: task, in: session) {
+            behaviour = Self.behaviour(of: task, in: session)
+        }
+    }
+
+    /// Whether the registry behaviour can change the result: only when the
+    /// session has a data delegate (chunks, or a completion handler beside
+    /// it), or the task is an async call (`data(for:delegate:)` and its kin
+    /// may carry a task delegate). corelibs marks async calls, and only them,
+    /// with `_callCompletionHandlerInline`. Otherwise (a completion handler
+    /// on a session without a data delegate, the common case) the body goes
+    /// whole, once, and nobody else wants chunks: no reflection needed, which
+    /// saves about 66 k instructions a request.
+    private static func needsBehaviour(of task: URLSessionTask, in session: URLSession) -> Bool {
+        if session.delegate is URLSessionDataDelegate { return true }
+        guard let inline = Fields.shared.callsCompletionInline?.value(in: task, as: Bool.self) else { return true }
+        return inline
     }
 
     /// The body the app gave the task; nil when it cannot be read.
@@ -104,6 +121,8 @@ struct TaskInternals: @unchecked Sendable {
         let session = StoredField("session", in: URLSessionTask.self)
         let workQueue = StoredField("workQueue", in: URLSessionTask.self)
         let knownBody = StoredField("knownBody", in: URLSessionTask.self)
+        /// Set by corelibs' async APIs, which keep a task delegate in the behaviour.
+        let callsCompletionInline = StoredField("_callCompletionHandlerInline", in: URLSessionTask.self)
         let taskRegistry = StoredField("taskRegistry", in: URLSession.self)
         /// `behaviours` of the registry's class (`URLSession._TaskRegistry`).
         let behaviours: StoredField?
