@@ -177,13 +177,6 @@ struct TaskInternals: @unchecked Sendable {
         behaviour(of: task, in: session).flatMap { read($0, in: session).delivery }
     }
 
-    /// The delegate given to `data(for:delegate:)` and its kin: kept in the
-    /// registry beside the completion handler, not in `task.delegate`.
-    /// corelibs sends it the body's chunks as well as completing the call.
-    static func completionTaskDelegate(of task: URLSessionTask, in session: URLSession) -> URLSessionTaskDelegate? {
-        behaviour(of: task, in: session).flatMap { read($0, in: session).taskDelegate }
-    }
-
     /// The delivery and the task delegate a registry behaviour stands for,
     /// from one reflection of it (each reflection of an enum case with a
     /// closure payload demangles the closure's type: ~50 k instructions).

@@ -247,8 +247,10 @@ final class EventStreamer: @unchecked Sendable {
         }
     }
 
-    /// Sends one frame; on a Linux Unix socket, notes it among the unread
-    /// frames with the charge it added.
+    /// Sends one frame and counts its events as written on this connection;
+    /// reads receipts every few writes. Until the inspector has sent a
+    /// receipt, on a Linux Unix socket, also notes the frame among the
+    /// unread frames with the charge it added.
     private func write(_ frame: Data, events: Int, on socket: borrowing EventSocket) throws(EventSocket.Failure) {
         if socket.seesUnread, acknowledged == nil {
             let before = socket.unreadCharge()
