@@ -237,6 +237,30 @@ final class FaultInjectionTests: XCTestCase, @unchecked Sendable {
         }
     }
 
+    /// An agent that stops while receipts wait unread in its socket reads
+    /// them before closing: a close with bytes unread would be a reset, and
+    /// netinspect would log the clean goodbye as "Connection reset by peer".
+    func testAnAgentThatStopsSaysGoodbyeCleanlyWithReceiptsPending() throws {
+        let path = temporarySocketPath("goodbye")
+        let inspector = try InspectorProcess(listeningOn: path)
+        defer { inspector.killAndWait() }
+        for round in 0 ..< 3 {
+            let agent = try CaptureAgent.start(.init(destination: .unix(path: path)) { $0.appName = "faults-goodbye" })
+            XCTAssertTrue(eventually { agent.isConnected })
+            let session = capturedSession(agent)
+            let before = inspector.lineCount
+            XCTAssertEqual(fetch(URLRequest(url: server.url("/text?goodbye=\(round)")), on: session).outcome.status, 200)
+            // Stop as soon as the flow is printed: its receipt is on its way
+            // or already in the agent's socket, not yet read.
+            XCTAssertTrue(eventually { inspector.lineCount == before + 1 })
+            agent.stop()
+            session.finishTasksAndInvalidate()
+        }
+        let goodbyes = { inspector.errorOutput.components(separatedBy: "\n").filter { $0.contains("faults-goodbye") && $0.contains("disconnected") } }
+        XCTAssertTrue(eventually { goodbyes().count == 3 }, inspector.errorOutput)
+        XCTAssertEqual(goodbyes().filter { $0.contains("disconnected:") }, [], "every goodbye is a clean end of stream")
+    }
+
     /// The other side of the count: an inspector that read everything and
     /// quit (SIGTERM) costs no drops, unread or otherwise.
     func testAnInspectorThatReadEverythingAndQuitCostsNoDrops() throws {

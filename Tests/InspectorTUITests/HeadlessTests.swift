@@ -34,6 +34,24 @@ final class FlowAssemblerTests: XCTestCase {
         XCTAssertEqual(out.map(\.log.id), [Fixtures.id(10)], "the oldest were forgotten, the newest kept")
     }
 
+    /// What headless acknowledges: a flow's events once it comes out, events
+    /// it has no flow for at once, forgotten flows' events when forgotten;
+    /// never the events of a flow still being assembled.
+    func testSettledEventsAreThoseOfFinishedDiscardedOrForgottenFlows() {
+        var assembler = FlowAssembler(maximumPending: 2)
+        let first = ConnectionID(1), second = ConnectionID(2)
+        func apply(_ events: [InboxEvent]) { for event in events { _ = assembler.apply(event) } }
+        apply(Fixtures.connection(1, messages: [.flowStarted(Fixtures.started(1)), .status(AgentStatus(droppedEvents: 1))]))
+        XCTAssertEqual(assembler.takeSettledEvents(), [:], "a flow being assembled is not taken yet; status is no event")
+        apply(Fixtures.connection(2, messages: [.flowFinished(Fixtures.finished(1))]))
+        XCTAssertEqual(assembler.takeSettledEvents(), [first: 1, second: 1], "each event to the connection it came on")
+        XCTAssertEqual(assembler.takeSettledEvents(), [:], "taken once")
+        apply(Fixtures.connection(1, messages: [.flowFinished(Fixtures.finished(9))]))
+        XCTAssertEqual(assembler.takeSettledEvents(), [first: 1], "no flow for it: discarded, so taken")
+        apply(Fixtures.connection(1, messages: (2...4).map { .flowStarted(Fixtures.started($0)) }))
+        XCTAssertEqual(assembler.takeSettledEvents(), [first: 1], "the oldest of three pending was forgotten")
+    }
+
     func testAFlowThatStartsFinishedComesOutAtOnce() {
         var assembler = FlowAssembler()
         var log = Fixtures.started(1)
