@@ -107,6 +107,10 @@ public struct FlowFinished: Codable, Sendable, Equatable {
     public var timing: Timing
     /// Every redirect followed.
     public var redirects: [RedirectHop]
+    /// The header fields the client added (``Request/clientHeaders``), when
+    /// they were only known once the request had gone out; they replace the
+    /// started flow's list.
+    public var clientHeaders: [HTTPHeader]?
 
     /// Creates the event.
     public init(
@@ -116,7 +120,8 @@ public struct FlowFinished: Codable, Sendable, Equatable {
         requestBody: CapturedBody? = nil,
         error: FlowError? = nil,
         timing: Timing,
-        redirects: [RedirectHop] = []
+        redirects: [RedirectHop] = [],
+        clientHeaders: [HTTPHeader]? = nil
     ) {
         self.id = id
         self.state = state
@@ -125,6 +130,7 @@ public struct FlowFinished: Codable, Sendable, Equatable {
         self.error = error
         self.timing = timing
         self.redirects = redirects
+        self.clientHeaders = clientHeaders
     }
 }
 
@@ -158,6 +164,7 @@ extension NetworkLog {
         state = event.state
         if let finalResponse = event.response { response = finalResponse }
         if let body = event.requestBody { request.body = body }
+        if let clientHeaders = event.clientHeaders { request.clientHeaders = clientHeaders }
         error = event.error
         timing = event.timing
         redirects = event.redirects

@@ -15,22 +15,30 @@ extension HTTPHeader: JSONWritable, JSONReadable {
 
 extension CapturedBody: JSONWritable, JSONReadable {
     func write(to writer: inout JSONWriter) {
-        writer.object { $0.field("base64", data.base64EncodedString()); $0.field("size", size); $0.field("truncated", isTruncated) }
+        writer.object {
+            $0.field("base64", data.base64EncodedString()); $0.field("size", size); $0.field("truncated", isTruncated)
+            if isDecoded { $0.field("decoded", true) }
+        }
     }
     init(json: JSONReader) throws(JSONFieldError) {
         let encoded = try json.required("base64")
         guard let data = Data(base64Encoded: try encoded.string) else { throw encoded.mismatch("base64") }
-        self.init(data: data, size: try json.int("size"), isTruncated: try json.bool("truncated"))
+        self.init(data: data, size: try json.int("size"), isTruncated: try json.bool("truncated"),
+                  isDecoded: try json.optionalBool("decoded") ?? false)
     }
 }
 
 extension Request: JSONWritable, JSONReadable {
     func write(to writer: inout JSONWriter) {
-        writer.object { $0.field("method", method); $0.field("url", url); $0.field("headers", headers); $0.field("body", body) }
+        writer.object {
+            $0.field("method", method); $0.field("url", url); $0.field("headers", headers); $0.field("body", body)
+            if !clientHeaders.isEmpty { $0.field("clientHeaders", clientHeaders) }
+        }
     }
     init(json: JSONReader) throws(JSONFieldError) {
         self.init(method: try json.string("method"), url: try json.string("url"),
-                  headers: try json.array("headers"), body: try json.decodeIfPresent("body"))
+                  headers: try json.array("headers"), body: try json.decodeIfPresent("body"),
+                  clientHeaders: try json.optionalArray("clientHeaders") ?? [])
     }
 }
 
@@ -71,13 +79,43 @@ extension Timing: JSONWritable, JSONReadable {
             $0.field("requestSent", requestSent)
             $0.field("firstResponseByte", firstResponseByte)
             $0.field("finished", finished)
+            $0.field("phases", phases)
         }
     }
     init(json: JSONReader) throws(JSONFieldError) {
         self.init(startedAt: Date(timeIntervalSince1970: try json.double("startedAt")),
                   requestSent: try json.optionalDouble("requestSent"),
                   firstResponseByte: try json.optionalDouble("firstResponseByte"),
-                  finished: try json.optionalDouble("finished"))
+                  finished: try json.optionalDouble("finished"),
+                  phases: try json.decodeIfPresent("phases"))
+    }
+}
+
+extension TransferPhases: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) {
+        writer.object {
+            $0.field("blocked", blocked); $0.field("dns", dns); $0.field("connect", connect); $0.field("tls", tls)
+            $0.field("send", send); $0.field("wait", wait); $0.field("receive", receive); $0.field("source", source)
+        }
+    }
+    init(json: JSONReader) throws(JSONFieldError) {
+        self.init(blocked: try json.optionalDouble("blocked"), dns: try json.optionalDouble("dns"),
+                  connect: try json.optionalDouble("connect"), tls: try json.optionalDouble("tls"),
+                  send: try json.optionalDouble("send"), wait: try json.optionalDouble("wait"),
+                  receive: try json.optionalDouble("receive"), source: try json.optionalString("source"))
+    }
+}
+
+extension CaptureSource: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) {
+        writer.object {
+            $0.field("client", client.rawValue); $0.field("path", path?.rawValue); $0.field("operationID", operationID)
+        }
+    }
+    init(json: JSONReader) throws(JSONFieldError) {
+        self.init(client: Client(rawValue: try json.string("client")),
+                  path: try json.optionalString("path").map(Path.init(rawValue:)),
+                  operationID: try json.optionalString("operationID"))
     }
 }
 
@@ -106,13 +144,15 @@ extension NetworkLog: JSONWritable, JSONReadable {
             $0.field("id", id); $0.field("sessionID", sessionID); $0.field("taskID", taskID)
             $0.field("request", request); $0.field("response", response); $0.field("timing", timing)
             $0.field("redirects", redirects); $0.field("error", error); $0.field("state", state)
+            $0.field("source", source)
         }
     }
     init(json: JSONReader) throws(JSONFieldError) {
         self.init(id: try json.decode("id"), sessionID: try json.int("sessionID"), taskID: try json.int("taskID"),
                   request: try json.decode("request"), response: try json.decodeIfPresent("response"),
                   timing: try json.decode("timing"), redirects: try json.array("redirects"),
-                  error: try json.decodeIfPresent("error"), state: try json.decode("state"))
+                  error: try json.decodeIfPresent("error"), state: try json.decode("state"),
+                  source: try json.decodeIfPresent("source"))
     }
 }
 
@@ -137,6 +177,7 @@ extension Message {
                 writer.field("id", event.id); writer.field("state", event.state); writer.field("response", event.response)
                 writer.field("requestBody", event.requestBody); writer.field("error", event.error)
                 writer.field("timing", event.timing); writer.field("redirects", event.redirects)
+                if let clientHeaders = event.clientHeaders { writer.field("clientHeaders", clientHeaders) }
             case .status(let status):
                 writer.field("droppedEvents", status.droppedEvents); writer.field("queuedEvents", status.queuedEvents)
             }
@@ -174,7 +215,8 @@ extension Message {
             return .flowFinished(FlowFinished(
                 id: try json.decode("id"), state: try json.decode("state"), response: try json.decodeIfPresent("response"),
                 requestBody: try json.decodeIfPresent("requestBody"), error: try json.decodeIfPresent("error"),
-                timing: try json.decode("timing"), redirects: try json.array("redirects")))
+                timing: try json.decode("timing"), redirects: try json.array("redirects"),
+                clientHeaders: try json.optionalArray("clientHeaders")))
         case .status:
             return .status(AgentStatus(droppedEvents: try json.int("droppedEvents"), queuedEvents: try json.int("queuedEvents")))
         case nil:
