@@ -29,6 +29,8 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
     /// Which HTTP client the flow came from and how it was captured; nil from
     /// agents that predate it.
     public var source: CaptureSource?
+    /// What traffic rules changed, when any applied (see ``TrafficRule``).
+    public var changes: FlowChanges?
 
     /// Creates a log record.
     public init(
@@ -41,7 +43,8 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
         redirects: [RedirectHop] = [],
         error: FlowError? = nil,
         state: FlowState = .pending,
-        source: CaptureSource? = nil
+        source: CaptureSource? = nil,
+        changes: FlowChanges? = nil
     ) {
         self.id = id
         self.sessionID = sessionID
@@ -53,6 +56,7 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
         self.error = error
         self.state = state
         self.source = source
+        self.changes = changes
     }
 }
 

@@ -170,7 +170,8 @@ enum RandomMessages {
         case 0:
             return .hello(Hello(protocolVersion: 1, agentName: string(using: &rng), agentVersion: string(using: &rng),
                                 appName: string(using: &rng), processID: Int.random(in: 1...99_999, using: &rng),
-                                hostName: string(using: &rng), token: Bool.random(using: &rng) ? string(using: &rng) : nil))
+                                hostName: string(using: &rng), token: Bool.random(using: &rng) ? string(using: &rng) : nil,
+                                acceptsControl: Bool.random(using: &rng)))
         case 1:
             return .flowStarted(NetworkLog(
                 sessionID: Int.random(in: 0...9, using: &rng), taskID: Int.random(in: 0...999, using: &rng),
@@ -178,7 +179,11 @@ enum RandomMessages {
                                  clientHeaders: headers(using: &rng)),
                 response: Bool.random(using: &rng) ? response(using: &rng) : nil, timing: timing(using: &rng), redirects: hops(using: &rng),
                 error: Bool.random(using: &rng) ? FlowError(domain: string(using: &rng), code: -1001, message: string(using: &rng)) : nil,
-                state: FlowState.allCases.randomElement(using: &rng)!, source: source(using: &rng)))
+                state: FlowState.allCases.randomElement(using: &rng)!, source: source(using: &rng),
+                changes: Bool.random(using: &rng) ? FlowChanges(
+                    rules: [string(using: &rng)], originalURL: Bool.random(using: &rng) ? string(using: &rng) : nil,
+                    originalHeaders: Bool.random(using: &rng) ? headers(using: &rng) : nil,
+                    mockedFrom: Bool.random(using: &rng) ? string(using: &rng) : nil) : nil))
         case 2:
             return .flowResponse(FlowResponse(id: FlowID(), response: response(using: &rng), timing: timing(using: &rng), redirects: hops(using: &rng)))
         case 3:

@@ -80,7 +80,10 @@ enum Fixtures {
             clientHeaders: [HTTPHeader(name: "Host", value: "127.0.0.1:8080"), HTTPHeader(name: "Accept-Encoding", value: "deflate, gzip")]
         ),
         timing: Timing(startedAt: started), state: .pending,
-        source: CaptureSource(client: .openAPI, path: .wire, operationID: "getFeed")
+        source: CaptureSource(client: .openAPI, path: .wire, operationID: "getFeed"),
+        changes: FlowChanges(rules: ["map-remote |api.example.com|127.0.0.1:8080", "modify-headers /Accept/application/json"],
+                             originalURL: "https://api.example.com/feed",
+                             originalHeaders: [HTTPHeader(name: "Accept", value: "*/*")])
     )
 
     static let sourcedFinished = FlowFinished(

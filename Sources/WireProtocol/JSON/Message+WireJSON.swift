@@ -106,6 +106,57 @@ extension TransferPhases: JSONWritable, JSONReadable {
     }
 }
 
+extension FlowChanges: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) {
+        writer.object {
+            $0.field("rules", rules.map(JSONString.init)); $0.field("originalURL", originalURL)
+            if let originalHeaders { $0.field("originalHeaders", originalHeaders) }
+            $0.field("mockedFrom", mockedFrom)
+        }
+    }
+    init(json: JSONReader) throws(JSONFieldError) {
+        self.init(rules: try json.array("rules", of: JSONString.self).map(\.text),
+                  originalURL: try json.optionalString("originalURL"),
+                  originalHeaders: try json.optionalArray("originalHeaders"),
+                  mockedFrom: try json.optionalString("mockedFrom"))
+    }
+}
+
+extension TrafficRule: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) {
+        writer.object {
+            $0.field("kind", kind.rawValue); $0.field("filter", filter); $0.field("pattern", pattern)
+            $0.field("replacement", replacement)
+            if !files.isEmpty { $0.field("files", files) }
+        }
+    }
+    init(json: JSONReader) throws(JSONFieldError) {
+        let name = try json.string("kind")
+        guard let kind = Kind(rawValue: name) else { throw JSONFieldError(problem: .invalid("unknown rule kind '\(name)'")) }
+        self.init(kind: kind, filter: try json.optionalString("filter"), pattern: try json.string("pattern"),
+                  replacement: try json.string("replacement"), files: try json.optionalArray("files") ?? [])
+    }
+}
+
+extension TrafficRule.LocalFile: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) {
+        writer.object { $0.field("path", path); $0.field("contentType", contentType); $0.field("base64", data.base64EncodedString()) }
+    }
+    init(json: JSONReader) throws(JSONFieldError) {
+        let encoded = try json.required("base64")
+        guard let data = Data(base64Encoded: try encoded.string) else { throw encoded.mismatch("base64") }
+        self.init(path: try json.string("path"), contentType: try json.string("contentType"), data: data)
+    }
+}
+
+/// A bare string as an array element.
+struct JSONString: JSONWritable, JSONReadable {
+    var text: String
+    init(_ text: String) { self.text = text }
+    func write(to writer: inout JSONWriter) { writer.string(text) }
+    init(json: JSONReader) throws(JSONFieldError) { text = try json.string }
+}
+
 extension CaptureSource: JSONWritable, JSONReadable {
     func write(to writer: inout JSONWriter) {
         writer.object {
@@ -144,7 +195,7 @@ extension NetworkLog: JSONWritable, JSONReadable {
             $0.field("id", id); $0.field("sessionID", sessionID); $0.field("taskID", taskID)
             $0.field("request", request); $0.field("response", response); $0.field("timing", timing)
             $0.field("redirects", redirects); $0.field("error", error); $0.field("state", state)
-            $0.field("source", source)
+            $0.field("source", source); $0.field("changes", changes)
         }
     }
     init(json: JSONReader) throws(JSONFieldError) {
@@ -152,7 +203,7 @@ extension NetworkLog: JSONWritable, JSONReadable {
                   request: try json.decode("request"), response: try json.decodeIfPresent("response"),
                   timing: try json.decode("timing"), redirects: try json.array("redirects"),
                   error: try json.decodeIfPresent("error"), state: try json.decode("state"),
-                  source: try json.decodeIfPresent("source"))
+                  source: try json.decodeIfPresent("source"), changes: try json.decodeIfPresent("changes"))
     }
 }
 
@@ -168,6 +219,7 @@ extension Message {
                 writer.field("agentVersion", hello.agentVersion); writer.field("appName", hello.appName)
                 writer.field("processID", hello.processID); writer.field("hostName", hello.hostName)
                 writer.field("token", hello.token)
+                if hello.acceptsControl { writer.field("acceptsControl", true) }
             case .flowStarted(let flow):
                 writer.field("flow", flow)
             case .flowResponse(let event):
@@ -204,7 +256,8 @@ extension Message {
                 protocolVersion: try json.int("protocolVersion"), agentName: try json.string("agentName"),
                 agentVersion: try json.string("agentVersion"), appName: try json.string("appName"),
                 processID: try json.int("processID"), hostName: try json.string("hostName"),
-                token: try json.optionalString("token")))
+                token: try json.optionalString("token"),
+                acceptsControl: try json.optionalBool("acceptsControl") ?? false))
         case .flowStarted:
             return .flowStarted(try json.decode("flow"))
         case .flowResponse:
