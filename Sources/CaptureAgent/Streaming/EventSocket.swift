@@ -127,6 +127,12 @@ struct EventSocket: ~Copyable {
         }
     }
 
+    /// Waits at most `timeout` for bytes from the peer (or its close).
+    func waitForIncoming(timeout: TimeInterval) -> Bool {
+        var pollDescriptor = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        return poll(&pollDescriptor, 1, Int32(max(0, timeout * 1000))) > 0
+    }
+
     /// Ends our side of a connection the peer still holds: stops writing,
     /// then reads (handing the bytes to `received`) until the peer closes
     /// or `timeout` passes. Closing with bytes unread would make the kernel
