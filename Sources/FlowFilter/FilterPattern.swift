@@ -109,7 +109,7 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
     // MARK: Matching
 
     /// Whether the pattern occurs in `text`.
-    func matches(_ text: String) -> Bool {
+    package func matches(_ text: String) -> Bool {
         switch matcher {
         case let .bytes(needle, undecided):
             switch withUTF8(text, needle.search) {

@@ -12,23 +12,29 @@ import WireProtocol
 /// A rule whose filter or regular expression does not compile is left out
 /// (the viewer checks them before sending, so this is a hostile or newer
 /// viewer's doing).
-struct RuleSet: @unchecked Sendable {
+package struct RuleSet: @unchecked Sendable {
     // NSRegularExpression is immutable and thread-safe, but not marked Sendable on Linux.
     private struct Compiled {
         var rule: TrafficRule
         var filter: FilterExpression?
+        /// Whether the URL matches: the filter language's matcher, which
+        /// scans bytes for literal and simple patterns and only falls back
+        /// to the regex engine for the rest (most rules never match most
+        /// requests, so this is the hot path).
+        var urlPattern: FilterPattern?
+        /// The same expression, for the substitution once it matched.
         var regex: NSRegularExpression?
         var template: String
     }
 
     private let rules: [Compiled]
 
-    static let empty = RuleSet(compiling: [])
+    package static let empty = RuleSet(compiling: [])
 
-    var isEmpty: Bool { rules.isEmpty }
-    var count: Int { rules.count }
+    package var isEmpty: Bool { rules.isEmpty }
+    package var count: Int { rules.count }
 
-    init(compiling rules: [TrafficRule]) {
+    package init(compiling rules: [TrafficRule]) {
         self.rules = rules.compactMap { rule in
             var filter: FilterExpression?
             if let text = rule.filter {
@@ -36,16 +42,21 @@ struct RuleSet: @unchecked Sendable {
                 filter = parsed
             }
             var regex: NSRegularExpression?
+            var urlPattern: FilterPattern?
             if rule.kind != .modifyHeaders {
-                guard let compiled = try? NSRegularExpression(pattern: rule.pattern, options: [.caseInsensitive]) else { return nil }
+                guard let compiled = try? NSRegularExpression(pattern: rule.pattern, options: [.caseInsensitive]),
+                      let pattern = try? FilterPattern(regularExpression: rule.pattern)
+                else { return nil }
                 regex = compiled
+                urlPattern = pattern
             }
-            return Compiled(rule: rule, filter: filter, regex: regex, template: Self.template(fromReplacement: rule.replacement))
+            return Compiled(rule: rule, filter: filter, urlPattern: urlPattern, regex: regex,
+                            template: Self.template(fromReplacement: rule.replacement))
         }
     }
 
     /// What the rules make of a request.
-    enum Outcome {
+    package enum Outcome {
         /// No rule matched.
         case unchanged
         /// Send this request instead.
@@ -54,24 +65,33 @@ struct RuleSet: @unchecked Sendable {
         case answer(HTTPURLResponse, Data, FlowChanges)
     }
 
-    func apply(to original: URLRequest) -> Outcome {
+    package func apply(to original: URLRequest) -> Outcome {
         guard !rules.isEmpty, let originalURL = original.url else { return .unchanged }
         var request = original
         var applied: [String] = []
-        for compiled in rules where matches(compiled, request) {
+        // What the filters see, made once and again only after a rule changed the request.
+        var log: NetworkLog?
+        var urlText = originalURL.absoluteString
+        for compiled in rules {
+            if let pattern = compiled.urlPattern, !pattern.matches(urlText) { continue }
+            if let filter = compiled.filter {
+                if log == nil { log = Self.pendingLog(request) }
+                guard let log, filter.matches(log) else { continue }
+            }
             let rule = compiled.rule
             switch rule.kind {
             case .modifyHeaders:
                 request.setValue(rule.replacement.isEmpty ? nil : rule.replacement, forHTTPHeaderField: rule.pattern)
                 applied.append(rule.description)
+                log = nil
             case .mapRemote:
                 guard let regex = compiled.regex, let url = request.url?.absoluteString else { continue }
-                let range = NSRange(url.startIndex..., in: url)
-                guard regex.firstMatch(in: url, range: range) != nil else { continue }
-                let mapped = regex.stringByReplacingMatches(in: url, range: range, withTemplate: compiled.template)
-                guard let target = URL(string: mapped), target.scheme != nil, target.host != nil else { continue }
+                let mapped = regex.stringByReplacingMatches(in: url, range: NSRange(url.startIndex..., in: url), withTemplate: compiled.template)
+                guard mapped != url, let target = URL(string: mapped), target.scheme != nil, target.host != nil else { continue }
                 request.url = target
+                urlText = target.absoluteString
                 applied.append(rule.description)
+                log = nil
             case .mapLocal:
                 guard let regex = compiled.regex, let url = request.url?.absoluteString,
                       let match = regex.firstMatch(in: url, range: NSRange(url.startIndex..., in: url)),
@@ -90,15 +110,6 @@ struct RuleSet: @unchecked Sendable {
         }
         guard !applied.isEmpty else { return .unchanged }
         return .send(request, changes(applied, original, request, originalURL, mockedFrom: nil))
-    }
-
-    private func matches(_ compiled: Compiled, _ request: URLRequest) -> Bool {
-        if let regex = compiled.regex, compiled.rule.kind != .modifyHeaders {
-            guard let url = request.url?.absoluteString,
-                  regex.firstMatch(in: url, range: NSRange(url.startIndex..., in: url)) != nil else { return false }
-        }
-        guard let filter = compiled.filter else { return true }
-        return filter.matches(Self.pendingLog(request))
     }
 
     private func changes(_ applied: [String], _ original: URLRequest, _ request: URLRequest, _ originalURL: URL, mockedFrom: String?) -> FlowChanges {
@@ -163,14 +174,16 @@ struct RuleSet: @unchecked Sendable {
 }
 
 /// The rules in force: those of the viewer connected now, none otherwise.
-final class RuleStore: Sendable {
+package final class RuleStore: Sendable {
     private let current = Locked(RuleSet.empty)
 
+    package init() {}
+
     /// The rules in force now.
-    var rules: RuleSet { current.current }
+    package var rules: RuleSet { current.current }
 
     /// Replaces the rules (the viewer sent new ones, or went away: `[]`).
-    func replace(with rules: [TrafficRule]) {
+    package func replace(with rules: [TrafficRule]) {
         let compiled = RuleSet(compiling: rules)
         current.withLock { $0 = compiled }
     }

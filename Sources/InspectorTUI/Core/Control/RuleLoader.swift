@@ -42,6 +42,7 @@ public enum RuleLoader {
         if kind != .modifyHeaders {
             do {
                 _ = try NSRegularExpression(pattern: rule.pattern)
+                _ = try FilterPattern(regularExpression: rule.pattern)
             } catch {
                 throw RuleError(description: "\(kind.rawValue) '\(spec)': '\(rule.pattern)' is not a valid regular expression")
             }
