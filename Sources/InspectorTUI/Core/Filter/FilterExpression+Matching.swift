@@ -2,12 +2,13 @@ import Foundation
 import WireProtocol
 
 extension FilterExpression {
-    /// Whether `log` passes the filter.
+    /// Whether `log` passes the filter; `~marked` and `~comment` read
+    /// `annotation`, which only the inspector's store has (headless runs pass none).
     ///
     /// Cheap enough to run over the whole store on every keystroke: nothing is
     /// decoded or allocated unless a regular expression needs a `String`, and
     /// bodies are read only by `~b`.
-    public func matches(_ log: NetworkLog) -> Bool {
+    public func matches(_ log: NetworkLog, annotation: FlowAnnotation = FlowAnnotation()) -> Bool {
         switch self {
         case .all:
             return true
@@ -40,16 +41,20 @@ extension FilterExpression {
             }
         case .pending:
             return !log.state.isFinal
+        case .marked:
+            return annotation.isMarked
+        case .comment(let pattern):
+            return annotation.comment.map(pattern.matches) ?? false
         case .text(let pattern):
             if pattern.matches(log.request.url) || pattern.matches(log.request.method) { return true }
             guard let code = log.response?.statusCode else { return false }
             return pattern.matches(String(code))
         case .not(let inner):
-            return !inner.matches(log)
+            return !inner.matches(log, annotation: annotation)
         case let .and(left, right):
-            return left.matches(log) && right.matches(log)
+            return left.matches(log, annotation: annotation) && right.matches(log, annotation: annotation)
         case let .or(left, right):
-            return left.matches(log) || right.matches(log)
+            return left.matches(log, annotation: annotation) || right.matches(log, annotation: annotation)
         }
     }
 
