@@ -90,6 +90,22 @@ final class SnapshotTests: XCTestCase {
         assertSnapshot(state, named: "events")
     }
 
+    /// A diff of the JSON flow (base) and the 404, on the two sizes the issue asks for.
+    func testDiffAt80x24And200x60() {
+        var state = Fixtures.mixedState()
+        state.press("g", "b", "j", "D")
+        assertSnapshot(state, named: "diff-80x24")
+        assertSnapshot(state, named: "diff-200x60", size: Size(width: 200, height: 60))
+    }
+
+    func testListWithMarksAndAComment() {
+        var state = Fixtures.mixedState()
+        state.press("g", "M", "j", "j", "#")
+        state.type("fails after login")
+        state.press("enter")
+        assertSnapshot(state, named: "list-marks-comment")
+    }
+
     func testWideScreenHasRoomForLongerColumns() {
         assertSnapshot(Fixtures.mixedState(size: Size(width: 120, height: 30)), named: "list-120x30", size: Size(width: 120, height: 30))
     }

@@ -151,7 +151,10 @@ public struct FlowDiff: Sendable, Equatable {
         for key in right.order where left.values[key] == nil {
             rows.append(Row(kind: .added, label: label(right.names[key]!), base: nil, other: right.values[key]))
         }
-        if same > 0 { rows.append(Row(kind: .note, label: same == 1 ? "1 more the same" : "\(same) more the same", base: nil, other: nil)) }
+        if same > 0 {
+            let label = rows.isEmpty ? "all the same (\(same))" : "\(same) more the same"
+            rows.append(Row(kind: .note, label: label, base: nil, other: nil))
+        }
         return rows
     }
 

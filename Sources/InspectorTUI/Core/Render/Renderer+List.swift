@@ -55,7 +55,7 @@ extension Renderer {
             }
         }
         var columns = kinds.map { Column(kind: $0, width: natural($0)) }
-        let minimumPath = min(24, max(8, width / 4))
+        let minimumPath = min(24, max(8, width / 5))
         func pathRoom() -> Int {
             width - columns.filter { $0.kind != .path }.reduce(0) { $0 + $1.width } - max(0, columns.count - 1)
         }
