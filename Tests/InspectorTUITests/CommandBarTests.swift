@@ -152,12 +152,18 @@ final class CopyAsTests: XCTestCase {
         XCTAssertEqual(replay.terminationStatus, 0)
         let received = try server.recorded(timeout: 30)
         XCTAssertEqual(received.method, "PATCH")
-        XCTAssertEqual(received.target, "/orders/7?q=caf%C3%A9&x=[1]")
+        XCTAssertEqual(received.target, "/orders/7?q=caf%C3%A9&x=%5B1%5D", "escapes kept, brackets encoded once (not %25-encoded again)")
         XCTAssertEqual(received.body, body)
         XCTAssertEqual(received.headers.first("Content-Type"), "application/json")
         XCTAssertEqual(received.headers.first("X-Quote"), #"it's "quoted" $HOME \(x)"#)
         XCTAssertEqual(received.headers.first("X-Dup"), "1,2", "URLRequest joins a repeated field, as the code says")
         XCTAssertTrue(code.contains("// URLRequest joins the values"), code)
+        XCTAssertTrue(code.contains("are percent-encoded here"), code)
+    }
+
+    func testFoundationSafeURLKeepsWhatIsValid() {
+        XCTAssertEqual(SwiftCode.foundationSafeURL("http://[::1]:8080/a b/é?x=[1]&y=%41"), "http://[::1]:8080/a%20b/%C3%A9?x=%5B1%5D&y=%41")
+        XCTAssertEqual(SwiftCode.foundationSafeURL("https://api.example.com/v1/items?page=2"), "https://api.example.com/v1/items?page=2")
     }
 }
 

@@ -28,7 +28,13 @@ public enum SwiftCode {
             "import FoundationNetworking",
             "#endif",
             "",
-            "var request = URLRequest(url: URL(string: \(literal(request.url)))!)",
+        ]
+        let url = foundationSafeURL(request.url)
+        if url != request.url {
+            lines.append("// Foundation's URL cannot hold some characters of the recorded URL as they were sent; they are percent-encoded here.")
+        }
+        lines += [
+            "var request = URLRequest(url: URL(string: \(literal(url)))!)",
             "request.httpMethod = \(literal(request.method))",
         ]
         var seen = Set<String>()
@@ -58,6 +64,29 @@ public enum SwiftCode {
             "print((response as? HTTPURLResponse)?.statusCode ?? 0, data.count, \"bytes\")",
         ]
         return lines.joined(separator: "\n")
+    }
+
+    /// The URL with every character RFC 3986 does not allow percent-encoded
+    /// (brackets too, outside an IPv6 host), and escapes already there kept.
+    /// Given a URL with such characters, `URL(string:)` would encode the
+    /// whole string again, `%` included, and send something else.
+    static func foundationSafeURL(_ url: String) -> String {
+        let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#@!$&'()*+,;=".utf8)
+        let hex = Set("0123456789abcdefABCDEF".utf8)
+        let bytes = Array(url.utf8)
+        let schemeEnd = url.range(of: "://").map { url.utf8.distance(from: url.startIndex, to: $0.upperBound) } ?? 0
+        let authorityEnd = bytes[schemeEnd...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.count
+        var out = ""
+        for (index, byte) in bytes.enumerated() {
+            let isEscape = byte == UInt8(ascii: "%") && index + 2 < bytes.count && hex.contains(bytes[index + 1]) && hex.contains(bytes[index + 2])
+            let isHostBracket = (byte == UInt8(ascii: "[") || byte == UInt8(ascii: "]")) && index < authorityEnd
+            if allowed.contains(byte) || isEscape || isHostBracket {
+                out.unicodeScalars.append(Unicode.Scalar(byte))
+            } else {
+                out += String(format: "%%%02X", byte)
+            }
+        }
+        return out
     }
 
     /// A Swift string literal for `text`, escaping what a literal cannot hold as is.
