@@ -160,6 +160,26 @@ final class EndToEndSecondStepTests: XCTestCase {
         XCTAssertFalse(screen.contains("Host"), screen)
     }
 
+    func testImageMultipartAndHTMLBodyViews() throws {
+        let ui = try start()
+        let agent = try WireClient(agentOn: ui.socketPath)
+        var upload = EndToEnd.flow(1, method: "POST", path: "/upload")
+        upload.request.headers.append(HTTPHeader(name: "Content-Type", value: "multipart/form-data; boundary=B"))
+        upload.request.body = CapturedBody(data: Data("--B\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nHoliday\r\n--B--\r\n".utf8))
+        try agent.send(.flowStarted(upload))
+        var finished = EndToEnd.finished(1, status: 200)
+        finished.response?.headers = [HTTPHeader(name: "Content-Type", value: "image/png")]
+        finished.response?.mimeType = "image/png"
+        finished.response?.body = CapturedBody(data: BodyViewTests.png)
+        try agent.send(.flowFinished(finished))
+        try ui.waitFor("/upload")
+        ui.send("Enter")
+        try ui.waitFor("Part 1  title")
+        ui.send("Tab")
+        let screen = try ui.waitFor("Image  PNG, 320 × 240 px")
+        XCTAssertTrue(screen.contains("89 50 4e 47"), screen)
+    }
+
     /// Clicks and the wheel as xterm reports them (X10 encoding, which
     /// tmux-256color's kmous names): tmux passes the bytes to the pane and
     /// ncurses decodes them.

@@ -226,7 +226,7 @@ public struct FlowDiff: Sendable, Equatable {
             if walker.omitted > 0 { rows.append(Row(kind: .note, label: "… \(walker.omitted) more differences not listed", base: nil, other: nil)) }
             return Section(title: title + " (JSON, by path)", rows: rows)
         }
-        let isText = { (kind: BodyFormatter.Kind, data: Data) in kind != .binary || data.isEmpty }
+        let isText = { (kind: BodyFormatter.Kind, data: Data) in (kind != .binary && kind != .image) || data.isEmpty }
         if isText(leftKind, left), isText(rightKind, right) {
             rows += TextDiff.rows(String(decoding: left, as: UTF8.self), String(decoding: right, as: UTF8.self))
             return Section(title: title + " (text, by line)", rows: rows)
