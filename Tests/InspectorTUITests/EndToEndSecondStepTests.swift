@@ -196,10 +196,21 @@ final class EndToEndSecondStepTests: XCTestCase {
             "\u{1B}[M" + String(UnicodeScalar(UInt8(35)))
                 + String(UnicodeScalar(UInt8(33 + column))) + String(UnicodeScalar(UInt8(33 + row)))
         }
-        ui.type(press(row: 1, column: 20) + release(row: 1, column: 20))
+        let wheelUp = "\u{1B}[M" + String(UnicodeScalar(UInt8(32 + 64))) + String(UnicodeScalar(UInt8(53))) + String(UnicodeScalar(UInt8(36)))
+        // The wheel moves the selection from the newest flow (row 3) to row 1,
+        // so a single click on row 1 opens it (a click elsewhere only selects).
+        ui.type(wheelUp)
         try ui.waitFor("no follow")
         ui.type(press(row: 1, column: 20) + release(row: 1, column: 20))
-        let screen = try ui.waitFor("X-Request-Id: e2e-1")
+        var screen = try ui.waitFor("X-Request-Id: e2e-1")
         XCTAssertTrue(screen.contains("/row1"), screen)
+        ui.send("Escape")
+        try ui.waitFor("3/3 flows")
+        ui.type(press(row: 2, column: 20) + release(row: 2, column: 20))
+        usleep(300_000)
+        XCTAssertFalse(ui.capture().contains("X-Request-Id"), "the first click only selects")
+        ui.type(press(row: 2, column: 20) + release(row: 2, column: 20))
+        screen = try ui.waitFor("X-Request-Id: e2e-2")
+        XCTAssertTrue(screen.contains("/row2"), screen)
     }
 }
