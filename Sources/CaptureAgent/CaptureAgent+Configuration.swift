@@ -79,6 +79,15 @@ extension CaptureAgent {
         /// A shared secret sent in `hello`; inspectors listening on
         /// non-loopback TCP addresses require one.
         public var token: String?
+        /// Whether a viewer may change this app's traffic: map remote, map
+        /// local and header rules pushed by the netinspect it connects to.
+        /// Off unless the app allows it here or `NETINSPECT_CONTROL=1` is in
+        /// its environment. Rules hold only while that viewer stays connected.
+        ///
+        /// ```swift
+        /// let agent = try CaptureAgent.start(.init { $0.allowsControl = true })
+        /// ```
+        public var allowsControl = false
 
         /// Creates a configuration, optionally adjusted by `configure`.
         public init(destination: Destination? = nil, _ configure: (inout Configuration) -> Void = { _ in }) {

@@ -45,6 +45,11 @@ public final class CaptureAgent: Sendable {
     let clock: FlowClock
     let demuxes: DemuxRegistry
     private let streamer: EventStreamer
+    /// The connected viewer's traffic rules; always empty unless the app
+    /// allows control (``Configuration/allowsControl`` or `NETINSPECT_CONTROL=1`).
+    let rules: RuleStore
+    /// Whether this agent accepts a viewer's rules, as its hello says.
+    public let allowsControl: Bool
     private let isRunning = Locked(true)
 
     /// Why ``start(_:)`` failed.
@@ -85,6 +90,10 @@ public final class CaptureAgent: Sendable {
         /// an inspector that sends no receipts, the events in frames it had
         /// not read from a Unix socket (Linux only; 0 over TCP). See docs/AGENT.md.
         public var unreadEventsDropped = 0
+        /// Unix-socket listeners the agent would not send to because they
+        /// run as another user (neither this process's user nor root); see
+        /// SECURITY.md.
+        public var refusedListeners = 0
     }
 
     /// Starts capturing and streaming.
@@ -116,7 +125,8 @@ public final class CaptureAgent: Sendable {
         } catch {
             throw .invalidDestination(error.description)
         }
-        let agent = CaptureAgent(configuration: configuration, destination: destination, clock: clock)
+        let allowsControl = configuration.allowsControl || environment[Self.controlVariable] == "1"
+        let agent = CaptureAgent(configuration: configuration, destination: destination, clock: clock, allowsControl: allowsControl)
         try AgentRegistry.activate(agent)
         _ = URLProtocol.registerClass(CaptureURLProtocol.self)
         warnIfSharedSessionIsNotCaptured()
@@ -125,7 +135,10 @@ public final class CaptureAgent: Sendable {
         return agent
     }
 
-    private init(configuration: Configuration, destination: Endpoint, clock: FlowClock) {
+    /// The environment variable that allows control without a code change: `NETINSPECT_CONTROL=1`.
+    public static let controlVariable = "NETINSPECT_CONTROL"
+
+    private init(configuration: Configuration, destination: Endpoint, clock: FlowClock, allowsControl: Bool) {
         var configuration = configuration
         configuration.bodyCaptureLimit = max(0, configuration.bodyCaptureLimit)
         configuration.maximumPendingEvents = max(1, configuration.maximumPendingEvents)
@@ -133,6 +146,7 @@ public final class CaptureAgent: Sendable {
         self.configuration = configuration
         self.destination = destination
         self.clock = clock
+        self.allowsControl = allowsControl
         self.demuxes = DemuxRegistry(defaultProtocolClasses: URLSessionConfiguration.default.protocolClasses ?? [])
         let info = ProcessInfo.processInfo
         let hello = Hello(
@@ -141,12 +155,18 @@ public final class CaptureAgent: Sendable {
             appName: configuration.appName ?? info.processName,
             processID: Int(info.processIdentifier),
             hostName: info.hostName,
-            token: configuration.token
+            token: configuration.token,
+            acceptsControl: allowsControl
         )
+        let rules = RuleStore()
+        self.rules = rules
+        var control: (@Sendable ([TrafficRule]) -> Void)?
+        if allowsControl { control = { @Sendable list in rules.replace(with: list) } }
         self.streamer = EventStreamer(
             destination: destination,
             hello: hello,
-            limits: .init(maximumEvents: configuration.maximumPendingEvents, maximumBytes: configuration.maximumPendingBytes)
+            limits: .init(maximumEvents: configuration.maximumPendingEvents, maximumBytes: configuration.maximumPendingBytes),
+            control: control
         )
     }
 

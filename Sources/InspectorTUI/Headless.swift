@@ -68,7 +68,8 @@ struct Headless {
         case .listening(let endpoint): Self.warn("netinspect: listening on \(endpoint)")
         case let .connected(connection, hello, peer):
             agents[connection] = hello
-            Self.warn("netinspect: \(hello.appName) (pid \(hello.processID) on \(hello.hostName)) connected from \(peer)")
+            Self.warn("netinspect: \(hello.appName) (pid \(hello.processID) on \(hello.hostName)) connected from \(peer)"
+                + (hello.acceptsControl ? ", accepts control" : ""))
         case let .disconnected(connection, reason):
             let name = agents.removeValue(forKey: connection).map { "\($0.appName) (pid \($0.processID))" } ?? "an agent"
             Self.warn("netinspect: \(name) disconnected" + (reason.map { ": \($0)" } ?? ""))

@@ -57,6 +57,41 @@ struct Netinspect: ParsableCommand {
     @Option(help: ArgumentHelp("Append every finished flow to this file as JSON lines while running, so nothing is lost if the terminal dies. --read opens it. If it cannot be written, the UI shows why and runs on without saving; --dump and --json exit with the error.", valueName: "file"))
     var save: String?
 
+    @Option(name: .customLong("map-remote"), help: ArgumentHelp(
+        "Send matching requests elsewhere, mitmproxy's syntax: '[|FILTER]|URL-REGEX|REPLACEMENT', e.g. '|api.example.com|127.0.0.1:8080'. Repeatable. Applied only by agents whose app allows control (NETINSPECT_CONTROL=1), while this netinspect is connected.",
+        valueName: "rule"))
+    var mapRemote: [String] = []
+
+    @Option(name: .customLong("map-local"), help: ArgumentHelp(
+        "Answer matching requests from a file, or a directory (the rest of the URL path picks the file), with no network: '[|FILTER]|URL-REGEX|PATH'. Repeatable.",
+        valueName: "rule"))
+    var mapLocal: [String] = []
+
+    @Option(name: .customLong("modify-headers"), help: ArgumentHelp(
+        "Set a request header; an empty value removes it: '[/FILTER]/NAME/VALUE'. Repeatable.",
+        valueName: "rule"))
+    var modifyHeaders: [String] = []
+
+    @Option(name: .customLong("rules"), help: ArgumentHelp(
+        "Read traffic rules from a file, one a line: 'map-remote |a|b', 'map-local |a|./file', 'modify-headers /N/V'; # comments.",
+        valueName: "file"))
+    var rulesFile: String?
+
+    /// The traffic rules the options give: the file's first, then the flags'.
+    var trafficRules: [TrafficRule] {
+        get throws {
+            do {
+                var rules = try rulesFile.map { path throws(RuleLoader.RuleError) in try RuleLoader.loadFile(at: path) } ?? []
+                for spec in mapRemote { rules.append(try RuleLoader.load(.mapRemote, spec: spec)) }
+                for spec in mapLocal { rules.append(try RuleLoader.load(.mapLocal, spec: spec)) }
+                for spec in modifyHeaders { rules.append(try RuleLoader.load(.modifyHeaders, spec: spec)) }
+                return rules
+            } catch {
+                throw ValidationError(error.description)
+            }
+        }
+    }
+
     /// The parsed listen addresses (the default socket when none were given).
     var endpoints: [Endpoint] {
         get throws {
@@ -73,7 +108,11 @@ struct Netinspect: ParsableCommand {
 
     /// The listener configuration the options describe.
     var listenerConfiguration: ListenerConfiguration {
-        get throws { ListenerConfiguration(endpoints: try endpoints, token: token) }
+        get throws {
+            var configuration = ListenerConfiguration(endpoints: try endpoints, token: token)
+            configuration.rules = try trafficRules
+            return configuration
+        }
     }
 
     func validate() throws {
@@ -81,6 +120,8 @@ struct Netinspect: ParsableCommand {
         guard !(dump && json) else { throw ValidationError("--dump and --json both choose the output; pick one") }
         guard read == nil || listen.isEmpty else { throw ValidationError("--read opens a file instead of listening; leave out --listen") }
         guard read == nil || !demo else { throw ValidationError("--demo needs a live inspector; it cannot be combined with --read") }
+        let hasRules = rulesFile != nil || !mapRemote.isEmpty || !mapLocal.isEmpty || !modifyHeaders.isEmpty
+        guard read == nil || !hasRules else { throw ValidationError("traffic rules change live traffic; they cannot be combined with --read") }
         if let filter {
             do {
                 _ = try FilterExpression.parse(filter)

@@ -155,10 +155,21 @@ final class CaptureFlow: @unchecked Sendable {
         queue.async { self.start(task: task, request: request, internals: internals, cachedResponse: cachedResponse) }
     }
 
-    private func start(task: URLSessionTask, request: URLRequest, internals: TaskInternals, cachedResponse: CachedURLResponse?) {
+    private func start(task: URLSessionTask, request appRequest: URLRequest, internals: TaskInternals, cachedResponse: CachedURLResponse?) {
         self.task = task
         workQueue = internals.workQueue
         guard let agent else { return fail(URLError(.unknown)) }
+        var request = appRequest
+        var changes: FlowChanges?
+        switch agent.rules.rules.apply(to: appRequest) {
+        case .unchanged:
+            break
+        case .send(let changed, let applied):
+            request = changed
+            changes = applied
+        case .answer(let response, let data, let applied):
+            return answerLocally(task: task, request: appRequest, internals: internals, response: response, data: data, changes: applied)
+        }
         original = internals.session
         let consumer = internals.consumer
         delivery = consumer.delivery
@@ -173,6 +184,8 @@ final class CaptureFlow: @unchecked Sendable {
             configuration: agent.configuration,
             clock: agent.clock
         )
+
+        if let changes { recorder.setChanges(changes) }
 
         if task is URLSessionDownloadTask {
             // corelibs hands a custom protocol's download to the app as a nil
@@ -227,6 +240,34 @@ final class CaptureFlow: @unchecked Sendable {
         innerTask = inner
         inner.resume()
         if case .none = body { self.recorder?.markRequestSent() }
+    }
+
+    /// A map-local rule answered: the app gets the file as a response, and
+    /// nothing goes on the network.
+    private func answerLocally(task: URLSessionTask, request: URLRequest, internals: TaskInternals,
+                               response: HTTPURLResponse, data: Data, changes: FlowChanges) {
+        guard let agent else { return }
+        var recorder = FlowRecorder(
+            request: request,
+            additionalHeaders: internals.session?.configuration.httpAdditionalHeaders,
+            sessionID: agent.demuxes.demux(for: internals.session).sessionID,
+            taskID: task.taskIdentifier,
+            configuration: agent.configuration,
+            clock: agent.clock
+        )
+        recorder.setChanges(changes)
+        if let body = request.httpBody { recorder.setRequestBody(CapturedBody(capturing: body, cap: agent.configuration.bodyCaptureLimit)) }
+        agent.emit(recorder.started())
+        recorder.markRequestSent()
+        agent.emit(recorder.received(response))
+        recorder.receivedBody(data)
+        agent.emit(recorder.finished(error: nil, requestBody: nil))
+        self.task = nil
+        withClient { client, owner in
+            client.urlProtocol(owner, didReceive: response, cacheStoragePolicy: .notAllowed)
+            if !data.isEmpty { client.urlProtocol(owner, didLoad: data) }
+        }
+        withClient(finishing: true) { client, owner in client.urlProtocolDidFinishLoading(owner) }
     }
 
     /// What to send when the task's internal body could not be read.

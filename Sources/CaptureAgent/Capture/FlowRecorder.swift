@@ -60,6 +60,16 @@ struct FlowRecorder {
         fields.map { HTTPHeader(name: $0.key, value: $0.value) }.sorted { $0.name.lowercased() < $1.name.lowercased() }
     }
 
+    /// What traffic rules changed, redacted like the rest of the request.
+    private(set) var changes: FlowChanges?
+
+    mutating func setChanges(_ changes: FlowChanges) {
+        var redacted = changes
+        redacted.originalURL = changes.originalURL.flatMap(URL.init(string:)).map(configuration.redacting) ?? changes.originalURL
+        redacted.originalHeaders = changes.originalHeaders.map(configuration.redacting)
+        self.changes = redacted
+    }
+
     /// A body known before sending (data, file prefix) goes in `flowStarted`.
     mutating func setRequestBody(_ body: CapturedBody?) {
         request.body = body
@@ -70,7 +80,7 @@ struct FlowRecorder {
     }
 
     func started() -> Message {
-        .flowStarted(NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, timing: timing))
+        .flowStarted(NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, timing: timing, changes: changes))
     }
 
     /// The request (with its body) has gone out; later calls move the mark.

@@ -42,6 +42,8 @@ final class EventStreamer: @unchecked Sendable {
     private var socketDescriptor: Int32 = -1
     private var reportedDrops = 0
     private var statistics = CaptureAgent.Statistics()
+    /// Listener processes already reported as another user's.
+    private var refusedListenerPIDs: Set<Int32> = []
     private var hasExited = false
     private var hasTriedOnce = false
 
@@ -51,7 +53,7 @@ final class EventStreamer: @unchecked Sendable {
     /// inspector's count (nil until its first receipt), and the decoder.
     private var written = 0
     private var acknowledged: Int?
-    private var receipts = ReceiptDecoder()
+    private var receipts: ViewerMessageDecoder
     private var writesSinceRead = 0
     /// Receipts are read at idle checks and every this many writes, so that
     /// under steady load they neither pile up nor go stale.
@@ -64,10 +66,21 @@ final class EventStreamer: @unchecked Sendable {
     private static let idleCheckInterval: TimeInterval = 0.2
     private static let connectTimeout: TimeInterval = 1
 
-    init(destination: Endpoint, hello: Hello, limits: Limits) {
+    /// Where the viewer's rules go, for an agent that accepts control; nil
+    /// for one that does not, which then never decodes them. Called with
+    /// `[]` whenever a connection ends: rules live only as long as the
+    /// viewer that sent them.
+    private let control: (@Sendable ([TrafficRule]) -> Void)?
+
+    /// Receipts are tiny; rules may carry map-local files.
+    private var viewerFrameLimit: Int { control == nil ? 64 * 1024 : 16 * 1024 * 1024 }
+
+    init(destination: Endpoint, hello: Hello, limits: Limits, control: (@Sendable ([TrafficRule]) -> Void)? = nil) {
         self.destination = destination
         self.hello = hello
         self.limits = limits
+        self.control = control
+        self.receipts = ViewerMessageDecoder(maximumFrameSize: control == nil ? 64 * 1024 : 16 * 1024 * 1024, acceptsRules: control != nil)
     }
 
     func start() {
@@ -172,13 +185,21 @@ final class EventStreamer: @unchecked Sendable {
     }
 
     private func connect() -> EventSocket? {
-        guard let socket = try? EventSocket(connectingTo: destination, timeout: Self.connectTimeout) else { return nil }
+        let socket: EventSocket
+        do {
+            socket = try EventSocket(connectingTo: destination, timeout: Self.connectTimeout)
+        } catch .foreignListener(let uid, let pid) {
+            refuse(uid: uid, pid: pid)
+            return nil
+        } catch {
+            return nil
+        }
         do {
             let drops = locked { statistics.droppedEvents }
             unread.reset()
             written = 0
             acknowledged = nil
-            receipts = ReceiptDecoder()
+            receipts = ViewerMessageDecoder(maximumFrameSize: viewerFrameLimit, acceptsRules: control != nil)
             writesSinceRead = 0
             try write(encoder.encode(.hello(hello)), events: 0, on: socket)
             try write(encoder.encode(.status(AgentStatus(droppedEvents: drops, queuedEvents: 0))), events: 0, on: socket)
@@ -189,10 +210,37 @@ final class EventStreamer: @unchecked Sendable {
             statistics.connections += 1
             statistics.framesWritten += 2
             condition.unlock()
+            if control != nil { awaitViewerRules(on: socket) }
             return socket
         } catch {
             return nil
         }
+    }
+
+    /// A viewer sends its rules before its first receipt, which it sends as
+    /// soon as it accepts the hello. Reading up to that receipt before
+    /// `start()` returns puts the rules in force for the app's very first
+    /// request (bounded: `start()` waits at most `initialConnectionWait`,
+    /// and a viewer that sends nothing costs this thread a second).
+    private func awaitViewerRules(on socket: borrowing EventSocket) {
+        let deadline = Date().addingTimeInterval(1)
+        while acknowledged == nil {
+            let remaining = deadline.timeIntervalSinceNow
+            guard remaining > 0, socket.waitForIncoming(timeout: remaining), readReceipts(from: socket) else { return }
+        }
+    }
+
+    /// Counts a listener of another user and says so on stderr, once per
+    /// listener process: the app's owner should know why nothing arrives.
+    private func refuse(uid: UInt32, pid: Int32) {
+        let first = locked { () -> Bool in
+            statistics.refusedListeners += 1
+            return refusedListenerPIDs.insert(pid).inserted
+        }
+        guard first else { return }
+        let message = "netinspect CaptureAgent: not sending to \(destination): the process listening there (pid \(pid)) "
+            + "runs as uid \(uid), not as this app's uid \(geteuid()) or root. Nothing was sent; the agent keeps trying.\n"
+        FileHandle.standardError.write(Data(message.utf8))
     }
 
     private func waitBeforeRetry(_ delay: TimeInterval) {
@@ -278,8 +326,13 @@ final class EventStreamer: @unchecked Sendable {
             case .bytes(let bytes):
                 receipts.append(contentsOf: bytes)
                 do {
-                    while let receipt = try receipts.next() {
-                        acknowledged = max(acknowledged ?? 0, min(receipt.events, written))
+                    while let message = try receipts.next() {
+                        switch message {
+                        case .receipt(let receipt):
+                            acknowledged = max(acknowledged ?? 0, min(receipt.events, written))
+                        case .rules(let rules):
+                            control?(rules)
+                        }
                     }
                 } catch {
                     return false
@@ -304,6 +357,8 @@ final class EventStreamer: @unchecked Sendable {
             }
         }
         unread.reset()
+        // The viewer's rules go with it; requests from now on are the app's own.
+        control?([])
         condition.lock()
         isConnected = false
         socketDescriptor = -1

@@ -13,6 +13,8 @@ final class ListenerContext: Sendable {
     let token: String?
     let maximumFrameSize: Int
     let helloTimeout: Duration?
+    /// The traffic rules as one frame, for agents that accept control.
+    let rulesFrame: [UInt8]?
     /// The one loop every connection runs on; `parked` belongs to it.
     let eventLoop: any EventLoop
     /// Connections the full inbox refused, in the order they were refused.
@@ -27,6 +29,7 @@ final class ListenerContext: Sendable {
         token = configuration.token
         maximumFrameSize = configuration.maximumFrameSize
         helloTimeout = configuration.helloTimeout
+        rulesFrame = configuration.rules.isEmpty ? nil : Array(ViewerMessage.rules(configuration.rules).frame())
         self.eventLoop = eventLoop
         parked = .makeBoxSendingValue([], eventLoop: eventLoop)
         accepted = .makeBoxSendingValue([:], eventLoop: eventLoop)
@@ -290,6 +293,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
         let id = shared.nextConnectionID()
         connection = id
         shared.register(self, as: id)
+        // Rules go before the first receipt: an agent that waits for that
+        // receipt at start-up then has them for the app's first request.
+        if hello.acceptsControl, let rulesFrame = shared.rulesFrame, let context {
+            context.write(NIOAny(ByteBuffer(bytes: rulesFrame)), promise: nil)
+        }
         // Tells the agent that receipts will come (see ``Receipt``).
         sendReceipt()
         return .connected(id, hello, peer: peer)

@@ -18,6 +18,9 @@ public struct ListenerConfiguration: Sendable {
     /// How long a new connection may take to send its hello before it is
     /// closed; `nil` waits for ever.
     public var helloTimeout: Duration? = .seconds(10)
+    /// Traffic rules sent to every agent that accepts control, as soon as it
+    /// says hello; they hold while its connection lasts.
+    public var rules: [TrafficRule] = []
 
     /// Creates a configuration.
     public init(

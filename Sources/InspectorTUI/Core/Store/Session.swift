@@ -89,7 +89,8 @@ public struct Session: Sendable {
             if hello.agentName == Self.fileAgentName {
                 log("Opened \(peer)", at: date)
             } else {
-                log("\(hello.appName) (pid \(hello.processID) on \(hello.hostName)) connected from \(peer)", at: date)
+                log("\(hello.appName) (pid \(hello.processID) on \(hello.hostName)) connected from \(peer)"
+                    + (hello.acceptsControl ? ", accepts control" : ""), at: date)
             }
         case let .message(connection, message):
             return apply(message, from: agentIndex[connection])
