@@ -2,13 +2,14 @@ import Foundation
 import WireProtocol
 
 extension FilterExpression {
-    /// Whether `log` passes the filter; `~marked` and `~comment` read
-    /// `annotation`, which only the inspector's store has (headless runs pass none).
+    /// Whether `log` passes the filter. `~marked` and `~comment` read
+    /// `marked` and `comment`, which only the inspector knows (the person
+    /// adds them there); elsewhere they are false and nil.
     ///
     /// Cheap enough to run over the whole store on every keystroke: nothing is
     /// decoded or allocated unless a regular expression needs a `String`, and
     /// bodies are read only by `~b`.
-    public func matches(_ log: NetworkLog, annotation: FlowAnnotation = FlowAnnotation()) -> Bool {
+    public func matches(_ log: NetworkLog, marked: Bool = false, comment: String? = nil) -> Bool {
         switch self {
         case .all:
             return true
@@ -42,19 +43,19 @@ extension FilterExpression {
         case .pending:
             return !log.state.isFinal
         case .marked:
-            return annotation.isMarked
+            return marked
         case .comment(let pattern):
-            return annotation.comment.map(pattern.matches) ?? false
+            return comment.map(pattern.matches) ?? false
         case .text(let pattern):
             if pattern.matches(log.request.url) || pattern.matches(log.request.method) { return true }
             guard let code = log.response?.statusCode else { return false }
             return pattern.matches(String(code))
         case .not(let inner):
-            return !inner.matches(log, annotation: annotation)
+            return !inner.matches(log, marked: marked, comment: comment)
         case let .and(left, right):
-            return left.matches(log, annotation: annotation) && right.matches(log, annotation: annotation)
+            return left.matches(log, marked: marked, comment: comment) && right.matches(log, marked: marked, comment: comment)
         case let .or(left, right):
-            return left.matches(log, annotation: annotation) || right.matches(log, annotation: annotation)
+            return left.matches(log, marked: marked, comment: comment) || right.matches(log, marked: marked, comment: comment)
         }
     }
 

@@ -53,9 +53,9 @@ public indirect enum FilterExpression: Sendable, Equatable {
     case error
     /// `~p`: the flow has not reached a final state.
     case pending
-    /// `~marked`: the person marked the flow (viewer-side, see ``FlowAnnotation``).
+    /// `~marked`: the person marked the flow in the inspector (never true elsewhere).
     case marked
-    /// `~comment`: the flow's comment matches.
+    /// `~comment`: the comment the person gave the flow in the inspector matches.
     case comment(FilterPattern)
     /// The `/` quick search: a case-insensitive substring of the URL, the
     /// method or the status code.

@@ -186,7 +186,9 @@ extension BodyFormatter {
     }
 }
 
-extension Substring {
+extension StringProtocol {
     /// The text without leading and trailing white space.
-    func trimmingSpaces() -> String { String(self).trimmingSpaces() }
+    func trimmingSpaces() -> String {
+        String(String(drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed()))
+    }
 }

@@ -529,7 +529,7 @@ extension AppState {
     /// Rebuilds the list index after a filter or order change.
     mutating func rebuildView(sortKey: SortKey? = nil, reversed: Bool? = nil) {
         let filters = [searchFilter, expressionFilter].compactMap { $0 }
-        let predicate: FlowView.Predicate? = filters.isEmpty ? nil : { @Sendable record in filters.allSatisfy { $0.matches(record.log, annotation: record.annotation) } }
+        let predicate: FlowView.Predicate? = filters.isEmpty ? nil : { @Sendable record in filters.allSatisfy { $0.matches(record.log, marked: record.annotation.isMarked, comment: record.annotation.comment) } }
         view.rebuild(
             from: session.store,
             predicate: predicate,
