@@ -106,8 +106,10 @@ struct App {
             } catch {
                 apply(.notify("Could not write \(path): \(error.localizedDescription)", isError: true))
             }
-        case let .annotationChanged(id, annotation):
-            if let failure = saver?.write(annotation, for: id) { apply(.notify(failure, isError: true)) }
+        case .annotationsChanged(let annotations):
+            for (id, annotation) in annotations {
+                if let failure = saver?.write(annotation, for: id) { apply(.notify(failure, isError: true)) }
+            }
         }
         return true
     }

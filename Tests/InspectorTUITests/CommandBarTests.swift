@@ -28,14 +28,14 @@ final class CommandBarTests: XCTestCase {
 
     func testExportSaveAndMarkByName() {
         var state = Fixtures.mixedState()
-        XCTAssertEqual(run("mark", in: &state), .annotationChanged(Fixtures.id(6), FlowAnnotation(isMarked: true)))
+        XCTAssertEqual(run("mark", in: &state), .annotationsChanged([Fixtures.id(6): FlowAnnotation(isMarked: true)]))
         guard case let .exportHAR(flows, annotations, path) = run("export out.har", in: &state) else { return XCTFail("export") }
         XCTAssertEqual(flows.count, 6)
         XCTAssertEqual(path, "out.har")
         XCTAssertEqual(annotations[Fixtures.id(6)], FlowAnnotation(isMarked: true))
         guard case let .saveFlows(contents, nil) = run("save", in: &state) else { return XCTFail("save") }
         XCTAssertEqual(contents.flows.count, 6)
-        XCTAssertEqual(run("comment looks wrong", in: &state), .annotationChanged(Fixtures.id(6), FlowAnnotation(isMarked: true, comment: "looks wrong")))
+        XCTAssertEqual(run("comment looks wrong", in: &state), .annotationsChanged([Fixtures.id(6): FlowAnnotation(isMarked: true, comment: "looks wrong")]))
     }
 
     func testEveryKeymapNameRuns() {

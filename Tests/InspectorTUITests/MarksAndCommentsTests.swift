@@ -7,10 +7,10 @@ final class MarksAndCommentsTests: XCTestCase {
     func testMTogglesTheMarkAndAsksForItToBeSaved() {
         var state = Fixtures.mixedState()
         state.press("g")
-        XCTAssertEqual(state.press("M"), .annotationChanged(Fixtures.id(1), FlowAnnotation(isMarked: true)))
+        XCTAssertEqual(state.press("M"), .annotationsChanged([Fixtures.id(1): FlowAnnotation(isMarked: true)]))
         XCTAssertEqual(state.session.store.markedSequences, [0])
         XCTAssertTrue(Renderer.render(state, size: .minimum).text.split(separator: "\n")[1].hasPrefix("●"))
-        XCTAssertEqual(state.press("M"), .annotationChanged(Fixtures.id(1), FlowAnnotation()))
+        XCTAssertEqual(state.press("M"), .annotationsChanged([Fixtures.id(1): FlowAnnotation()]))
         XCTAssertEqual(state.session.store.markedSequences, [])
     }
 
@@ -29,7 +29,9 @@ final class MarksAndCommentsTests: XCTestCase {
         XCTAssertEqual(state.rows, [0, 3])
         state.enter("~marked & ~e", after: "f")
         XCTAssertEqual(state.rows, [3])
-        state.press("c", "U")
+        state.press("c")
+        XCTAssertEqual(state.press("U"), .annotationsChanged([Fixtures.id(1): FlowAnnotation(), Fixtures.id(4): FlowAnnotation()]),
+                       "every unmarked flow goes to the --save file")
         XCTAssertEqual(state.session.store.markedSequences, [])
     }
 
@@ -45,7 +47,7 @@ final class MarksAndCommentsTests: XCTestCase {
         var state = Fixtures.mixedState()
         state.press("g", "#")
         state.type("works with token A")
-        XCTAssertEqual(state.press("enter"), .annotationChanged(Fixtures.id(1), FlowAnnotation(comment: "works with token A")))
+        XCTAssertEqual(state.press("enter"), .annotationsChanged([Fixtures.id(1): FlowAnnotation(comment: "works with token A")]))
         let list = Renderer.render(state, size: Size(width: 120, height: 24)).text
         XCTAssertTrue(list.contains("# works with token A"), list)
         state.press("#")

@@ -48,7 +48,7 @@ final class RobustnessTests: XCTestCase {
                 case .copyToClipboard: XCTAssertTrue([Key.character("C"), .character("S"), .character("H")].contains(key), "step \(step)")
                 case .exportHAR: XCTAssertEqual(key, .character("w"), "step \(step)")
                 // Enter accepts a comment.
-                case .annotationChanged: XCTAssertTrue([Key.character("M"), .character("U"), .enter].contains(key), "step \(step)")
+                case .annotationsChanged: XCTAssertTrue([Key.character("M"), .character("U"), .enter].contains(key), "step \(step)")
                 case .saveFlows: XCTFail("only the command bar saves; step \(step)")
                 }
             }

@@ -39,8 +39,9 @@ public enum Effect: Sendable, Equatable {
     case exportHAR([NetworkLog], annotations: [FlowID: FlowAnnotation], path: String?)
     /// Write these flows and annotations as JSON lines (`:save`) and report back.
     case saveFlows(FlowFile.Contents, path: String?)
-    /// A flow's mark or comment changed: append it to the `--save` file, if any.
-    case annotationChanged(FlowID, FlowAnnotation)
+    /// Marks or comments changed (the new values by flow id): append them
+    /// to the `--save` file, if any.
+    case annotationsChanged([FlowID: FlowAnnotation])
 }
 
 /// Turns actions into state changes. Pure: no I/O, no clock, no terminal;
@@ -198,16 +199,14 @@ public enum Reducer {
             state.moveCursor(to: row)
         case .markedOnly: applyFilter(markedFilter, in: &state)
         case .clearMarks:
-            var effect = Effect.none
+            var changed: [FlowID: FlowAnnotation] = [:]
             for sequence in state.session.store.markedSequences {
                 let changes = state.session.annotate(sequence) { $0.isMarked = false }
                 state.view.apply(changes, from: state.session.store)
-                if let record = state.session.store[sequence] { effect = .annotationChanged(record.log.id, record.annotation) }
+                if let record = state.session.store[sequence] { changed[record.log.id] = record.annotation }
             }
             state.syncCursor()
-            // Only the last change can travel as the effect; the others are
-            // unmarked in memory and in files written from now on.
-            return effect
+            return changed.isEmpty ? .none : .annotationsChanged(changed)
         case .toggleFollow:
             state.follows.toggle()
             state.syncCursor()
@@ -424,7 +423,7 @@ public enum Reducer {
         guard !changes.isEmpty, let record = state.session.store[sequence] else { return .none }
         state.view.apply(changes, from: state.session.store)
         state.syncCursor()
-        return .annotationChanged(record.log.id, record.annotation)
+        return .annotationsChanged([record.log.id: record.annotation])
     }
 
     /// Scrolling in the detail view, the help overlay and the event log.
