@@ -27,6 +27,17 @@ swiftc -O -parse-as-library "${sanitize[@]}" -enable-testing -package-name netin
     Sources/WireProtocol/*.swift Sources/WireProtocol/JSON/*.swift -o "$out/libWireProtocol.a" 2>&1 | quiet
 [ -f "$out/libWireProtocol.a" ] || { echo "fuzz: build of WireProtocol failed" >&2; exit 1; }
 
+# FlowFilter likewise, for the control target (the agent matches rules with it).
+build_flowfilter() {
+    [ -f "$out/libFlowFilter.a" ] && return
+    echo "fuzz: building FlowFilter"
+    swiftc -O -parse-as-library "${sanitize[@]}" -package-name netinspect -module-name FlowFilter -I "$out" -L "$out" -lWireProtocol \
+        -emit-library -static -emit-module -emit-module-path "$out/FlowFilter.swiftmodule" \
+        Sources/FlowFilter/*.swift -o "$out/libFlowFilter.a" 2>&1 | quiet
+    [ -f "$out/libFlowFilter.a" ] || { echo "fuzz: build of FlowFilter failed" >&2; exit 1; }
+}
+rm -f "$out/libFlowFilter.a"
+
 build() { # name, sources...
     local name=$1; shift
     echo "fuzz: building $name"
@@ -38,13 +49,16 @@ build() { # name, sources...
 
 export LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
-targets=${FUZZ_TARGETS:-"frames envelope receipts filter"}
+targets=${FUZZ_TARGETS:-"frames envelope receipts control filter"}
 status=0
 for target in $targets; do
     case $target in
         frames) build frames Fuzz/Targets/FrameDecoderFuzz.swift ;;
         envelope) build envelope Fuzz/Targets/EnvelopeFuzz.swift ;;
         receipts) build receipts Fuzz/Targets/ReceiptFuzz.swift ;;
+        control) build_flowfilter
+                 build control -lFlowFilter Sources/CaptureAgent/Control/RuleSet.swift Sources/CaptureAgent/Support/Locked.swift \
+                     Fuzz/Targets/ControlFuzz.swift ;;
         filter) build filter Sources/FlowFilter/*.swift Fuzz/Targets/FilterFuzz.swift ;;
         *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
     esac

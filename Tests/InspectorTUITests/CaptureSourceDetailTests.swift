@@ -82,3 +82,29 @@ final class CaptureSourceDetailTests: XCTestCase {
         XCTAssertFalse(try FilterExpression.parse("~hs user-agent").matches(log))
     }
 }
+
+/// A flow that traffic rules changed says so in its Request tab.
+final class FlowChangesDetailTests: XCTestCase {
+    func testAMappedFlowShowsTheAppsURLAndTheRule() {
+        var log = Fixtures.started(1, url: "http://127.0.0.1:8080/v1/items")
+        log.changes = FlowChanges(rules: ["map-remote |api.example.com|127.0.0.1:8080"], originalURL: "https://api.example.com/v1/items",
+                                  originalHeaders: [HTTPHeader(name: "X-Env", value: "prod")])
+        var state = AppState(timeZone: Fixtures.utc)
+        _ = Reducer.reduce(&state, .inbox(Fixtures.connection(messages: [.flowStarted(log)]), at: Fixtures.epoch))
+        state.press("g", "enter")
+        let text = Renderer.render(state, size: Size(width: 100, height: 30)).text
+        XCTAssertTrue(text.contains("Mapped the app asked for https://api.example.com/v1/items"), text)
+        XCTAssertTrue(text.contains("Edited the app's own headers: X-Env: prod"), text)
+        XCTAssertTrue(text.contains("rule map-remote |api.example.com|127.0.0.1:8080"), text)
+    }
+
+    func testAMockedFlowSaysNothingWentOnTheNetwork() {
+        var log = Fixtures.started(1)
+        log.changes = FlowChanges(rules: ["map-local |/items|./items.json"], mockedFrom: "./items.json")
+        var state = AppState(timeZone: Fixtures.utc)
+        _ = Reducer.reduce(&state, .inbox(Fixtures.connection(messages: [.flowStarted(log)]), at: Fixtures.epoch))
+        state.press("g", "enter")
+        let text = Renderer.render(state, size: Size(width: 100, height: 30)).text
+        XCTAssertTrue(text.contains("Mocked answered from ./items.json; nothing went on the network"), text)
+    }
+}

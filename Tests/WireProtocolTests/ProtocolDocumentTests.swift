@@ -29,6 +29,24 @@ final class ProtocolDocumentTests: XCTestCase {
         XCTAssertEqual(try Message.decode(payload: Data(example.utf8)), .flowFinished(Fixtures.sourcedFinished))
     }
 
+    func testTheRulesExampleDecodesToTheRulesItDescribes() throws {
+        let url = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/PROTOCOL.md")
+        let text = try String(contentsOf: url, encoding: .utf8)
+        let examples = text.components(separatedBy: "```json-rules\n").dropFirst().compactMap { $0.components(separatedBy: "\n```").first }
+        XCTAssertEqual(examples.count, 1)
+        var decoder = ViewerMessageDecoder(maximumFrameSize: 1 << 20, acceptsRules: true)
+        decoder.append(contentsOf: FrameEncoder.frame(payload: Data(try XCTUnwrap(examples.first).utf8)))
+        var local = TrafficRule(kind: .mapLocal, pattern: "example.com/static", replacement: "./static")
+        local.files = [TrafficRule.LocalFile(path: "a/b.json", contentType: "application/json", data: Data([0, 1, 0xFF, 0x7B]))]
+        XCTAssertEqual(try decoder.next(), .rules([
+            TrafficRule(kind: .mapRemote, filter: "~m GET", pattern: #"api\.example\.com"#, replacement: "127.0.0.1:8080"),
+            local,
+            TrafficRule(kind: .modifyHeaders, pattern: "X-Name", replacement: "Zoë 東京"),
+        ]))
+    }
+
     func testTheReceiptExampleDecodesToAReceipt() throws {
         let url = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -102,8 +102,8 @@ struct RuleSet: @unchecked Sendable {
     }
 
     private func changes(_ applied: [String], _ original: URLRequest, _ request: URLRequest, _ originalURL: URL, mockedFrom: String?) -> FlowChanges {
-        let originalHeaders = FlowRecorder.sortedHeaders(original.allHTTPHeaderFields ?? [:])
-        let headers = FlowRecorder.sortedHeaders(request.allHTTPHeaderFields ?? [:])
+        let originalHeaders = Self.sortedFields(original.allHTTPHeaderFields ?? [:])
+        let headers = Self.sortedFields(request.allHTTPHeaderFields ?? [:])
         return FlowChanges(
             rules: applied,
             originalURL: request.url == originalURL ? nil : originalURL.absoluteString,
@@ -112,13 +112,17 @@ struct RuleSet: @unchecked Sendable {
         )
     }
 
+    private static func sortedFields(_ fields: [String: String]) -> [HTTPHeader] {
+        fields.map { HTTPHeader(name: $0.key, value: $0.value) }.sorted { $0.name.lowercased() < $1.name.lowercased() }
+    }
+
     /// The request as the filter language sees a flow that has not been sent.
     private static func pendingLog(_ request: URLRequest) -> NetworkLog {
         NetworkLog(
             request: Request(
                 method: request.httpMethod ?? "GET",
                 url: request.url?.absoluteString ?? "",
-                headers: FlowRecorder.sortedHeaders(request.allHTTPHeaderFields ?? [:]),
+                headers: sortedFields(request.allHTTPHeaderFields ?? [:]),
                 body: request.httpBody.map { CapturedBody(data: $0) }
             ),
             timing: Timing(startedAt: Date(timeIntervalSince1970: 0))

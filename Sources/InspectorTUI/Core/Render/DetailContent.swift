@@ -20,6 +20,7 @@ enum DetailContent {
             lines.append(StyledLine("from \(hello.appName) (pid \(hello.processID) on \(hello.hostName)), session \(record.log.sessionID) task \(record.log.taskID)", .dim))
         }
         if let source = record.log.source { lines.append(StyledLine(sourceLine(source), .dim)) }
+        if let changes = record.log.changes { lines += changeLines(changes) }
         lines.append("")
         lines += requestHeaders(request, client: record.log.source?.client)
         lines.append("")
@@ -73,6 +74,24 @@ enum DetailContent {
         if let path = source.path { text += ", \(path)" }
         if let operation = source.operationID { text += " · operation \(operation)" }
         return text
+    }
+
+    /// What traffic rules did, so a mapped or mocked exchange is never
+    /// mistaken for the app's own.
+    static func changeLines(_ changes: FlowChanges) -> [StyledLine] {
+        var lines: [StyledLine] = [""]
+        if let original = changes.originalURL {
+            lines.append(StyledLine([Span("Mapped ", .warning), Span("the app asked for "), Span(original)]))
+        }
+        if let path = changes.mockedFrom {
+            lines.append(StyledLine([Span("Mocked ", .warning), Span("answered from \(path); nothing went on the network")]))
+        }
+        if let headers = changes.originalHeaders {
+            let fields = headers.map { "\($0.name): \($0.value)" }.joined(separator: ", ")
+            lines.append(StyledLine([Span("Edited ", .warning), Span("the app's own headers: " + (fields.isEmpty ? "none" : fields))]))
+        }
+        for rule in changes.rules { lines.append(StyledLine("rule \(rule)", .dim)) }
+        return lines
     }
 
     /// The request head as sent: the app's fields, then those the client
