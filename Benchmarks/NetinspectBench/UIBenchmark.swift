@@ -70,9 +70,45 @@ enum UIBenchmark {
         precondition(state.view.sortKey == .duration)
         table.add(["re-sort by duration", format(sort * 1000, 1) + " ms", "≤ 100 ms"])
 
+        let (base, other) = diffPair(bytes: tiny ? 64 * 1024 : 1024 * 1024)
+        var differences = 0
+        let diff = median((0..<5).map { _ in
+            measure { differences = FlowDiff(base: base, other: other).lines(width: size.width).count }
+        })
+        precondition(differences > 0)
+        let bodySize = Format.size(base.response?.body?.data.count ?? 0)
+        table.add(["diff of two flows with \(bodySize) JSON bodies (compare + lines, median of 5)", format(diff * 1000, 1) + " ms", "≤ 50 ms"])
+
         let perFlow = try childMemoryPerFlow(count)
         table.add(["resident memory per flow, no bodies", "\(Int(perFlow)) B", "≤ 2048 B"])
         return table
+    }
+
+    /// Two flows whose JSON bodies of about `bytes` each (an array of
+    /// records) differ in one value in fifty and in one added key.
+    static func diffPair(bytes: Int) -> (NetworkLog, NetworkLog) {
+        func body(changed: Bool) -> Data {
+            var text = "{\"items\":["
+            var index = 0
+            while text.utf8.count < bytes {
+                if index > 0 { text += "," }
+                let price = changed && index % 50 == 7 ? "\(index).99" : "\(index).5"
+                text += #"{"id":\#(index),"name":"item \#(index)","price":\#(price),"tags":["a","b","c"],"stock":{"warehouse":"w\#(index % 9)","count":\#(index * 3)}}"#
+                index += 1
+            }
+            text += changed ? #"],"next":"cursor-2"}"# : "]}"
+            return Data(text.utf8)
+        }
+        func flow(changed: Bool) -> NetworkLog {
+            var log = NetworkLog(request: Request(method: "GET", url: "https://api.example.com/v1/items?page=\(changed ? 2 : 1)"),
+                                 timing: Timing(startedAt: Date(timeIntervalSince1970: 1_763_717_923)))
+            log.apply(FlowFinished(id: log.id, state: .completed,
+                                   response: Response(statusCode: 200, headers: [HTTPHeader(name: "Content-Type", value: "application/json")],
+                                                      body: CapturedBody(data: body(changed: changed)), mimeType: "application/json"),
+                                   timing: Timing(startedAt: log.timing.startedAt, requestSent: 0.001, firstResponseByte: 0.02, finished: changed ? 0.05 : 0.04)))
+            return log
+        }
+        return (flow(changed: false), flow(changed: true))
     }
 
     private static func childMemoryPerFlow(_ count: Int) throws -> Double {

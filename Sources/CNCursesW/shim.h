@@ -24,4 +24,23 @@ static inline int netinspect_key_code_yes(void) { return KEY_CODE_YES; }
 // `stdscr` is a mutable global, which Swift 6 refuses to read directly.
 static inline WINDOW *netinspect_stdscr(void) { return stdscr; }
 
+// The mouse: left button presses and the wheel, as the terminal reports them.
+static inline int netinspect_enable_mouse(void) {
+    mouseinterval(0);
+    return mousemask(BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL) != 0;
+}
+static inline void netinspect_disable_mouse(void) { mousemask(0, NULL); }
+// 1: left press, 2: wheel up, 3: wheel down, 0: anything else; the cell in *row and *column.
+static inline int netinspect_get_mouse(int *row, int *column) {
+    MEVENT event;
+    if (getmouse(&event) != OK) return 0;
+    *row = event.y;
+    *column = event.x;
+    if (event.bstate & BUTTON1_PRESSED) return 1;
+    if (event.bstate & BUTTON4_PRESSED) return 2;
+    if (event.bstate & BUTTON5_PRESSED) return 3;
+    return 0;
+}
+
+
 #endif

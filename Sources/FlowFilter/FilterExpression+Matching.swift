@@ -2,12 +2,14 @@ import Foundation
 import WireProtocol
 
 extension FilterExpression {
-    /// Whether `log` passes the filter.
+    /// Whether `log` passes the filter. `~marked` and `~comment` read
+    /// `marked` and `comment`, which only the inspector knows (the person
+    /// adds them there); elsewhere they are false and nil.
     ///
     /// Cheap enough to run over the whole store on every keystroke: nothing is
     /// decoded or allocated unless a regular expression needs a `String`, and
     /// bodies are read only by `~b`.
-    public func matches(_ log: NetworkLog) -> Bool {
+    public func matches(_ log: NetworkLog, marked: Bool = false, comment: String? = nil) -> Bool {
         switch self {
         case .all:
             return true
@@ -40,16 +42,20 @@ extension FilterExpression {
             }
         case .pending:
             return !log.state.isFinal
+        case .marked:
+            return marked
+        case .comment(let pattern):
+            return comment.map(pattern.matches) ?? false
         case .text(let pattern):
             if pattern.matches(log.request.url) || pattern.matches(log.request.method) { return true }
             guard let code = log.response?.statusCode else { return false }
             return pattern.matches(String(code))
         case .not(let inner):
-            return !inner.matches(log)
+            return !inner.matches(log, marked: marked, comment: comment)
         case let .and(left, right):
-            return left.matches(log) && right.matches(log)
+            return left.matches(log, marked: marked, comment: comment) && right.matches(log, marked: marked, comment: comment)
         case let .or(left, right):
-            return left.matches(log) || right.matches(log)
+            return left.matches(log, marked: marked, comment: comment) || right.matches(log, marked: marked, comment: comment)
         }
     }
 

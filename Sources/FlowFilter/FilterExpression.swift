@@ -17,6 +17,8 @@ import WireProtocol
 /// | `~t REGEX`        | request or response content type matches                           |
 /// | `~e`              | exchange failed or was cancelled, or carries an error               |
 /// | `~p`              | exchange is not finished yet                                        |
+/// | `~marked`         | flow is marked (`M`)                                                |
+/// | `~comment REGEX`  | the flow's comment (`#`) matches                                    |
 /// | `!x`, `x & y`, `x y`, `x \| y`, `( … )` | not, and (also by juxtaposition), or, grouping |
 /// | `word`, `"a b"`   | a bare or quoted word alone is a URL match, like `~u`              |
 ///
@@ -51,6 +53,10 @@ public indirect enum FilterExpression: Sendable, Equatable {
     case error
     /// `~p`: the flow has not reached a final state.
     case pending
+    /// `~marked`: the person marked the flow in the inspector (never true elsewhere).
+    case marked
+    /// `~comment`: the comment the person gave the flow in the inspector matches.
+    case comment(FilterPattern)
     /// The `/` quick search: a case-insensitive substring of the URL, the
     /// method or the status code.
     case text(FilterPattern)
@@ -121,6 +127,8 @@ extension FilterExpression {
         ("~t REGEX", "content type"),
         ("~e", "failed, cancelled or errored"),
         ("~p", "not finished yet"),
+        ("~marked", "marked (M)"),
+        ("~comment REGEX", "the flow's comment (#)"),
         ("! & | ( )", "not, and (also a space), or, grouping"),
         ("\"a b\"", "quoted argument; \\\" and \\\\ escape"),
     ]

@@ -21,12 +21,20 @@ struct App {
 
     /// Every flow in the store, oldest first (for `--har` on exit).
     var allFlows: [NetworkLog] { state.session.store.allRecords.map(\.log) }
+    /// The marks and comments of the stored flows (for `--har` on exit).
+    var annotations: [FlowID: FlowAnnotation] { state.session.store.annotations }
 
     /// Applies an action before the loop starts (`--filter`).
     mutating func apply(_ action: Action) { _ = Reducer.reduce(&state, action) }
 
-    /// Shows the flows of a file (`--read`) as if one agent had sent them.
-    mutating func open(_ flows: [NetworkLog], from path: String) {
+    /// Shows the flows of a file (`--read`) as if one agent had sent them,
+    /// with the marks and comments the file holds.
+    mutating func open(_ contents: FlowFile.Contents, from path: String) {
+        open(contents.flows, from: path)
+        if !contents.annotations.isEmpty { apply(.annotate(contents.annotations)) }
+    }
+
+    private mutating func open(_ flows: [NetworkLog], from path: String) {
         let source = ConnectionID(0)
         let hello = Hello(agentName: Session.fileAgentName, agentVersion: "", appName: (path as NSString).lastPathComponent,
                           processID: 0, hostName: ProcessInfo.processInfo.hostName)
@@ -58,6 +66,10 @@ struct App {
                     _ = Reducer.reduce(&state, .resize(terminal.size))
                 case .key(let key):
                     if !perform(Reducer.reduce(&state, .key(key))) { return }
+                case let .click(row, column):
+                    if !perform(Reducer.reduce(&state, .click(row: row, column: column))) { return }
+                case .wheel(let lines):
+                    _ = Reducer.reduce(&state, .wheel(lines))
                 }
             }
             let events = inbox.drain()
@@ -78,13 +90,25 @@ struct App {
         case .none: break
         case .quit: return false
         case .copyToClipboard(let text): terminal.sendControlSequence(osc52Clipboard(text))
-        case .exportHAR(let flows):
-            let path = FileManager.default.currentDirectoryPath + "/netinspect-\(Self.fileStamp()).har"
+        case let .exportHAR(flows, annotations, path):
+            let path = path ?? FileManager.default.currentDirectoryPath + "/netinspect-\(Self.fileStamp()).har"
             do {
-                try HARFile.write(flows, to: path)
+                try HARFile.write(flows, annotations: annotations, to: path)
                 apply(.notify("Wrote \(flows.count) flows to \(path)", isError: false))
             } catch {
                 apply(.notify("Could not write \(path): \(error.localizedDescription)", isError: true))
+            }
+        case let .saveFlows(contents, path):
+            let path = path ?? FileManager.default.currentDirectoryPath + "/netinspect-\(Self.fileStamp()).jsonl"
+            do {
+                try FlowLineWriter.writeSession(contents, to: path)
+                apply(.notify("Saved \(contents.flows.count) flows to \(path)", isError: false))
+            } catch {
+                apply(.notify("Could not write \(path): \(error.localizedDescription)", isError: true))
+            }
+        case .annotationsChanged(let annotations):
+            for (id, annotation) in annotations {
+                if let failure = saver?.write(annotation, for: id) { apply(.notify(failure, isError: true)) }
             }
         }
         return true

@@ -33,6 +33,9 @@ struct Netinspect: ParsableCommand {
     @Option(name: .customLong("body-budget"), help: "Megabytes of captured bodies kept; older flows lose their bodies beyond this.")
     var bodyBudget: Int = 256
 
+    @Flag(name: .customLong("no-mouse"), help: "Do not ask the terminal for mouse clicks and the wheel (leaves the terminal's own text selection alone).")
+    var noMouse = false
+
     @Flag(help: "Run a built-in demo app that makes live traffic, to try netinspect out.")
     var demo = false
 
@@ -136,14 +139,14 @@ struct Netinspect: ParsableCommand {
 
     func run() throws {
         let flowsFromFile = try read.map { path in
-            do { return try FlowFile.read(path: path) } catch { throw ValidationError("\(error)") }
+            do { return try FlowFile.readContents(path: path) } catch { throw ValidationError("\(error)") }
         }
         if dump || json {
             // Headless output feeds scripts: a file that cannot be written is an error up front.
             let saver = try save.map { path in
                 do { return try FlowLineWriter(path: path) } catch { throw ValidationError("\(error)") }
             }
-            try runHeadless(flowsFromFile: flowsFromFile, saver: saver)
+            try runHeadless(flowsFromFile: flowsFromFile?.flows, saver: saver)
             return
         }
         // In the UI an unwritable --save is shown and logged, and the
@@ -160,7 +163,7 @@ struct Netinspect: ParsableCommand {
         defer { demoApp?.stop() }
         SignalPipe.install()
         CrashGuard.arm()
-        let terminal = try Terminal()
+        let terminal = try Terminal(mouse: !noMouse)
         defer { terminal.restore() }
         var app = App(
             state: AppState(limits: FlowStore.Limits(maximumFlows: maxFlows, bodyMemoryBudget: bodyBudget * 1024 * 1024)),
@@ -172,7 +175,7 @@ struct Netinspect: ParsableCommand {
         if let filter { app.apply(Action.applyFilter(filter)) }
         app.run()
         terminal.restore()
-        if let har { try writeHAR(app.allFlows, to: har) }
+        if let har { try writeHAR(app.allFlows, annotations: app.annotations, to: har) }
     }
 
     private func runHeadless(flowsFromFile: [NetworkLog]?, saver: FlowLineWriter?) throws {
@@ -198,9 +201,9 @@ struct Netinspect: ParsableCommand {
         if let har { try writeHAR(headless.kept, to: har) }
     }
 
-    private func writeHAR(_ flows: [NetworkLog], to path: String) throws {
+    private func writeHAR(_ flows: [NetworkLog], annotations: [FlowID: FlowAnnotation] = [:], to path: String) throws {
         do {
-            try HARFile.write(flows, to: path)
+            try HARFile.write(flows, annotations: annotations, to: path)
             Headless.warn("netinspect: wrote \(flows.count) flows to \(path)")
         } catch {
             throw ValidationError("--har \(path): \(error)")

@@ -20,9 +20,10 @@ final class Terminal {
     /// without it, white on black stands in.
     private var hasDefaultColours = false
 
-    /// Starts curses mode.
+    /// Starts curses mode; with `mouse`, asks the terminal to report clicks
+    /// and the wheel (terminals that cannot simply never report them).
     /// - Throws: when standard input or output is not a terminal.
-    init() throws {
+    init(mouse: Bool = true) throws {
         guard isatty(STDIN_FILENO) == 1, isatty(STDOUT_FILENO) == 1 else {
             throw TerminalError.notATerminal
         }
@@ -42,6 +43,7 @@ final class Terminal {
         keypad(netinspect_stdscr(), true)
         nodelay(netinspect_stdscr(), true)
         curs_set(0)
+        if mouse { _ = netinspect_enable_mouse() }
         if has_colors() {
             start_color()
             hasDefaultColours = use_default_colors() == OK
@@ -56,6 +58,7 @@ final class Terminal {
     func restore() {
         guard isActive else { return }
         isActive = false
+        netinspect_disable_mouse()
         curs_set(1)
         endwin()
     }
@@ -157,6 +160,15 @@ final class Terminal {
             if result == netinspect_key_code_yes() {
                 if Int32(character) == KEY_RESIZE {
                     inputs.append(.resize)
+                } else if Int32(character) == KEY_MOUSE {
+                    var row: Int32 = 0
+                    var column: Int32 = 0
+                    switch netinspect_get_mouse(&row, &column) {
+                    case 1: inputs.append(.click(row: Int(row), column: Int(column)))
+                    case 2: inputs.append(.wheel(-3))
+                    case 3: inputs.append(.wheel(3))
+                    default: break
+                    }
                 } else if let key = Self.functionKey(Int32(character)) {
                     inputs.append(.key(key))
                 }
@@ -201,6 +213,10 @@ final class Terminal {
 enum TerminalInput: Equatable {
     case key(Key)
     case resize
+    /// A left click at a cell.
+    case click(row: Int, column: Int)
+    /// The wheel, in lines: negative up.
+    case wheel(Int)
 }
 
 /// Why the terminal could not be used.

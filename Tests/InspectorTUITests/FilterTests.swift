@@ -402,10 +402,10 @@ final class FilterTests: XCTestCase {
         let operators = FilterExpression.syntaxSummary.flatMap { row in
             row.syntax.split(whereSeparator: { $0 == " " || $0 == "," }).filter { $0.hasPrefix("~") }
         }
-        XCTAssertEqual(Set(operators), ["~m", "~c", "~d", "~u", "~h", "~hq", "~hs", "~b", "~bq", "~bs", "~t", "~e", "~p"])
+        XCTAssertEqual(Set(operators), ["~m", "~c", "~d", "~u", "~h", "~hq", "~hs", "~b", "~bq", "~bs", "~t", "~e", "~p", "~marked", "~comment"])
         for name in operators {
             let argument = name == "~c" ? "200" : "x"
-            let text = ["~e", "~p"].contains(name) ? String(name) : "\(name) \(argument)"
+            let text = ["~e", "~p", "~marked"].contains(name) ? String(name) : "\(name) \(argument)"
             XCTAssertNoThrow(try FilterExpression.parse(text), text)
         }
     }

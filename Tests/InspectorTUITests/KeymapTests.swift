@@ -18,11 +18,31 @@ final class KeymapTests: XCTestCase {
         }
     }
 
-    func testEveryUserCommandHasAKey() {
+    /// Every command has help and a name in the `:` bar; those without a
+    /// key are listed in the help screen under their bar name.
+    func testEveryCommandHasHelpAndIsReachable() {
         let bound = Set(Keymap.standard.bindings.map(\.command))
+        let help = HelpContent.lines(for: .standard).map(\.text).joined(separator: "\n")
         for command in Command.allCases {
-            XCTAssertTrue(bound.contains(command.rawValue), "\(command.rawValue) has no key")
+            let entries = CommandBar.entries.filter { $0.command == command }
+            XCTAssertEqual(entries.count, 1, "\(command.rawValue) needs exactly one command-bar entry")
+            XCTAssertFalse(entries.first?.help.isEmpty ?? true, "\(command.rawValue) has no help")
+            if !bound.contains(command.rawValue) {
+                XCTAssertFalse(CommandBar.notFromTheBar.contains(command), "\(command.rawValue) has neither a key nor a bar name")
+                let name = ":" + (entries.first?.alias ?? command.rawValue)
+                XCTAssertTrue(help.contains(name), "help lacks \(name)")
+            }
         }
+    }
+
+    func testCommandBarNamesAreUnique() {
+        XCTAssertEqual(Set(CommandBar.names).count, CommandBar.names.count, "an alias is also another command's name")
+    }
+
+    func testHelpShowsTheBarNameBesideTheKey() {
+        let help = HelpContent.lines(for: .standard).map(\.text)
+        XCTAssertTrue(help.contains { $0.contains("M ") && $0.contains(":mark") && $0.contains("Mark or unmark") }, help.joined(separator: "\n"))
+        XCTAssertTrue(help.contains { $0.contains(":sort KEY") }, "sort has no key and must be listed with its argument")
     }
 
     func testContextBindingsOverrideGlobalOnes() {

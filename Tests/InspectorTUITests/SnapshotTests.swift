@@ -90,6 +90,50 @@ final class SnapshotTests: XCTestCase {
         assertSnapshot(state, named: "events")
     }
 
+    /// A diff of the JSON flow (base) and the 404, on the two sizes the issue asks for.
+    func testDiffAt80x24And200x60() {
+        var state = Fixtures.mixedState()
+        state.press("g", "b", "j", "D")
+        assertSnapshot(state, named: "diff-80x24")
+        assertSnapshot(state, named: "diff-200x60", size: Size(width: 200, height: 60))
+    }
+
+    /// The new body views: an image described, a multipart request part by
+    /// part, HTML indented; each at 80x24 and 200x60.
+    func testBodyViews() {
+        var state = AppState(timeZone: Fixtures.utc)
+        let multipart = Data(("--B\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nHoliday\r\n"
+            + "--B\r\nContent-Disposition: form-data; name=\"photo\"; filename=\"a.png\"\r\nContent-Type: image/png\r\n\r\n").utf8)
+            + BodyViewTests.png + Data("\r\n--B--\r\n".utf8)
+        let messages: [Message] = [
+            .flowStarted(Fixtures.started(1, url: "https://cdn.example.com/photo.png")),
+            .flowFinished(Fixtures.finished(1, bytes: Array(BodyViewTests.png), contentType: "image/png")),
+            .flowStarted(Fixtures.started(2, method: "POST", url: "https://api.example.com/upload",
+                                         headers: [HTTPHeader(name: "Content-Type", value: "multipart/form-data; boundary=B")],
+                                         body: CapturedBody(data: multipart))),
+            .flowFinished(Fixtures.finished(2, body: "<html><head><title>Done</title></head><body><p>Saved<br>ok</p></body></html>",
+                                            contentType: "text/html")),
+        ]
+        _ = Reducer.reduce(&state, .inbox(Fixtures.connection(messages: messages), at: Fixtures.epoch))
+        state.press("g", "enter", "2")
+        assertSnapshot(state, named: "body-image-80x24")
+        assertSnapshot(state, named: "body-image-200x60", size: Size(width: 200, height: 60))
+        state.press("q", "j", "enter")
+        assertSnapshot(state, named: "body-multipart-80x24")
+        assertSnapshot(state, named: "body-multipart-200x60", size: Size(width: 200, height: 60))
+        state.press("2")
+        assertSnapshot(state, named: "body-html-80x24")
+        assertSnapshot(state, named: "body-html-200x60", size: Size(width: 200, height: 60))
+    }
+
+    func testListWithMarksAndAComment() {
+        var state = Fixtures.mixedState()
+        state.press("g", "M", "j", "j", "#")
+        state.type("fails after login")
+        state.press("enter")
+        assertSnapshot(state, named: "list-marks-comment")
+    }
+
     func testWideScreenHasRoomForLongerColumns() {
         assertSnapshot(Fixtures.mixedState(size: Size(width: 120, height: 30)), named: "list-120x30", size: Size(width: 120, height: 30))
     }

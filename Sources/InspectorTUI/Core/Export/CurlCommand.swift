@@ -77,7 +77,7 @@ public enum CurlCommand {
     }
 
     /// A single-quoted printf format that prints exactly `data`.
-    private static func printfQuoted(_ data: Data) -> String {
+    static func printfQuoted(_ data: Data) -> String {
         var out = "'"
         for byte in data {
             switch byte {

@@ -62,9 +62,11 @@ struct HAR: Codable, Sendable, Equatable {
         var timings: Timings
         /// What HAR cannot say but netinspect needs to restore a flow exactly.
         var netinspect: Extension?
+        /// The person's comment on the flow (HAR 1.2's own `comment` field).
+        var comment: String? = nil
 
         enum CodingKeys: String, CodingKey {
-            case startedDateTime, time, request, response, cache, timings
+            case startedDateTime, time, request, response, cache, timings, comment
             case netinspect = "_netinspect"
         }
     }
@@ -162,6 +164,8 @@ struct HAR: Codable, Sendable, Equatable {
         var error: ErrorRecord?
         var requestBody: BodyRecord?
         var responseBody: BodyRecord?
+        /// Whether the person marked the flow; absent when not.
+        var marked: Bool? = nil
     }
 
     /// A redirect hop inside `_netinspect`.

@@ -20,10 +20,18 @@ public enum HARFile {
     /// The name and version written as the HAR `creator`.
     public static let creator = (name: "netinspect", version: "0.1.0")
 
-    /// Encodes `flows` as a HAR 1.2 document (UTF-8 JSON).
-    public static func encode(_ flows: [NetworkLog], prettyPrinted: Bool = true) throws -> Data {
-        let har = HAR(log: HAR.Log(creator: HAR.Creator(name: creator.name, version: creator.version),
-                                   entries: flows.map(HAR.Entry.init)))
+    /// Encodes `flows` as a HAR 1.2 document (UTF-8 JSON). A flow's comment
+    /// goes in its entry's `comment`, a mark in `_netinspect.marked`.
+    public static func encode(_ flows: [NetworkLog], annotations: [FlowID: FlowAnnotation] = [:], prettyPrinted: Bool = true) throws -> Data {
+        let entries = flows.map { flow in
+            var entry = HAR.Entry(flow)
+            if let annotation = annotations[flow.id] {
+                entry.comment = annotation.comment
+                if annotation.isMarked { entry.netinspect?.marked = true }
+            }
+            return entry
+        }
+        let har = HAR(log: HAR.Log(creator: HAR.Creator(name: creator.name, version: creator.version), entries: entries))
         let encoder = JSONEncoder()
         encoder.outputFormatting = prettyPrinted ? [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes] : [.withoutEscapingSlashes]
         return try encoder.encode(har)
@@ -31,8 +39,8 @@ public enum HARFile {
 
     /// Writes `flows` as a HAR file at `path`, created with mode 0600
     /// (captured traffic may hold secrets), replacing what was there.
-    public static func write(_ flows: [NetworkLog], to path: String) throws {
-        let data = try encode(flows)
+    public static func write(_ flows: [NetworkLog], annotations: [FlowID: FlowAnnotation] = [:], to path: String) throws {
+        let data = try encode(flows, annotations: annotations)
         let url = URL(fileURLWithPath: path)
         try data.write(to: url, options: .atomic)
         try FileManager.default.setAttributes([.posixPermissions: 0o600], ofItemAtPath: url.path)
@@ -48,12 +56,23 @@ public enum HARFile {
     /// ones defaulted; an entry without a request method or URL is an error
     /// naming the entry.
     public static func decode(_ data: Data) throws(ReadError) -> [NetworkLog] {
+        try decodeSession(data).flows
+    }
+
+    /// Reads a HAR document with the marks and comments of its entries
+    /// (an entry's `comment`, whoever wrote it, and `_netinspect.marked`).
+    public static func decodeSession(_ data: Data) throws(ReadError) -> FlowFile.Contents {
         var flows: [NetworkLog] = []
+        var annotations: [FlowID: FlowAnnotation] = [:]
         do {
             try data.withUnsafeBytes { raw in
                 try JSONParser.forEachElement(ofArrayAt: ["log", "entries"], in: raw.bindMemory(to: UInt8.self)) { entry in
                     do {
-                        flows.append(try NetworkLog(harEntry: entry))
+                        let flow = try NetworkLog(harEntry: entry)
+                        flows.append(flow)
+                        let annotation = FlowAnnotation(isMarked: entry["_netinspect"]?["marked"]?.boolValue ?? false,
+                                                        comment: entry["comment"]?.stringValue)
+                        if !annotation.isEmpty { annotations[flow.id] = annotation }
                     } catch {
                         throw ReadError(description: "log.entries[\(flows.count)]: \(error)")
                     }
@@ -68,7 +87,7 @@ public enum HARFile {
         } catch {
             throw ReadError(description: "\(error)")
         }
-        return flows
+        return FlowFile.Contents(flows: flows, annotations: annotations)
     }
 }
 

@@ -11,6 +11,13 @@ public enum BodyFormatter {
         /// JSON, re-indented and coloured; form-urlencoded, as a table;
         /// text, as it is; anything else, as a hex dump.
         case json, form, text, binary
+        /// An image (PNG, JPEG, GIF, WebP), described: format, size in
+        /// pixels and bytes, then the first bytes in hex.
+        case image
+        /// A multipart body, part by part.
+        case multipart
+        /// XML or HTML, re-indented.
+        case markup
     }
 
     /// Lines beyond this are left out, with a notice.
@@ -21,6 +28,9 @@ public enum BodyFormatter {
         let type = contentType?.lowercased() ?? ""
         if type.contains("x-www-form-urlencoded") { return .form }
         if type.contains("json") { return .json }
+        if type.hasPrefix("multipart/"), let contentType, parameter("boundary", in: contentType) != nil { return .multipart }
+        if ImageInfo(data) != nil { return .image }
+        if type.contains("xml") || type.contains("html") { return .markup }
         guard let text = String(data: data, encoding: .utf8), !looksBinary(text) else {
             // A body cut in the middle of a UTF-8 sequence is still text.
             if data.count > 3, let text = String(data: data.dropLast(3), encoding: .utf8), !looksBinary(text) {
@@ -57,6 +67,9 @@ public enum BodyFormatter {
             StyledLine(String($0).replacingOccurrences(of: "\r", with: ""))
         }
         case .binary: content = hexDump(body.data)
+        case .image: content = ImageInfo(body.data).map { image($0, data: body.data, size: body.size) } ?? hexDump(body.data)
+        case .multipart: content = multipart(body.data, boundary: contentType.flatMap { parameter("boundary", in: $0) } ?? "")
+        case .markup: content = markup(decodedText(body.data))
         }
         lines += content.prefix(maximumLines)
         if content.count > maximumLines {

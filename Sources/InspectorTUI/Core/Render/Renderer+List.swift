@@ -1,65 +1,129 @@
 import Foundation
 import WireProtocol
 
-extension Renderer {
-    /// One column of the flow list.
-    struct Column {
-        var title: String
-        var width: Int
-        var alignRight = false
+/// A column of the flow list; `:columns` chooses which are shown, by these names.
+public enum ListColumn: String, Sendable, CaseIterable {
+    case time, app, method, code, host, path, type, size, duration, bar
+
+    /// The columns shown unless the person chose others (`app` only with several apps).
+    public static let standard: [ListColumn] = [.time, .app, .method, .code, .host, .path, .type, .size, .duration, .bar]
+
+    var title: String {
+        switch self {
+        case .time: "Time"
+        case .app: "App"
+        case .method: "Method"
+        case .code: "Code"
+        case .host: "Host"
+        case .path: "Path"
+        case .type: "Type"
+        case .size: "Size"
+        case .duration: "Dur"
+        case .bar: ""
+        }
     }
 
-    /// Column widths for a screen width: fixed columns first, host and path
-    /// share what remains (2:3).
-    static func columns(width: Int, showsApp: Bool) -> [Column] {
-        var fixed = [
-            Column(title: "Time", width: 8),
-            Column(title: "Method", width: 6),
-            Column(title: "Code", width: 4, alignRight: true),
-            Column(title: "Host", width: 0),
-            Column(title: "Path", width: 0),
-            Column(title: "Type", width: width >= 100 ? 16 : 8),
-            Column(title: "Size", width: 7, alignRight: true),
-            Column(title: "Time", width: 6, alignRight: true),
-            Column(title: "", width: width >= 100 ? 10 : 5),
-        ]
-        fixed[7].title = "Dur"
-        if showsApp { fixed.insert(Column(title: "App", width: width >= 100 ? 12 : 8), at: 1) }
-        let used = fixed.reduce(0) { $0 + $1.width } + fixed.count - 1
-        let flexible = max(8, width - used)
-        let hostIndex = showsApp ? 4 : 3
-        fixed[hostIndex].width = flexible * 2 / 5
-        fixed[hostIndex + 1].width = flexible - flexible * 2 / 5
-        return fixed
+    var alignRight: Bool { self == .code || self == .size || self == .duration }
+}
+
+extension Renderer {
+    /// One column of the flow list, sized.
+    struct Column {
+        var kind: ListColumn
+        var width: Int
+    }
+
+    /// Column widths for a screen width and the rows on screen: each column
+    /// as wide as its widest visible content (within a cap), the path takes
+    /// what is left; when that is too little, host, type and app shrink, then
+    /// the bar and the type go.
+    static func columns(_ kinds: [ListColumn], width: Int, cells: [[ListColumn: Span]]) -> [Column] {
+        func natural(_ kind: ListColumn) -> Int {
+            let content = cells.map { DisplayWidth.of($0[kind]?.text ?? "") }.max() ?? 0
+            let header = DisplayWidth.of(kind.title)
+            switch kind {
+            case .time: return 8
+            case .code: return 4
+            case .size: return 7
+            case .duration: return 6
+            case .bar: return width >= 100 ? 10 : 5
+            case .method: return max(header, min(content, 10))
+            case .host: return max(header, min(content, 32))
+            case .type: return max(header, min(content, width >= 100 ? 16 : 10))
+            case .app: return max(3, min(content, width >= 100 ? 14 : 10))
+            case .path: return max(header, content)
+            }
+        }
+        var columns = kinds.map { Column(kind: $0, width: natural($0)) }
+        let minimumPath = min(24, max(8, width / 5))
+        func pathRoom() -> Int {
+            width - columns.filter { $0.kind != .path }.reduce(0) { $0 + $1.width } - max(0, columns.count - 1)
+        }
+        // Shrink, then drop, until the path has its minimum.
+        let shrinks: [(ListColumn, Int)] = [(.host, 16), (.type, 8), (.app, 6), (.host, 10)]
+        for (kind, floor) in shrinks where kinds.contains(.path) && pathRoom() < minimumPath {
+            guard let index = columns.firstIndex(where: { $0.kind == kind }) else { continue }
+            columns[index].width = max(floor, columns[index].width - (minimumPath - pathRoom()))
+        }
+        for kind in [ListColumn.bar, .type, .app, .size] where kinds.contains(.path) && pathRoom() < minimumPath {
+            columns.removeAll { $0.kind == kind }
+        }
+        if let path = columns.firstIndex(where: { $0.kind == .path }) {
+            columns[path].width = max(1, pathRoom())
+        } else if let last = columns.indices.last {
+            // Without a path column the last column takes the rest of the row.
+            columns[last].width = max(columns[last].width, columns[last].width + pathRoom())
+        }
+        return columns
     }
 
     static func drawList(_ state: AppState, on screen: inout Screen) {
         let showsApp = state.session.connectedAgents > 1 || Set(state.session.agents.map(\.hello.appName)).count > 1
-        let columns = columns(width: screen.size.width, showsApp: showsApp)
+        var kinds = state.chosenColumns ?? ListColumn.standard
+        if state.chosenColumns == nil, !showsApp { kinds.removeAll { $0 == .app } }
+        let rows = state.rows
+        let visible = rows[min(state.listTop, rows.count)..<min(rows.count, state.listTop + state.listHeight)]
+        let records = visible.map { state.session.store[$0] }
+        let longest = records.compactMap { $0?.log.timing.duration }.max() ?? 0
+        let barWidth = screen.size.width >= 100 ? 10 : 5
+        let cells = records.map { record in
+            record.map { cellSpans($0, state: state, longest: longest, barWidth: barWidth) } ?? [:]
+        }
+        // Column 0 holds the mark (●) or a comment sign (✎); the grid starts after it.
+        let columns = columns(kinds, width: screen.size.width - 1, cells: cells)
         screen.fill(row: 0, style: .header)
-        var x = 0
+        var x = 1
         for column in columns {
-            screen.write(column.title.fitted(toWidth: column.width, alignRight: column.alignRight), row: 0, column: x, style: .header)
+            screen.write(column.kind.title.fitted(toWidth: column.width, alignRight: column.kind.alignRight), row: 0, column: x, style: .header)
             x += column.width + 1
         }
-        let rows = state.rows
         guard !rows.isEmpty else {
             drawEmptyList(state, on: &screen)
             return
         }
-        let visible = rows[min(state.listTop, rows.count)..<min(rows.count, state.listTop + state.listHeight)]
-        let records = visible.map { state.session.store[$0] }
-        let longest = records.compactMap { $0?.log.timing.duration }.max() ?? 0
         for (offset, record) in records.enumerated() {
             let row = 1 + offset
             guard let record else {
-                screen.write("(evicted)", row: row, column: 0, style: .dim)
+                screen.write("(evicted)", row: row, column: 1, style: .dim)
                 continue
             }
-            let cells = cellSpans(record, state: state, showsApp: showsApp, longest: longest, barWidth: columns.last!.width)
-            var x = 0
-            for (column, span) in zip(columns, cells) {
-                screen.write(span.text.fitted(toWidth: column.width, alignRight: column.alignRight), row: row, column: x, style: span.style, limit: column.width)
+            if record.annotation.isMarked {
+                screen.write("●", row: row, column: 0, style: .mark)
+            } else if record.annotation.comment != nil {
+                screen.write("✎", row: row, column: 0, style: .comment)
+            } else if state.diffBase == record.sequence {
+                screen.write("◆", row: row, column: 0, style: .mark)
+            }
+            var x = 1
+            for column in columns {
+                let span = cells[offset][column.kind] ?? Span("")
+                screen.write(span.text.fitted(toWidth: column.width, alignRight: column.kind.alignRight), row: row, column: x, style: span.style, limit: column.width)
+                if column.kind == .path, let comment = record.annotation.comment {
+                    let used = DisplayWidth.of(span.text)
+                    if used + 3 < column.width {
+                        screen.write("  # " + comment, row: row, column: x + used, style: .comment, limit: column.width - used)
+                    }
+                }
                 x += column.width + 1
             }
             if state.listTop + offset == state.cursor {
@@ -68,25 +132,23 @@ extension Renderer {
         }
     }
 
-    private static func cellSpans(_ record: FlowStore.Record, state: AppState, showsApp: Bool, longest: Double, barWidth: Int) -> [Span] {
+    private static func cellSpans(_ record: FlowStore.Record, state: AppState, longest: Double, barWidth: Int) -> [ListColumn: Span] {
         let log = record.log
-        let status = statusSpans(log)[0]
-        var cells = [
-            Span(Format.time(log.timing.startedAt, in: state.timeZone), .dim),
-            Span(log.request.method, .method),
-            status,
-            Span(record.host, .host),
-            Span(Format.displayPath(of: log.request.url)),
-            Span(Format.shortContentType(log.response?.mimeType ?? log.response?.headers.first("Content-Type")), .dim),
-            Span(log.response?.body.map { Format.size($0.size) } ?? "", .normal),
-            durationSpan(log, now: state.now),
-            timingBar(log.timing, longest: longest, width: barWidth),
+        var path = Format.displayPath(of: log.request.url)
+        if let operation = GraphQL.operation(of: log.request) { path += "  ⟨\(operation)⟩" }
+        let name = record.agent.flatMap { state.session.agents.indices.contains($0) ? state.session.agents[$0].hello.appName : nil }
+        return [
+            .time: Span(Format.time(log.timing.startedAt, in: state.timeZone), .dim),
+            .app: Span(name ?? "?", .dim),
+            .method: Span(log.request.method, .method),
+            .code: statusSpans(log)[0],
+            .host: Span(record.host, .host),
+            .path: Span(path),
+            .type: Span(Format.shortContentType(log.response?.mimeType ?? log.response?.headers.first("Content-Type")), .dim),
+            .size: Span(log.response?.body.map { Format.size($0.size) } ?? "", .normal),
+            .duration: durationSpan(log, now: state.now),
+            .bar: timingBar(log.timing, longest: longest, width: barWidth),
         ]
-        if showsApp {
-            let name = record.agent.flatMap { state.session.agents.indices.contains($0) ? state.session.agents[$0].hello.appName : nil }
-            cells.insert(Span(name ?? "?", .dim), at: 1)
-        }
-        return cells
     }
 
     /// The duration, or for a flow still running the time since it started.

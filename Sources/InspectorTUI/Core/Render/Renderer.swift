@@ -27,6 +27,7 @@ public enum Renderer {
         case .list: drawList(state, on: &screen)
         case .detail(let detail): drawDetail(state, detail, on: &screen)
         case .events(let scroll): drawEvents(state, scroll: scroll, on: &screen)
+        case .diff(let diff): drawDiff(state, diff, on: &screen)
         }
         if state.showsHelp { drawHelp(state, on: &screen) }
         if let overlay = state.overlay { drawOverlay(overlay, on: &screen) }
@@ -49,8 +50,26 @@ public enum Renderer {
             let label = " \(tab.rawValue + 1) \(tab.title) "
             x += screen.write(label, row: 1, column: x, style: tab == detail.tab ? .tabActive : .tabInactive) + 1
         }
+        if let annotation = state.session.store[detail.sequence]?.annotation {
+            if annotation.isMarked { x += screen.write(" ● marked", row: 1, column: x, style: .mark) }
+            if let comment = annotation.comment { screen.write("  Comment: " + comment, row: 1, column: x, style: .comment) }
+        }
         let lines = state.detailLines(detail)
         drawPage(lines, from: detail.scroll, top: 2, highlighting: detail.search, on: &screen)
+    }
+
+    private static func drawDiff(_ state: AppState, _ diff: DiffState, on screen: inout Screen) {
+        func describe(_ sequence: Int) -> [Span] {
+            guard let record = state.session.store[sequence] else { return [Span("(gone)", .dim)] }
+            let log = record.log
+            return [Span(log.request.method + " ", .method), Span(Format.displayPath(of: log.request.url)),
+                    Span(" " + (statusSpans(log).first?.text ?? ""), statusSpans(log).first?.style ?? .normal),
+                    Span(" " + Format.time(log.timing.startedAt, in: state.timeZone), .dim)]
+        }
+        screen.write(StyledLine([Span("Diff  ", .title), Span("base ", .diffRemoved)] + describe(diff.base)), row: 0)
+        screen.write(StyledLine([Span("      ", .title), Span("other ", .diffAdded)] + describe(diff.other)
+            + [Span("   (q: back)", .dim)]), row: 1)
+        drawPage(state.diffLines(diff), from: diff.scroll, top: 2, on: &screen)
     }
 
     /// Draws lines into the content area (from `top` to above the two bottom
@@ -115,6 +134,12 @@ public enum Renderer {
             let visible = String(prompt.text.suffix(max(0, screen.size.width - used - 2)))
             let typed = screen.write(visible, row: row, column: used)
             screen.write("▏", row: row, column: used + typed, style: .prompt)
+            if prompt.purpose == .command {
+                let candidates = CommandBar.candidates(prompt.text)
+                let hint = prompt.text.isEmpty ? "Tab completes; :help lists every command"
+                    : candidates.count == 1 ? "" : candidates.prefix(8).joined(separator: " ")
+                screen.write(hint, row: row, column: used + typed + 3, style: .dim)
+            }
         } else if let confirmation = state.confirmation {
             let question = switch confirmation {
             case .clearFlows: "Clear all \(state.session.store.count) flows? (y/n)"

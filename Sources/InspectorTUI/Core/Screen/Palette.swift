@@ -13,6 +13,10 @@ public enum Style: String, Sendable, Hashable, CaseIterable {
     case jsonKey, jsonString, jsonNumber, jsonLiteral, jsonPunctuation
     /// The parts of timing bars.
     case barWaiting, barReceiving
+    /// What the person added: marks and comments.
+    case mark, comment
+    /// Diff lines: only in the base, only in the other flow, different in both.
+    case diffRemoved, diffAdded, diffChanged
 }
 
 /// A terminal colour: the eight ANSI colours or the terminal's default.
@@ -100,6 +104,11 @@ public struct Palette: Sendable {
         .jsonPunctuation: Appearance(dim: true),
         .barWaiting: Appearance(.yellow),
         .barReceiving: Appearance(.green),
+        .mark: Appearance(.yellow, bold: true),
+        .comment: Appearance(.yellow),
+        .diffRemoved: Appearance(.red),
+        .diffAdded: Appearance(.green),
+        .diffChanged: Appearance(.yellow),
     ])
 
     /// For terminals without colours: attributes only, so selection, tabs,
@@ -124,5 +133,9 @@ public struct Palette: Sendable {
         .jsonKey: Appearance(bold: true),
         .jsonPunctuation: Appearance(dim: true),
         .barWaiting: Appearance(dim: true),
+        .mark: Appearance(bold: true),
+        .diffRemoved: Appearance(dim: true),
+        .diffAdded: Appearance(bold: true),
+        .diffChanged: Appearance(underline: true),
     ])
 }

@@ -44,6 +44,8 @@ public struct FlowStore: Sendable {
         public internal(set) var bodiesDropped: Bool
         /// Counts the changes to this record, so derived views can be cached.
         public internal(set) var revision = 0
+        /// The mark and comment the person added (viewer-side, not from the agent).
+        public internal(set) var annotation = FlowAnnotation()
 
         var bodyBytes: Int {
             (log.request.body?.data.count ?? 0) + (log.response?.body?.data.count ?? 0)
@@ -135,6 +137,31 @@ public struct FlowStore: Sendable {
         }
         enforceBodyBudget()
         return changes
+    }
+
+    /// Changes the mark or comment of a flow. Nothing happens (and no change
+    /// is reported) when the flow is gone or the annotation stays the same.
+    public mutating func annotate(_ sequence: Int, _ body: (inout FlowAnnotation) -> Void) -> [Change] {
+        guard sequenceRange.contains(sequence) else { return [] }
+        let index = sequence - baseSequence
+        var annotation = records[index].annotation
+        body(&annotation)
+        guard annotation != records[index].annotation else { return [] }
+        records[index].annotation = annotation
+        records[index].revision += 1
+        return [.updated(sequence)]
+    }
+
+    /// Sequence numbers of the marked flows, oldest first.
+    public var markedSequences: [Int] {
+        allRecords.lazy.filter(\.annotation.isMarked).map(\.sequence)
+    }
+
+    /// The annotations of every annotated flow, by flow id (for files).
+    public var annotations: [FlowID: FlowAnnotation] {
+        var result: [FlowID: FlowAnnotation] = [:]
+        for record in allRecords where !record.annotation.isEmpty { result[record.log.id] = record.annotation }
+        return result
     }
 
     /// Folds a response head into its flow; unknown flows are counted.

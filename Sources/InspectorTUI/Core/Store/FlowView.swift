@@ -28,8 +28,8 @@ public enum SortKey: String, Sendable, CaseIterable {
 /// updated one a removal and a binary insertion. Only a new filter or sort
 /// order rebuilds it.
 public struct FlowView: Sendable {
-    /// A filter over flows; nil shows everything.
-    public typealias Predicate = @Sendable (NetworkLog) -> Bool
+    /// A filter over flows (with what the person added to them); nil shows everything.
+    public typealias Predicate = @Sendable (FlowStore.Record) -> Bool
 
     /// Sequence numbers of the shown flows, in display order.
     public private(set) var rows: [Int] = []
@@ -53,13 +53,13 @@ public struct FlowView: Sendable {
         var selected: [Int] = []
         selected.reserveCapacity(store.count)
         if sortKey == .time {
-            for record in store.allRecords where predicate?(record.log) ?? true {
+            for record in store.allRecords where predicate?(record) ?? true {
                 selected.append(record.sequence)
             }
         } else {
             // One pass builds the keys too, so each record is visited once.
             var values: [SortValue] = []
-            for record in store.allRecords where predicate?(record.log) ?? true {
+            for record in store.allRecords where predicate?(record) ?? true {
                 values.append(SortValue(record, key: sortKey))
             }
             values.sort()
@@ -97,7 +97,7 @@ public struct FlowView: Sendable {
     }
 
     private mutating func insertIfMatching(_ sequence: Int, store: FlowStore) {
-        guard let record = store[sequence], predicate?(record.log) ?? true else { return }
+        guard let record = store[sequence], predicate?(record) ?? true else { return }
         let index = insertionIndex(for: sequence, store: store)
         if index == rows.count { rows.append(sequence) } else { rows.insert(sequence, at: index) }
     }

@@ -109,6 +109,11 @@ public struct Session: Sendable {
         return []
     }
 
+    /// Changes a flow's mark or comment (see ``FlowStore/annotate(_:_:)``).
+    public mutating func annotate(_ sequence: Int, _ body: (inout FlowAnnotation) -> Void) -> [FlowStore.Change] {
+        store.annotate(sequence, body)
+    }
+
     /// Removes every flow; agents and the event log stay.
     public mutating func clearFlows() -> [FlowStore.Change] {
         store.removeAll()

@@ -25,6 +25,18 @@ public enum Mode: Sendable, Equatable {
     case detail(DetailState)
     /// The event log: connections, rejections, disconnections.
     case events(scroll: Int)
+    /// The differences between two flows.
+    case diff(DiffState)
+}
+
+/// The diff view's own state.
+public struct DiffState: Sendable, Equatable {
+    /// The flow compared against, by sequence number.
+    public var base: Int
+    /// The flow compared with it.
+    public var other: Int
+    /// First line shown.
+    public var scroll = 0
 }
 
 /// The detail view's own state.
@@ -49,12 +61,26 @@ public struct Prompt: Sendable, Equatable {
         case filter
         /// Search inside the detail view's body.
         case bodySearch
+        /// The comment of the flow with this sequence number.
+        case comment(Int)
+        /// A command line (`:`).
+        case command
     }
 
     /// What the text is for.
     public var purpose: Purpose
     /// The text so far.
     public var text: String
+    /// The position in the command history being shown (up/down), if any.
+    public var historyIndex: Int?
+    /// What was typed before walking the history, restored past its end.
+    public var draft: String?
+
+    /// Creates a prompt.
+    public init(purpose: Purpose, text: String) {
+        self.purpose = purpose
+        self.text = text
+    }
 
     /// The label shown before the text.
     public var label: String {
@@ -62,6 +88,8 @@ public struct Prompt: Sendable, Equatable {
         case .search: "Search: "
         case .filter: "Filter: "
         case .bodySearch: "Find in body: "
+        case .comment: "Comment: "
+        case .command: ":"
         }
     }
 }
@@ -126,10 +154,17 @@ public struct AppState: Sendable {
     public internal(set) var now: Date?
     /// The keymap.
     public let keymap: Keymap
+    /// The flow a diff compares against (`b`), by sequence number.
+    public internal(set) var diffBase: Int?
+    /// Command lines run from the bar, oldest first (at most 100).
+    public internal(set) var commandHistory: [String] = []
+    /// The list columns chosen with `:columns`; nil shows the default set.
+    public internal(set) var chosenColumns: [ListColumn]?
 
     var searchFilter: FilterExpression?
     var expressionFilter: FilterExpression?
     let detailCache = DetailLinesCache()
+    let diffCache = DiffLinesCache()
 
     /// A fresh state.
     public init(
@@ -159,7 +194,7 @@ public struct AppState: Sendable {
         switch mode {
         case .list: return .list
         case .detail: return .detail
-        case .events: return .help
+        case .events, .diff: return .help
         }
     }
 

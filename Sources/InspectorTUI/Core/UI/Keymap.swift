@@ -74,6 +74,7 @@ public struct Keymap: Sendable {
         bind("C-c", "app.quit", .global, "Quit"),
         bind("?", "help.toggle", .global, "Show or hide this help"),
         bind("E", "events.show", .global, "Show the event log"),
+        bind(":", "command.open", .global, "Command bar: run any command by name (Tab completes)"),
 
         bind("enter", "flow.open", .list, "Open the selected flow"),
         bind("q", "app.askToQuit", .list, "Quit (asks first)"),
@@ -90,6 +91,16 @@ public struct Keymap: Sendable {
         bind("F", "list.follow", .list, "Toggle follow (keep the newest flow in view)"),
         bind("C", "flow.copyCurl", .list, "Copy the selected flow as a curl command (OSC 52)"),
         bind("w", "flows.exportHAR", .list, "Write the shown flows to a HAR file"),
+        bind("M", "flow.mark", .list, "Mark or unmark the selected flow"),
+        bind("#", "flow.comment", .list, "Add or edit the selected flow's comment"),
+        bind("]", "marks.next", .list, "Jump to the next marked flow"),
+        bind("[", "marks.previous", .list, "Jump to the previous marked flow"),
+        bind("*", "filter.marked", .list, "Quick filter: marked flows only (~marked)"),
+        bind("U", "marks.clear", .list, "Unmark every flow"),
+        bind("b", "diff.base", .list, "Make the selected flow the base of a diff"),
+        bind("D", "diff.open", .list, "Diff the base flow (b, else the newest mark) with the selected one"),
+        bind("S", "flow.copySwift", .list, "Copy the selected flow as Swift URLRequest code (OSC 52)"),
+        bind("H", "flow.copyHTTPie", .list, "Copy the selected flow as an HTTPie command (OSC 52)"),
 
         bind("tab", "tab.next", .detail, "Next tab"),
         bind("S-tab", "tab.previous", .detail, "Previous tab"),
@@ -101,6 +112,12 @@ public struct Keymap: Sendable {
         bind("/", "detail.search", .detail, "Search inside the body"),
         bind("n", "detail.nextMatch", .detail, "Next match"),
         bind("C", "flow.copyCurl", .detail, "Copy this flow as a curl command (OSC 52)"),
+        bind("S", "flow.copySwift", .detail, "Copy this flow as Swift URLRequest code (OSC 52)"),
+        bind("H", "flow.copyHTTPie", .detail, "Copy this flow as an HTTPie command (OSC 52)"),
+        bind("M", "flow.mark", .detail, "Mark or unmark this flow"),
+        bind("#", "flow.comment", .detail, "Add or edit this flow's comment"),
+        bind("b", "diff.base", .detail, "Make this flow the base of a diff"),
+        bind("D", "diff.open", .detail, "Diff the base flow with this one"),
 
         bind("y", "confirm.yes", .confirm, "Yes"),
         bind("n", "confirm.no", .confirm, "No"),
@@ -110,6 +127,9 @@ public struct Keymap: Sendable {
         bind("esc", "prompt.cancel", .prompt, "Cancel"),
         bind("backspace", "prompt.deleteBackward", .prompt, "Delete the last character"),
         bind("C-u", "prompt.clear", .prompt, "Delete everything typed"),
+        bind("tab", "prompt.complete", .prompt, "Complete a command name or argument (command bar)"),
+        bind("up", "prompt.historyPrevious", .prompt, "Previous entry of the history"),
+        bind("down", "prompt.historyNext", .prompt, "Next entry of the history"),
     ])
 
     private static func bind(_ key: String, _ command: String, _ context: KeyContext, _ help: String) -> KeyBinding {

@@ -17,6 +17,12 @@ public enum Action: Sendable {
     case notify(String, isError: Bool)
     /// Set the filter expression, as `f` does (`--filter` on the command line).
     case applyFilter(String)
+    /// Restore marks and comments read from a file (`--read`), by flow id.
+    case annotate([FlowID: FlowAnnotation])
+    /// A left click at a cell of the screen (where the terminal reports the mouse).
+    case click(row: Int, column: Int)
+    /// The mouse wheel turned: negative up, positive down, in lines.
+    case wheel(Int)
 }
 
 /// What the reducer asks of the program after an action.
@@ -27,8 +33,15 @@ public enum Effect: Sendable, Equatable {
     case quit
     /// Put this text on the terminal's clipboard (OSC 52).
     case copyToClipboard(String)
-    /// Write these flows to a HAR file and report back with ``Action/notify(_:isError:)``.
-    case exportHAR([NetworkLog])
+    /// Write these flows, with their comments and marks, to a HAR file
+    /// (a name of the program's choosing when nil) and report back with
+    /// ``Action/notify(_:isError:)``.
+    case exportHAR([NetworkLog], annotations: [FlowID: FlowAnnotation], path: String?)
+    /// Write these flows and annotations as JSON lines (`:save`) and report back.
+    case saveFlows(FlowFile.Contents, path: String?)
+    /// Marks or comments changed (the new values by flow id): append them
+    /// to the `--save` file, if any.
+    case annotationsChanged([FlowID: FlowAnnotation])
 }
 
 /// Turns actions into state changes. Pure: no I/O, no clock, no terminal;
@@ -67,6 +80,17 @@ public enum Reducer {
         case .applyFilter(let text):
             applyFilter(text, in: &state)
             return .none
+        case .annotate(let annotations):
+            for (id, annotation) in annotations {
+                guard let sequence = state.session.store.sequence(of: id) else { continue }
+                let changes = state.session.annotate(sequence) { $0 = annotation }
+                state.view.apply(changes, from: state.session.store)
+            }
+            state.syncCursor()
+        case let .click(row, column):
+            return click(row: row, column: column, in: &state)
+        case .wheel(let lines):
+            wheel(lines, in: &state)
         case .resize(let size):
             state.size = size
             state.syncCursor()
@@ -149,12 +173,40 @@ public enum Reducer {
             state.syncCursor()
         case .clearFlows: state.confirmation = .clearFlows
         case .askToQuit: state.confirmation = .quit
-        case .copyCurl:
+        case .copyCurl, .copySwift, .copyHTTPie:
             guard let selection = state.selection else { return .none }
-            return copyCurl(of: selection, in: &state)
+            return copy(command, of: selection, in: &state)
         case .exportHAR:
             let store = state.session.store
-            return .exportHAR(state.rows.compactMap { store[$0]?.log })
+            return .exportHAR(state.rows.compactMap { store[$0]?.log }, annotations: store.annotations, path: nil)
+        case .toggleMark, .editComment, .setDiffBase, .openDiff:
+            guard let selection = state.selection else {
+                state.notice = Notice(text: "No flow selected", isError: true)
+                return .none
+            }
+            return flowCommand(command, on: selection, in: &state)
+        case .nextMark, .previousMark:
+            let marked = Set(state.session.store.markedSequences)
+            let rows = state.rows
+            let forward = command == .nextMark
+            let order = forward ? Array((state.cursor + 1)..<max(state.cursor + 1, rows.count)) + Array(0..<min(state.cursor + 1, rows.count))
+                : Array((0..<state.cursor).reversed()) + Array((state.cursor..<rows.count).reversed())
+            guard let row = order.first(where: { marked.contains(rows[$0]) }) else {
+                state.notice = Notice(text: marked.isEmpty ? "No marked flows (M marks one)" : "No marked flow is shown", isError: true)
+                return .none
+            }
+            state.follows = false
+            state.moveCursor(to: row)
+        case .markedOnly: applyFilter(markedFilter, in: &state)
+        case .clearMarks:
+            var changed: [FlowID: FlowAnnotation] = [:]
+            for sequence in state.session.store.markedSequences {
+                let changes = state.session.annotate(sequence) { $0.isMarked = false }
+                state.view.apply(changes, from: state.session.store)
+                if let record = state.session.store[sequence] { changed[record.log.id] = record.annotation }
+            }
+            state.syncCursor()
+            return changed.isEmpty ? .none : .annotationsChanged(changed)
         case .toggleFollow:
             state.follows.toggle()
             state.syncCursor()
@@ -185,6 +237,103 @@ public enum Reducer {
         }
     }
 
+    // MARK: - Command bar
+
+    /// Runs a line typed in the command bar and keeps it in the history.
+    static func runLine(_ line: String, in state: inout AppState) -> Effect {
+        guard !line.isEmpty else { return .none }
+        if state.commandHistory.last != line {
+            state.commandHistory.append(line)
+            if state.commandHistory.count > 100 { state.commandHistory.removeFirst() }
+        }
+        let command: Command
+        let argument: String?
+        do {
+            (command, argument) = try CommandBar.parse(line)
+        } catch {
+            state.notice = Notice(text: error.description, isError: true)
+            return .none
+        }
+        let store = state.session.store
+        switch command {
+        case .filterPrompt where argument != nil:
+            applyFilter(argument, in: &state)
+        case .search where argument != nil:
+            state.searchText = argument
+            state.searchFilter = argument.map(FilterExpression.freeText)
+            state.rebuildView()
+        case .sortBy:
+            guard let key = argument.flatMap({ SortKey(rawValue: $0.lowercased()) }) else {
+                state.notice = Notice(text: "sort needs one of \(SortKey.allCases.map(\.rawValue).joined(separator: ", "))", isError: true)
+                return .none
+            }
+            state.rebuildView(sortKey: key)
+        case .chooseColumns:
+            guard let argument else {
+                state.chosenColumns = nil
+                return .none
+            }
+            let names = argument.split { $0 == "," || $0 == " " }.map { $0.lowercased() }
+            let unknown = names.filter { ListColumn(rawValue: $0) == nil }
+            guard unknown.isEmpty, !names.isEmpty else {
+                state.notice = Notice(text: "Unknown column \(unknown.joined(separator: ", ")); columns are \(ListColumn.allCases.map(\.rawValue).joined(separator: ", "))", isError: true)
+                return .none
+            }
+            state.chosenColumns = names.compactMap(ListColumn.init(rawValue:))
+        case .exportHAR:
+            return .exportHAR(state.rows.compactMap { store[$0]?.log }, annotations: store.annotations, path: argument)
+        case .saveFlows:
+            return .saveFlows(FlowFile.Contents(flows: state.rows.compactMap { store[$0]?.log }, annotations: store.annotations), path: argument)
+        case .toggleMark, .editComment, .setDiffBase, .openDiff:
+            let target: Int? = if case .detail(let detail) = state.mode { detail.sequence } else { state.selection }
+            guard let target else {
+                state.notice = Notice(text: "No flow selected", isError: true)
+                return .none
+            }
+            return flowCommand(command, on: target, argument: argument, in: &state)
+        default:
+            return run(command, in: &state)
+        }
+        return .none
+    }
+
+    // MARK: - Mouse
+
+    private static func click(row: Int, column: Int, in state: inout AppState) -> Effect {
+        guard state.prompt == nil, state.confirmation == nil, !state.showsHelp, state.overlay == nil else { return .none }
+        switch state.mode {
+        case .list:
+            let index = state.listTop + row - 1
+            guard row >= 1, row <= state.listHeight, state.rows.indices.contains(index) else { return .none }
+            if index == state.cursor { return run(.open, in: &state) }
+            state.follows = false
+            state.moveCursor(to: index)
+        case .detail(var detail):
+            guard row == 1 else { return .none }
+            var x = 0
+            for tab in DetailTab.allCases {
+                let width = DisplayWidth.of(" \(tab.rawValue + 1) \(tab.title) ")
+                if column >= x, column < x + width {
+                    detail.tab = tab
+                    detail.scroll = 0
+                    state.mode = .detail(detail)
+                }
+                x += width + 1
+            }
+        case .events, .diff: break
+        }
+        return .none
+    }
+
+    private static func wheel(_ lines: Int, in state: inout AppState) {
+        guard state.prompt == nil, state.confirmation == nil else { return }
+        if case .list = state.mode, !state.showsHelp, state.overlay == nil {
+            state.moveCursor(to: state.cursor + lines)
+        } else {
+            state.scroll(by: lines)
+        }
+    }
+
     // MARK: - Detail
 
     private static func detailCommand(_ command: Command, in state: inout AppState) -> Effect {
@@ -200,8 +349,10 @@ public enum Reducer {
             default: detail.tab = .timing
             }
             detail.scroll = 0
-        case .copyCurl:
-            return copyCurl(of: detail.sequence, in: &state)
+        case .copyCurl, .copySwift, .copyHTTPie:
+            return copy(command, of: detail.sequence, in: &state)
+        case .toggleMark, .editComment, .setDiffBase, .openDiff:
+            return flowCommand(command, on: detail.sequence, in: &state)
         case .searchBody:
             state.prompt = Prompt(purpose: .bodySearch, text: detail.search ?? "")
             return .none
@@ -224,15 +375,58 @@ public enum Reducer {
 
     // MARK: - Shared
 
-    /// Scrolling in the detail view, the help overlay and the event log.
-    /// Shows the flow's request as a curl command and asks for it to be copied.
-    private static func copyCurl(of sequence: Int, in state: inout AppState) -> Effect {
+    /// The expression of the "marked only" quick filter.
+    public static let markedFilter = "~marked"
+
+    /// Shows the flow's request as a curl command, Swift code or an HTTPie
+    /// command, and asks for it to be copied.
+    private static func copy(_ format: Command, of sequence: Int, in state: inout AppState) -> Effect {
         guard let log = state.session.store[sequence]?.log else { return .none }
-        let command = CurlCommand.make(for: log.request)
-        state.overlay = TextOverlay(title: "curl command, sent to the clipboard with OSC 52  (q or Esc closes)",
-                                    lines: command.components(separatedBy: "\n"))
-        return .copyToClipboard(command)
+        let (text, name) = switch format {
+        case .copySwift: (SwiftCode.make(for: log.request), "Swift code")
+        case .copyHTTPie: (HTTPieCommand.make(for: log.request), "HTTPie command")
+        default: (CurlCommand.make(for: log.request), "curl command")
+        }
+        state.overlay = TextOverlay(title: "\(name), sent to the clipboard with OSC 52  (q or Esc closes)",
+                                    lines: text.components(separatedBy: "\n"))
+        return .copyToClipboard(text)
     }
+
+    /// Mark, comment and diff, on the selected flow or the one shown.
+    private static func flowCommand(_ command: Command, on sequence: Int, argument: String? = nil, in state: inout AppState) -> Effect {
+        guard let record = state.session.store[sequence] else { return .none }
+        switch command {
+        case .toggleMark:
+            return annotate(sequence, in: &state) { $0.isMarked.toggle() }
+        case .editComment:
+            if let argument { return annotate(sequence, in: &state) { $0.comment = argument } }
+            state.prompt = Prompt(purpose: .comment(sequence), text: record.annotation.comment ?? "")
+        case .setDiffBase:
+            state.diffBase = sequence
+            state.notice = Notice(text: "Diff base: \(record.log.request.method) \(Format.displayPath(of: record.log.request.url)); select another flow and press D", isError: false)
+        case .openDiff:
+            let base = state.diffBase.flatMap { state.session.store[$0] != nil && $0 != sequence ? $0 : nil }
+                ?? state.session.store.markedSequences.last { $0 != sequence }
+            guard let base else {
+                state.notice = Notice(text: "No base to compare with: press b on one flow (or mark it with M), then D on another", isError: true)
+                return .none
+            }
+            state.showsHelp = false
+            state.mode = .diff(DiffState(base: base, other: sequence))
+        default: break
+        }
+        return .none
+    }
+
+    private static func annotate(_ sequence: Int, in state: inout AppState, _ body: (inout FlowAnnotation) -> Void) -> Effect {
+        let changes = state.session.annotate(sequence, body)
+        guard !changes.isEmpty, let record = state.session.store[sequence] else { return .none }
+        state.view.apply(changes, from: state.session.store)
+        state.syncCursor()
+        return .annotationsChanged([record.log.id: record.annotation])
+    }
+
+    /// Scrolling in the detail view, the help overlay and the event log.
 
     private static func scrollCommand(_ command: Command, in state: inout AppState) -> Effect {
         let page = max(1, state.size.height - 4)
@@ -269,6 +463,8 @@ public enum Reducer {
             state.showsHelp = false
             state.mode = .events(scroll: Int.max / 2)
             state.clampScrolls()
+        case .commandBar:
+            state.prompt = Prompt(purpose: .command, text: "")
         default: break
         }
         return .none
@@ -283,10 +479,26 @@ public enum Reducer {
             state.prompt?.text = ""
         case .cancelPrompt:
             state.prompt = nil
+        case .completePrompt:
+            if prompt.purpose == .command { state.prompt?.text = CommandBar.complete(prompt.text) }
+        case .historyPrevious, .historyNext:
+            guard prompt.purpose == .command, !state.commandHistory.isEmpty else { break }
+            let history = state.commandHistory
+            let current = prompt.historyIndex ?? history.count
+            let next = command == .historyPrevious ? max(0, current - 1) : min(history.count, current + 1)
+            var updated = prompt
+            if updated.historyIndex == nil { updated.draft = prompt.text }
+            updated.historyIndex = next
+            updated.text = next < history.count ? history[next] : (updated.draft ?? "")
+            state.prompt = updated
         case .acceptPrompt:
             state.prompt = nil
             let text = prompt.text.trimmingCharacters(in: .whitespaces)
             switch prompt.purpose {
+            case .command:
+                return runLine(text, in: &state)
+            case .comment(let sequence):
+                return annotate(sequence, in: &state) { $0.comment = text }
             case .search:
                 state.searchText = text.isEmpty ? nil : text
                 state.searchFilter = text.isEmpty ? nil : FilterExpression.freeText(text)
@@ -316,7 +528,7 @@ extension AppState {
     /// Rebuilds the list index after a filter or order change.
     mutating func rebuildView(sortKey: SortKey? = nil, reversed: Bool? = nil) {
         let filters = [searchFilter, expressionFilter].compactMap { $0 }
-        let predicate: FlowView.Predicate? = filters.isEmpty ? nil : { @Sendable log in filters.allSatisfy { $0.matches(log) } }
+        let predicate: FlowView.Predicate? = filters.isEmpty ? nil : { @Sendable record in filters.allSatisfy { $0.matches(record.log, marked: record.annotation.isMarked, comment: record.annotation.comment) } }
         view.rebuild(
             from: session.store,
             predicate: predicate,
@@ -392,6 +604,9 @@ extension AppState {
                 mode = .detail(detail)
             case .events(let scroll):
                 mode = .events(scroll: scroll.addingReportingOverflow(delta).partialValue)
+            case .diff(var diff):
+                diff.scroll = diff.scroll.addingReportingOverflow(delta).partialValue
+                mode = .diff(diff)
             }
         }
         clampScrolls()
@@ -412,6 +627,9 @@ extension AppState {
             mode = .detail(detail)
         case .events(let scroll):
             mode = .events(scroll: clamp(scroll, lines: session.events.count))
+        case .diff(var diff):
+            diff.scroll = clamp(diff.scroll, lines: diffLines(diff).count)
+            mode = .diff(diff)
         }
     }
 }
