@@ -108,3 +108,24 @@ final class FlowChangesDetailTests: XCTestCase {
         XCTAssertTrue(text.contains("Mocked answered from ./items.json; nothing went on the network"), text)
     }
 }
+
+extension FlowChangesDetailTests {
+    func testTheListMarksFlowsARuleChanged() {
+        var mapped = Fixtures.started(1, url: "http://127.0.0.1:8080/v1/mapped")
+        mapped.changes = FlowChanges(rules: ["map-remote |a|b"], originalURL: "https://api.example.com/v1/mapped")
+        var mocked = Fixtures.started(2, url: "https://api.example.com/v1/mocked")
+        mocked.changes = FlowChanges(rules: ["map-local |a|b"], mockedFrom: "./b")
+        var edited = Fixtures.started(3, url: "https://api.example.com/v1/edited")
+        edited.changes = FlowChanges(rules: ["modify-headers /X/1"], originalHeaders: [])
+        let plain = Fixtures.started(4, url: "https://api.example.com/v1/plain")
+        var state = AppState(timeZone: Fixtures.utc)
+        _ = Reducer.reduce(&state, .inbox(Fixtures.connection(messages: [mapped, mocked, edited, plain].map { .flowStarted($0) }),
+                                          at: Fixtures.epoch))
+        let lines = Renderer.render(state, size: Size(width: 120, height: 20)).text.split(separator: "\n")
+        func row(_ path: String) -> String { String(lines.first { $0.contains(path) } ?? "") }
+        XCTAssertTrue(row("/v1/mapped").contains("→ /v1/mapped"), row("/v1/mapped"))
+        XCTAssertTrue(row("/v1/mocked").contains("≡ /v1/mocked"), row("/v1/mocked"))
+        XCTAssertTrue(row("/v1/edited").contains("± /v1/edited"), row("/v1/edited"))
+        XCTAssertFalse(row("/v1/plain").contains("→") || row("/v1/plain").contains("≡") || row("/v1/plain").contains("±"))
+    }
+}

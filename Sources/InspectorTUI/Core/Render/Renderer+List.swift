@@ -136,6 +136,7 @@ extension Renderer {
         let log = record.log
         var path = Format.displayPath(of: log.request.url)
         if let operation = GraphQL.operation(of: log.request) { path += "  ⟨\(operation)⟩" }
+        if let marker = changeMarker(log.changes) { path = marker + " " + path }
         let name = record.agent.flatMap { state.session.agents.indices.contains($0) ? state.session.agents[$0].hello.appName : nil }
         return [
             .time: Span(Format.time(log.timing.startedAt, in: state.timeZone), .dim),
@@ -149,6 +150,15 @@ extension Renderer {
             .duration: durationSpan(log, now: state.now),
             .bar: timingBar(log.timing, longest: longest, width: barWidth),
         ]
+    }
+
+    /// A traffic rule's mark on the path, so a changed flow never passes for
+    /// the app's own: `≡` answered locally, `→` sent elsewhere, `±` headers edited.
+    static func changeMarker(_ changes: FlowChanges?) -> String? {
+        guard let changes else { return nil }
+        if changes.mockedFrom != nil { return "≡" }
+        if changes.originalURL != nil { return "→" }
+        return "±"
     }
 
     /// The duration, or for a flow still running the time since it started.
