@@ -1,4 +1,5 @@
 import Foundation
+import WireProtocol
 
 /// The HTTP Archive 1.2 format (W3C Web Performance WG draft, "HAR 1.2"),
 /// as far as netinspect writes and reads it.
@@ -166,6 +167,14 @@ struct HAR: Codable, Sendable, Equatable {
         var responseBody: BodyRecord?
         /// Whether the person marked the flow; absent when not.
         var marked: Bool? = nil
+        /// Which client captured the flow, and how.
+        var source: CaptureSource? = nil
+        /// The header fields the client added (they are also in `request.headers`, last).
+        var clientHeaders: [HTTPHeader]? = nil
+        /// The client's own phase timings, in seconds (HAR's `timings` has them in milliseconds).
+        var phases: TransferPhases? = nil
+        /// What traffic rules changed.
+        var changes: FlowChanges? = nil
     }
 
     /// A redirect hop inside `_netinspect`.
@@ -186,5 +195,13 @@ struct HAR: Codable, Sendable, Equatable {
     struct BodyRecord: Codable, Sendable, Equatable {
         var size: Int
         var truncated: Bool
+        /// The client had already removed the content coding; absent when not.
+        var decoded: Bool? = nil
+
+        init(_ body: CapturedBody) {
+            size = body.size
+            truncated = body.isTruncated
+            decoded = body.isDecoded ? true : nil
+        }
     }
 }

@@ -99,12 +99,19 @@ extension HAR.Entry {
         let sent = timing.requestSent ?? 0
         let ended = timing.finished ?? timing.firstResponseByte ?? sent
         let firstByte = timing.firstResponseByte ?? ended
-        let timings = HAR.Timings(blocked: -1, dns: -1, connect: -1,
-                                  send: milliseconds(sent), wait: milliseconds(max(0, firstByte - sent)),
-                                  receive: milliseconds(max(0, ended - firstByte)), ssl: -1)
+        // The client's phases, where it measured them, split our own "send"
+        // (start to request sent) into blocked, DNS, connect (TLS inside, as
+        // HAR says) and the rest, so `time` stays the flow's duration.
+        let phases = timing.phases
+        let setup = [phases?.blocked, phases?.dns, phases?.connect, phases?.tls].compactMap { $0 }.reduce(0, +)
+        let timings = HAR.Timings(blocked: phases?.blocked.map(milliseconds) ?? -1, dns: phases?.dns.map(milliseconds) ?? -1,
+                                  connect: phases.flatMap { $0.connect == nil && $0.tls == nil ? nil : ($0.connect ?? 0) + ($0.tls ?? 0) }
+                                      .map(milliseconds) ?? -1,
+                                  send: milliseconds(max(0, sent - setup)), wait: milliseconds(max(0, firstByte - sent)),
+                                  receive: milliseconds(max(0, ended - firstByte)), ssl: phases?.tls.map(milliseconds) ?? -1)
         self.init(
             startedDateTime: isoDate(timing.startedAt),
-            time: timings.send + timings.wait + timings.receive,
+            time: [timings.blocked, timings.dns, timings.connect, timings.send, timings.wait, timings.receive].filter { $0 > 0 }.reduce(0, +),
             request: HAR.Request(flow.request),
             response: HAR.Response(flow.response),
             cache: HAR.Cache(),
@@ -115,8 +122,12 @@ extension HAR.Entry {
                 requestSent: timing.requestSent, firstResponseByte: timing.firstResponseByte, finished: timing.finished,
                 redirects: flow.redirects.map { HAR.RedirectHopRecord(statusCode: $0.statusCode, from: $0.from, to: $0.to) },
                 error: flow.error.map { HAR.ErrorRecord(domain: $0.domain, code: $0.code, message: $0.message) },
-                requestBody: flow.request.body.map { HAR.BodyRecord(size: $0.size, truncated: $0.isTruncated) },
-                responseBody: flow.response?.body.map { HAR.BodyRecord(size: $0.size, truncated: $0.isTruncated) }
+                requestBody: flow.request.body.map(HAR.BodyRecord.init),
+                responseBody: flow.response?.body.map(HAR.BodyRecord.init),
+                source: flow.source,
+                clientHeaders: flow.request.clientHeaders.isEmpty ? nil : flow.request.clientHeaders,
+                phases: flow.timing.phases,
+                changes: flow.changes
             )
         )
     }
@@ -130,7 +141,8 @@ extension HAR.Request {
             url: request.url,
             httpVersion: "HTTP/1.1",
             cookies: request.headers.values(for: "Cookie").flatMap(cookies(inCookieHeader:)),
-            headers: request.headers.map { HAR.NameValue(name: $0.name, value: $0.value) },
+            // As sent: the app's fields, then the client's (`_netinspect.clientHeaders` says which).
+            headers: request.headersAsSent.map { HAR.NameValue(name: $0.name, value: $0.value) },
             queryString: queryItems(of: request.url),
             postData: request.body.map { body in
                 let (text, encoding) = textOrBase64(body.data)
@@ -210,7 +222,8 @@ extension NetworkLog {
         let timing: Timing
         if let ours {
             timing = Timing(startedAt: startedAt, requestSent: ours["requestSent"]?.doubleValue,
-                            firstResponseByte: ours["firstResponseByte"]?.doubleValue, finished: ours["finished"]?.doubleValue)
+                            firstResponseByte: ours["firstResponseByte"]?.doubleValue, finished: ours["finished"]?.doubleValue,
+                            phases: ours["phases"].map(transferPhases))
         } else {
             timing = harTiming(entry, startedAt: startedAt)
         }
@@ -246,14 +259,44 @@ extension NetworkLog {
             id: ours?["id"]?.stringValue.flatMap(FlowID.init) ?? FlowID(),
             sessionID: ours?["sessionID"]?.intValue ?? 0,
             taskID: ours?["taskID"]?.intValue ?? 0,
-            request: WireProtocol.Request(method: method, url: url, headers: headers(request["headers"]), body: requestBody),
+            request: requestRecord(method: method, url: url, sent: headers(request["headers"]), body: requestBody,
+                                   clientHeaders: ours?["clientHeaders"].map(headers) ?? []),
             response: parsedResponse,
             timing: timing,
             redirects: redirects,
             error: error,
-            state: state
+            state: state,
+            source: ours?["source"].flatMap(captureSource),
+            changes: ours?["changes"].flatMap(flowChanges)
         )
     }
+}
+
+/// The request with the client's fields split off the end of the headers
+/// as sent, when the file says which they were.
+private func requestRecord(method: String, url: String, sent: [HTTPHeader], body: CapturedBody?, clientHeaders: [HTTPHeader]) -> WireProtocol.Request {
+    guard !clientHeaders.isEmpty, sent.count >= clientHeaders.count, Array(sent.suffix(clientHeaders.count)) == clientHeaders else {
+        return WireProtocol.Request(method: method, url: url, headers: sent, body: body)
+    }
+    return WireProtocol.Request(method: method, url: url, headers: Array(sent.dropLast(clientHeaders.count)), body: body, clientHeaders: clientHeaders)
+}
+
+private func transferPhases(_ value: JSONValue) -> TransferPhases {
+    TransferPhases(blocked: value["blocked"]?.doubleValue, dns: value["dns"]?.doubleValue, connect: value["connect"]?.doubleValue,
+                   tls: value["tls"]?.doubleValue, send: value["send"]?.doubleValue, wait: value["wait"]?.doubleValue,
+                   receive: value["receive"]?.doubleValue, source: value["source"]?.stringValue)
+}
+
+private func captureSource(_ value: JSONValue) -> CaptureSource? {
+    guard let client = value["client"]?.stringValue else { return nil }
+    return CaptureSource(client: .init(rawValue: client), path: value["path"]?.stringValue.map(CaptureSource.Path.init(rawValue:)),
+                         operationID: value["operationID"]?.stringValue)
+}
+
+private func flowChanges(_ value: JSONValue) -> FlowChanges? {
+    guard let rules = value["rules"]?.arrayValue else { return nil }
+    return FlowChanges(rules: rules.compactMap(\.stringValue), originalURL: value["originalURL"]?.stringValue,
+                       originalHeaders: value["originalHeaders"].map(headers), mockedFrom: value["mockedFrom"]?.stringValue)
 }
 
 /// Offsets from another tool's `timings`: everything before `wait` counts as
@@ -283,7 +326,8 @@ private func bodyData(text: String?, encoding: String?) -> Data {
 
 private func capturedBody(_ data: Data, record: JSONValue?, declaredSize: Int?) -> CapturedBody {
     if let record, let size = record["size"]?.intValue {
-        return CapturedBody(data: data, size: size, isTruncated: record["truncated"]?.boolValue ?? false)
+        return CapturedBody(data: data, size: size, isTruncated: record["truncated"]?.boolValue ?? false,
+                            isDecoded: record["decoded"]?.boolValue ?? false)
     }
     let size = max(data.count, declaredSize ?? 0)
     return CapturedBody(data: data, size: size, isTruncated: size > data.count)
