@@ -88,6 +88,28 @@ extension CaptureAgent {
         /// let agent = try CaptureAgent.start(.init { $0.allowsControl = true })
         /// ```
         public var allowsControl = false
+        /// With control allowed: how many recent requests (and how many
+        /// bytes of their bodies) the agent keeps, unredacted, so a viewer
+        /// can replay them. Nothing is kept without control.
+        public var replayLimits = ReplayLimits()
+
+        /// The bounds of the replay buffer.
+        ///
+        /// ```swift
+        /// configuration.replayLimits = .init(requests: 20, bytes: 1 << 20)
+        /// ```
+        public struct ReplayLimits: Sendable, Equatable {
+            /// Requests kept, newest first out of the buffer last.
+            public var requests: Int
+            /// Bytes of request bodies kept; a larger body is not kept at all.
+            public var bytes: Int
+
+            /// Creates bounds; the defaults keep 100 requests and 16 MiB of bodies.
+            public init(requests: Int = 100, bytes: Int = 16 * 1024 * 1024) {
+                self.requests = requests
+                self.bytes = bytes
+            }
+        }
 
         /// Creates a configuration, optionally adjusted by `configure`.
         public init(destination: Destination? = nil, _ configure: (inout Configuration) -> Void = { _ in }) {

@@ -48,6 +48,9 @@ public final class CaptureAgent: Sendable {
     /// The connected viewer's traffic rules; always empty unless the app
     /// allows control (``Configuration/allowsControl`` or `NETINSPECT_CONTROL=1`).
     let rules: RuleStore
+    /// Recent requests as the app made them, for a viewer's replays; holds
+    /// nothing unless control is allowed.
+    let replays: ReplayBuffer
     /// Whether this agent accepts a viewer's rules, as its hello says.
     public let allowsControl: Bool
     private let isRunning = Locked(true)
@@ -160,8 +163,18 @@ public final class CaptureAgent: Sendable {
         )
         let rules = RuleStore()
         self.rules = rules
-        var control: (@Sendable ([TrafficRule]) -> Void)?
-        if allowsControl { control = { @Sendable list in rules.replace(with: list) } }
+        let replays = ReplayBuffer(limits: configuration.replayLimits)
+        self.replays = replays
+        var control: (@Sendable (ViewerMessage) -> Void)?
+        if allowsControl {
+            control = { @Sendable message in
+                switch message {
+                case .rules(let list): rules.replace(with: list)
+                case .replay(let id): replays.replay(id)
+                case .receipt: break
+                }
+            }
+        }
         self.streamer = EventStreamer(
             destination: destination,
             hello: hello,

@@ -90,6 +90,7 @@ struct App {
         case .none: break
         case .quit: return false
         case .copyToClipboard(let text): terminal.sendControlSequence(osc52Clipboard(text))
+        case .control(let message, let connection): inbox.send(message, to: connection)
         case let .exportHAR(flows, annotations, path):
             let path = path ?? FileManager.default.currentDirectoryPath + "/netinspect-\(Self.fileStamp()).har"
             do {

@@ -70,6 +70,9 @@ public enum ViewerMessage: Sendable, Equatable {
     /// The traffic rules to apply while this viewer stays connected; each
     /// one replaces the last, and an empty list removes them all.
     case rules([TrafficRule])
+    /// Send this flow's request again, as the app first sent it (the agent
+    /// keeps recent requests unredacted for this), as a new flow.
+    case replay(FlowID)
 
     /// The message as one frame.
     ///
@@ -87,12 +90,19 @@ public enum ViewerMessage: Sendable, Equatable {
                 object.field("rules", rules)
             }
             return FrameEncoder.frame(payload: Data(writer.bytes))
+        case .replay(let id):
+            var writer = JSONWriter()
+            writer.object { object in
+                object.field("type", "replay")
+                object.field("id", id)
+            }
+            return FrameEncoder.frame(payload: Data(writer.bytes))
         }
     }
 }
 
 /// Turns the bytes a viewer sends into messages: receipts, and, for an agent
-/// that accepts control, rules. Frames of unknown types are skipped.
+/// that accepts control, rules and replays. Frames of unknown types are skipped.
 public struct ViewerMessageDecoder: Sendable {
     private var frames: FrameDecoder
     private let acceptsRules: Bool
@@ -137,6 +147,11 @@ public struct ViewerMessageDecoder: Sendable {
                     throw WireError.malformedPayload("rules: \(rules.count) rules, at most \(Self.maximumRules)")
                 }
                 return .rules(rules)
+            case "replay" where acceptsRules:
+                guard let text = value["id"]?.stringValue, let id = FlowID(text) else {
+                    throw WireError.malformedPayload("replay.id must be a flow id (a UUID string)")
+                }
+                return .replay(id)
             default:
                 continue
             }

@@ -139,12 +139,16 @@ public struct FlowChanges: Codable, Sendable, Equatable {
     public var originalHeaders: [HTTPHeader]?
     /// Answered from this local file, with no network.
     public var mockedFrom: String?
+    /// A person asked for this request again, from this flow.
+    public var replayOf: FlowID?
 
     /// Creates a change record.
-    public init(rules: [String], originalURL: String? = nil, originalHeaders: [HTTPHeader]? = nil, mockedFrom: String? = nil) {
+    public init(rules: [String], originalURL: String? = nil, originalHeaders: [HTTPHeader]? = nil, mockedFrom: String? = nil,
+                replayOf: FlowID? = nil) {
         self.rules = rules
         self.originalURL = originalURL
         self.originalHeaders = originalHeaders
         self.mockedFrom = mockedFrom
+        self.replayOf = replayOf
     }
 }

@@ -118,14 +118,17 @@ extension FlowChangesDetailTests {
         var edited = Fixtures.started(3, url: "https://api.example.com/v1/edited")
         edited.changes = FlowChanges(rules: ["modify-headers /X/1"], originalHeaders: [])
         let plain = Fixtures.started(4, url: "https://api.example.com/v1/plain")
+        var replayed = Fixtures.started(5, url: "https://api.example.com/v1/replayed")
+        replayed.changes = FlowChanges(rules: [], replayOf: Fixtures.id(4))
         var state = AppState(timeZone: Fixtures.utc)
-        _ = Reducer.reduce(&state, .inbox(Fixtures.connection(messages: [mapped, mocked, edited, plain].map { .flowStarted($0) }),
+        _ = Reducer.reduce(&state, .inbox(Fixtures.connection(messages: [mapped, mocked, edited, plain, replayed].map { .flowStarted($0) }),
                                           at: Fixtures.epoch))
         let lines = Renderer.render(state, size: Size(width: 120, height: 20)).text.split(separator: "\n")
         func row(_ path: String) -> String { String(lines.first { $0.contains(path) } ?? "") }
         XCTAssertTrue(row("/v1/mapped").contains("→ /v1/mapped"), row("/v1/mapped"))
         XCTAssertTrue(row("/v1/mocked").contains("≡ /v1/mocked"), row("/v1/mocked"))
         XCTAssertTrue(row("/v1/edited").contains("± /v1/edited"), row("/v1/edited"))
+        XCTAssertTrue(row("/v1/replayed").contains("↻ /v1/replayed"), row("/v1/replayed"))
         XCTAssertFalse(row("/v1/plain").contains("→") || row("/v1/plain").contains("≡") || row("/v1/plain").contains("±"))
     }
 }

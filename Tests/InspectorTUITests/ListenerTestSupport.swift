@@ -31,10 +31,11 @@ class ListenerTestCase: XCTestCase {
     /// checks that it says where it listens.
     func startListener(
         _ endpoints: [Endpoint]? = nil, token: String? = nil, limits: Inbox.Limits = .standard,
-        helloTimeout: Duration? = .seconds(10), file: StaticString = #filePath, line: UInt = #line
+        helloTimeout: Duration? = .seconds(10), rules: [TrafficRule] = [], file: StaticString = #filePath, line: UInt = #line
     ) throws -> (InspectorListener, Inbox, [Endpoint]) {
         var configuration = ListenerConfiguration(endpoints: endpoints ?? [.unix(path: socketPath())], token: token)
         configuration.helloTimeout = helloTimeout
+        configuration.rules = rules
         let inbox = Inbox(limits: limits)
         let listener = InspectorListener(configuration: configuration, inbox: inbox)
         listeners.append(listener)

@@ -94,6 +94,27 @@ final class ListenerTests: ListenerTestCase {
         XCTAssertEqual(try first.receipts { $0.last == 3 }.last, 3, "receipts are cumulative")
     }
 
+    /// Rules go to an agent that accepts control, before its first receipt,
+    /// and to no other; a replay goes to the one connection it names.
+    func testRulesReachOnlyAgentsThatAcceptControlAndAReplayOnlyItsAgent() throws {
+        let rules = [try TrafficRule(.mapRemote, spec: "|a.example|b.example")]
+        let (_, inbox, _) = try startListener(rules: rules)
+        let controlled = try TestAgent(unix: socketPath())
+        let plain = try TestAgent(unix: socketPath())
+        var controlHello = hello("Controlled")
+        controlHello.acceptsControl = true
+        try controlled.send(.hello(controlHello))
+        XCTAssertEqual(try controlled.viewerMessages { $0.count >= 2 }, [.rules(rules), .receipt(Receipt(events: 0))])
+        try plain.send(.hello(hello("Plain")))
+        XCTAssertEqual(try plain.viewerMessages { !$0.isEmpty }, [.receipt(Receipt(events: 0))])
+        guard case .connected(let connection, _, _)? = collect(inbox, count: 2).first else { return XCTFail("no connection") }
+
+        let id = FlowID()
+        XCTAssertTrue(inbox.send(.replay(id), to: connection))
+        XCTAssertEqual(try controlled.viewerMessages { !$0.isEmpty }, [.replay(id)])
+        XCTAssertEqual(try plain.viewerMessages { _ in false }.filter { if case .replay = $0 { true } else { false } }, [])
+    }
+
     func testMessagesSplitAcrossWritesAndPackedInOneWrite() throws {
         let (_, inbox, _) = try startListener()
         let agent = try TestAgent(unix: socketPath())
@@ -612,6 +633,22 @@ final class TestAgent {
     }
 
     private var receiptDecoder = ReceiptDecoder()
+    private var viewerDecoder = ViewerMessageDecoder(maximumFrameSize: 1 << 24, acceptsRules: true)
+
+    /// Everything the listener has sent, as an agent that accepts control
+    /// reads it, until `done` holds or about five seconds pass.
+    func viewerMessages(until done: ([ViewerMessage]) -> Bool) throws -> [ViewerMessage] {
+        var messages: [ViewerMessage] = []
+        let deadline = Date().addingTimeInterval(5)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            while let message = try viewerDecoder.next() { messages.append(message) }
+            if done(messages) || Date() >= deadline { return messages }
+            let count = recv(descriptor, &buffer, buffer.count, 0)
+            if count > 0 { viewerDecoder.append(contentsOf: buffer[0 ..< count]) }
+            if count == 0 { return messages }
+        }
+    }
 
     /// The receipts the listener has sent, read until `until` holds for
     /// them or about five seconds pass.

@@ -158,3 +158,35 @@ final class ReducerTests: XCTestCase {
         XCTAssertEqual(state.listTop, 79)
     }
 }
+
+/// `r` asks the flow's agent to replay it, only where that can work.
+final class ReplayKeyTests: XCTestCase {
+    private func state(acceptsControl: Bool) -> AppState {
+        var state = AppState(timeZone: Fixtures.utc)
+        var hello = Fixtures.hello()
+        hello.acceptsControl = acceptsControl
+        _ = Reducer.reduce(&state, .inbox([.connected(ConnectionID(7), hello, peer: "unix"), .message(ConnectionID(7), .flowStarted(Fixtures.started(1)))],
+                                          at: Fixtures.epoch))
+        return state
+    }
+
+    func testReplayAsksTheFlowsAgent() {
+        var state = state(acceptsControl: true)
+        XCTAssertEqual(state.press("r"), .control(.replay(Fixtures.id(1)), to: ConnectionID(7)))
+        state.press("enter")
+        XCTAssertEqual(state.press("r"), .control(.replay(Fixtures.id(1)), to: ConnectionID(7)), "from the detail view too")
+    }
+
+    func testAnAppThatDoesNotAllowControlIsNotAsked() {
+        var state = state(acceptsControl: false)
+        XCTAssertEqual(state.press("r"), .none)
+        XCTAssertTrue(state.notice?.text.contains("NETINSPECT_CONTROL=1") == true, "\(String(describing: state.notice))")
+    }
+
+    func testAGoneAppIsNotAsked() {
+        var state = state(acceptsControl: true)
+        _ = Reducer.reduce(&state, .inbox([.disconnected(ConnectionID(7), reason: nil)], at: Fixtures.epoch))
+        XCTAssertEqual(state.press("r"), .none)
+        XCTAssertTrue(state.notice?.text.contains("no longer connected") == true, "\(String(describing: state.notice))")
+    }
+}

@@ -50,6 +50,7 @@ final class RobustnessTests: XCTestCase {
                 // Enter accepts a comment.
                 case .annotationsChanged: XCTAssertTrue([Key.character("M"), .character("U"), .enter].contains(key), "step \(step)")
                 case .saveFlows: XCTFail("only the command bar saves; step \(step)")
+                case .control: XCTAssertEqual(key, .character("r"), "only replay talks to an agent; step \(step)")
                 }
             }
             let rows = state.rows

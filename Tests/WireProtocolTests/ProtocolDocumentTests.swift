@@ -47,6 +47,18 @@ final class ProtocolDocumentTests: XCTestCase {
         ]))
     }
 
+    func testTheReplayExampleDecodesToAReplay() throws {
+        let url = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/PROTOCOL.md")
+        let text = try String(contentsOf: url, encoding: .utf8)
+        let examples = text.components(separatedBy: "```json-replay\n").dropFirst().compactMap { $0.components(separatedBy: "\n```").first }
+        XCTAssertEqual(examples.count, 1)
+        var decoder = ViewerMessageDecoder(maximumFrameSize: 1 << 20, acceptsRules: true)
+        decoder.append(contentsOf: FrameEncoder.frame(payload: Data(try XCTUnwrap(examples.first).utf8)))
+        XCTAssertEqual(try decoder.next(), .replay(Fixtures.flowID))
+    }
+
     func testTheReceiptExampleDecodesToAReceipt() throws {
         let url = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -185,6 +185,14 @@ final class CaptureFlow: @unchecked Sendable {
             clock: agent.clock
         )
 
+        if agent.allowsControl {
+            if let origin = agent.replays.origin(of: task) {
+                changes = changes ?? FlowChanges(rules: [])
+                changes?.replayOf = origin
+            }
+            let body: Data? = if case .data(let data)? = internals.body { data } else { appRequest.httpBody }
+            agent.replays.remember(recorder.id, request: appRequest, body: body, configuration: internals.session?.configuration)
+        }
         if let changes { recorder.setChanges(changes) }
 
         if task is URLSessionDownloadTask {

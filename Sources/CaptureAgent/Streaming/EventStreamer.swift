@@ -66,16 +66,16 @@ final class EventStreamer: @unchecked Sendable {
     private static let idleCheckInterval: TimeInterval = 0.2
     private static let connectTimeout: TimeInterval = 1
 
-    /// Where the viewer's rules go, for an agent that accepts control; nil
-    /// for one that does not, which then never decodes them. Called with
-    /// `[]` whenever a connection ends: rules live only as long as the
-    /// viewer that sent them.
-    private let control: (@Sendable ([TrafficRule]) -> Void)?
+    /// Where the viewer's rules and replays go, for an agent that accepts
+    /// control; nil for one that does not, which then never decodes them.
+    /// Called with empty rules whenever a connection ends: rules live only
+    /// as long as the viewer that sent them.
+    private let control: (@Sendable (ViewerMessage) -> Void)?
 
     /// Receipts are tiny; rules may carry map-local files.
     private var viewerFrameLimit: Int { control == nil ? 64 * 1024 : 16 * 1024 * 1024 }
 
-    init(destination: Endpoint, hello: Hello, limits: Limits, control: (@Sendable ([TrafficRule]) -> Void)? = nil) {
+    init(destination: Endpoint, hello: Hello, limits: Limits, control: (@Sendable (ViewerMessage) -> Void)? = nil) {
         self.destination = destination
         self.hello = hello
         self.limits = limits
@@ -330,8 +330,8 @@ final class EventStreamer: @unchecked Sendable {
                         switch message {
                         case .receipt(let receipt):
                             acknowledged = max(acknowledged ?? 0, min(receipt.events, written))
-                        case .rules(let rules):
-                            control?(rules)
+                        case .rules, .replay:
+                            control?(message)
                         }
                     }
                 } catch {
@@ -358,7 +358,7 @@ final class EventStreamer: @unchecked Sendable {
         }
         unread.reset()
         // The viewer's rules go with it; requests from now on are the app's own.
-        control?([])
+        control?(.rules([]))
         condition.lock()
         isConnected = false
         socketDescriptor = -1

@@ -111,14 +111,14 @@ extension FlowChanges: JSONWritable, JSONReadable {
         writer.object {
             $0.field("rules", rules.map(JSONString.init)); $0.field("originalURL", originalURL)
             if let originalHeaders { $0.field("originalHeaders", originalHeaders) }
-            $0.field("mockedFrom", mockedFrom)
+            $0.field("mockedFrom", mockedFrom); $0.field("replayOf", replayOf)
         }
     }
     init(json: JSONReader) throws(JSONFieldError) {
         self.init(rules: try json.array("rules", of: JSONString.self).map(\.text),
                   originalURL: try json.optionalString("originalURL"),
                   originalHeaders: try json.optionalArray("originalHeaders"),
-                  mockedFrom: try json.optionalString("mockedFrom"))
+                  mockedFrom: try json.optionalString("mockedFrom"), replayOf: try json.decodeIfPresent("replayOf"))
     }
 }
 

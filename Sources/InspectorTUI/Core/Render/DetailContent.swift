@@ -80,6 +80,9 @@ enum DetailContent {
     /// mistaken for the app's own.
     static func changeLines(_ changes: FlowChanges) -> [StyledLine] {
         var lines: [StyledLine] = [""]
+        if let origin = changes.replayOf {
+            lines.append(StyledLine([Span("Replay ", .warning), Span("sent again by the app's agent, at your request, from flow \(origin)")]))
+        }
         if let original = changes.originalURL {
             lines.append(StyledLine([Span("Mapped ", .warning), Span("the app asked for "), Span(original)]))
         }

@@ -153,10 +153,12 @@ extension Renderer {
     }
 
     /// A traffic rule's mark on the path, so a changed flow never passes for
-    /// the app's own: `≡` answered locally, `→` sent elsewhere, `±` headers edited.
+    /// the app's own: `≡` answered locally, `→` sent elsewhere, `↻` a
+    /// replay, `±` headers edited.
     static func changeMarker(_ changes: FlowChanges?) -> String? {
         guard let changes else { return nil }
         if changes.mockedFrom != nil { return "≡" }
+        if changes.replayOf != nil { return "↻" }
         if changes.originalURL != nil { return "→" }
         return "±"
     }

@@ -49,6 +49,10 @@ final class ListenerContext: Sendable {
     func hookUpToInbox() {
         inbox.setSpaceHandler { [self] in eventLoop.execute { self.resumeParked() } }
         inbox.setTakenHandler { [self] counts in eventLoop.execute { self.taken(counts) } }
+        inbox.setControlHandler { [self] message, connection in
+            let frame = Array(message.frame())
+            eventLoop.execute { self.accepted.value[connection]?.sendControl(frame) }
+        }
     }
 
     /// A connection passed its hello; on the event loop.
@@ -197,6 +201,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
     /// Writes the receipt for everything taken so far. Receipts are
     /// cumulative, so while the agent does not read (the channel is not
     /// writable) nothing piles up here: the latest goes once it can.
+    /// Writes a control frame (a replay) to this agent.
+    func sendControl(_ frame: [UInt8]) {
+        guard let context, !isClosing, !isInactive else { return }
+        context.writeAndFlush(NIOAny(ByteBuffer(bytes: frame)), promise: nil)
+    }
+
     private func sendReceipt() {
         guard let context, !isClosing, !isInactive else { return }
         guard context.channel.isWritable else {

@@ -90,6 +90,8 @@ public final class Inbox: Sendable {
         /// Where ``acknowledge(_:)`` sends counts (the listener, which
         /// writes them back to the agents as receipts).
         var onTaken: (@Sendable ([ConnectionID: Int]) -> Void)?
+        /// Where ``send(_:to:)`` goes (the listener, which writes it to that agent).
+        var onControl: (@Sendable (ViewerMessage, ConnectionID) -> Void)?
     }
 
     /// The bound that ``offer(_:bytes:)`` applies.
@@ -197,6 +199,20 @@ public final class Inbox: Sendable {
             counts[connection, default: 0] += 1
         }
         return counts
+    }
+
+    /// Sends a control message (a replay) to one agent's connection.
+    /// - Returns: false when no listener is attached (a file opened with `--read`).
+    @discardableResult
+    public func send(_ message: ViewerMessage, to connection: ConnectionID) -> Bool {
+        guard let handler = queue.withLockedValue({ $0.onControl }) else { return false }
+        handler(message, connection)
+        return true
+    }
+
+    /// What ``send(_:to:)`` calls; it must only hand work to another thread.
+    func setControlHandler(_ handler: (@Sendable (ViewerMessage, ConnectionID) -> Void)?) {
+        queue.withLockedValue { $0.onControl = handler }
     }
 
     /// What ``acknowledge(_:)`` calls; it must only hand work to another

@@ -57,4 +57,5 @@ public enum Command: String, Sendable, CaseIterable {
     case sortBy = "sort.by"
     case saveFlows = "flows.save"
     case chooseColumns = "list.columns"
+    case replay = "flow.replay"
 }

@@ -50,6 +50,7 @@ public enum CommandBar {
         Entry(command: .copyCurl, alias: "curl", argument: nil, help: "Copy the selected flow as a curl command"),
         Entry(command: .copySwift, alias: "swift", argument: nil, help: "Copy the selected flow as Swift URLRequest code"),
         Entry(command: .copyHTTPie, alias: "httpie", argument: nil, help: "Copy the selected flow as an HTTPie command"),
+        Entry(command: .replay, alias: "replay", argument: nil, help: "Send the selected request again through the app's agent"),
         Entry(command: .open, alias: "open", argument: nil, help: "Open the selected flow"),
         Entry(command: .back, alias: "back", argument: nil, help: "Back"),
         Entry(command: .togglePause, alias: "pause", argument: nil, help: "Pause or resume the list"),

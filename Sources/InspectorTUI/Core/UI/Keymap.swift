@@ -101,6 +101,7 @@ public struct Keymap: Sendable {
         bind("D", "diff.open", .list, "Diff the base flow (b, else the newest mark) with the selected one"),
         bind("S", "flow.copySwift", .list, "Copy the selected flow as Swift URLRequest code (OSC 52)"),
         bind("H", "flow.copyHTTPie", .list, "Copy the selected flow as an HTTPie command (OSC 52)"),
+        bind("r", "flow.replay", .list, "Replay: the app's agent sends the selected request again, as a new flow"),
 
         bind("tab", "tab.next", .detail, "Next tab"),
         bind("S-tab", "tab.previous", .detail, "Previous tab"),
@@ -114,6 +115,7 @@ public struct Keymap: Sendable {
         bind("C", "flow.copyCurl", .detail, "Copy this flow as a curl command (OSC 52)"),
         bind("S", "flow.copySwift", .detail, "Copy this flow as Swift URLRequest code (OSC 52)"),
         bind("H", "flow.copyHTTPie", .detail, "Copy this flow as an HTTPie command (OSC 52)"),
+        bind("r", "flow.replay", .detail, "Replay this request through the app's agent, as a new flow"),
         bind("M", "flow.mark", .detail, "Mark or unmark this flow"),
         bind("#", "flow.comment", .detail, "Add or edit this flow's comment"),
         bind("b", "diff.base", .detail, "Make this flow the base of a diff"),

@@ -42,6 +42,8 @@ public enum Effect: Sendable, Equatable {
     /// Marks or comments changed (the new values by flow id): append them
     /// to the `--save` file, if any.
     case annotationsChanged([FlowID: FlowAnnotation])
+    /// Send this control message to the agent on this connection.
+    case control(ViewerMessage, to: ConnectionID)
 }
 
 /// Turns actions into state changes. Pure: no I/O, no clock, no terminal;
@@ -176,6 +178,12 @@ public enum Reducer {
         case .copyCurl, .copySwift, .copyHTTPie:
             guard let selection = state.selection else { return .none }
             return copy(command, of: selection, in: &state)
+        case .replay:
+            guard let selection = state.selection else {
+                state.notice = Notice(text: "No flow selected", isError: true)
+                return .none
+            }
+            return replay(selection, in: &state)
         case .exportHAR:
             let store = state.session.store
             return .exportHAR(state.rows.compactMap { store[$0]?.log }, annotations: store.annotations, path: nil)
@@ -351,6 +359,8 @@ public enum Reducer {
             detail.scroll = 0
         case .copyCurl, .copySwift, .copyHTTPie:
             return copy(command, of: detail.sequence, in: &state)
+        case .replay:
+            return replay(detail.sequence, in: &state)
         case .toggleMark, .editComment, .setDiffBase, .openDiff:
             return flowCommand(command, on: detail.sequence, in: &state)
         case .searchBody:
@@ -390,6 +400,29 @@ public enum Reducer {
         state.overlay = TextOverlay(title: "\(name), sent to the clipboard with OSC 52  (q or Esc closes)",
                                     lines: text.components(separatedBy: "\n"))
         return .copyToClipboard(text)
+    }
+
+    /// Asks the flow's agent to send its request again; the new flow comes
+    /// back like any other, marked as a replay. Only an app that allows
+    /// control and is still connected can.
+    private static func replay(_ sequence: Int, in state: inout AppState) -> Effect {
+        guard let record = state.session.store[sequence] else { return .none }
+        guard let index = record.agent, state.session.agents.indices.contains(index) else {
+            state.notice = Notice(text: "This flow came from no live app (a file?): nothing can replay it", isError: true)
+            return .none
+        }
+        let agent = state.session.agents[index]
+        guard agent.isConnected else {
+            state.notice = Notice(text: "\(agent.hello.appName) is no longer connected: it cannot replay", isError: true)
+            return .none
+        }
+        guard agent.hello.acceptsControl else {
+            state.notice = Notice(text: "\(agent.hello.appName) does not allow control: start it with NETINSPECT_CONTROL=1 to replay", isError: true)
+            return .none
+        }
+        state.notice = Notice(text: "Asked \(agent.hello.appName) to replay \(record.log.request.method) \(Format.displayPath(of: record.log.request.url))",
+                              isError: false)
+        return .control(.replay(record.log.id), to: agent.connection)
     }
 
     /// Mark, comment and diff, on the selected flow or the one shown.

@@ -1,0 +1,103 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import WireProtocol
+import XCTest
+@testable import CaptureAgent
+
+/// Replay: a viewer asks the agent to send a flow's request again. The
+/// agent sends what the app sent (credentials included, which the log
+/// redacts), as a new flow that says which flow it replays, without the
+/// app's delegates; an app that did not allow control ignores the ask.
+final class ReplayTests: XCTestCase, @unchecked Sendable {
+    private var server: TestHTTPServer!
+    private var inspector: TestInspector!
+
+    override func setUpWithError() throws {
+        server = try TestHTTPServer()
+        inspector = try TestInspector(path: temporarySocketPath("replay-\(name.filter { $0.isLetter }.suffix(20))"))
+    }
+
+    override func tearDown() {
+        inspector?.kill()
+        server?.shutdown()
+    }
+
+    private final class CountingDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+        let completions = Locked(0)
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+            completions.withLock { $0 += 1 }
+        }
+    }
+
+    private func run(allowsControl: Bool) throws -> (agent: CaptureAgent, delegate: CountingDelegate, original: NetworkLog) {
+        let agent = try CaptureAgent.start(.init(destination: .unix(path: inspector.path)) {
+            $0.allowsControl = allowsControl
+            $0.initialConnectionWait = 2
+        })
+        let configuration = URLSessionConfiguration.default
+        configuration.urlCache = nil
+        agent.capture(configuration)
+        let delegate = CountingDelegate()
+        let session = URLSession(configuration: configuration, delegate: delegate, delegateQueue: nil)
+        var request = URLRequest(url: server.url("/text?replay=1"))
+        request.httpMethod = "POST"
+        request.httpBody = Data("order=7".utf8)
+        request.setValue("Bearer s3cret", forHTTPHeaderField: "Authorization")
+        let done = DispatchSemaphore(value: 0)
+        session.dataTask(with: request) { _, _, _ in done.signal() }.resume()
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertTrue(eventually { self.inspector.finishedFlows(urlSuffix: "/text?replay=1").count == 1 })
+        let original = try XCTUnwrap(inspector.finishedFlows(urlSuffix: "/text?replay=1").first)
+        return (agent, delegate, original)
+    }
+
+    func testAReplaySendsTheAppsRequestAgainAsANewFlowAndTheLogStaysRedacted() throws {
+        let (agent, delegate, original) = try run(allowsControl: true)
+        defer { agent.stop() }
+        XCTAssertEqual(original.request.headers.first("Authorization"), "<redacted>")
+        let callbacksBefore = delegate.completions.current
+
+        inspector.write(ViewerMessage.replay(original.id).frame(), toConnection: 0)
+        XCTAssertTrue(eventually { self.server.requests.count == 2 }, "the replay reached the server")
+        let (first, again) = (server.requests[0], server.requests[1])
+        XCTAssertEqual(again.method, "POST")
+        XCTAssertEqual(again.uri, first.uri)
+        XCTAssertEqual(first.body, Array("order=7".utf8))
+        XCTAssertEqual(again.body, Array("order=7".utf8))
+        XCTAssertEqual(again.headers.first { $0.name.lowercased() == "authorization" }?.value, "Bearer s3cret",
+                       "the replay carries the credentials the log redacts")
+
+        XCTAssertTrue(eventually { self.inspector.finishedFlows(urlSuffix: "/text?replay=1").count == 2 })
+        let replayed = try XCTUnwrap(inspector.finishedFlows(urlSuffix: "/text?replay=1").first { $0.id != original.id })
+        XCTAssertEqual(replayed.changes?.replayOf, original.id)
+        XCTAssertEqual(replayed.request.headers.first("Authorization"), "<redacted>", "the replay's log is redacted too")
+        XCTAssertEqual(replayed.response?.statusCode, 200)
+        Thread.sleep(forTimeInterval: 0.2)
+        XCTAssertEqual(delegate.completions.current, callbacksBefore, "the app's delegate never hears of the replay")
+    }
+
+    func testAnAppThatDidNotAllowControlIgnoresAReplay() throws {
+        let (agent, _, original) = try run(allowsControl: false)
+        defer { agent.stop() }
+        inspector.write(ViewerMessage.replay(original.id).frame(), toConnection: 0)
+        inspector.write(Receipt(events: 1).frame(), toConnection: 0)
+        Thread.sleep(forTimeInterval: 0.5)
+        XCTAssertEqual(server.requests.count, 1)
+        XCTAssertTrue(agent.isConnected, "the unknown message was skipped, not an error")
+        XCTAssertEqual(agent.replays.count, 0, "nothing is kept without control")
+    }
+
+    func testTheBufferKeepsTheNewestWithinItsBounds() throws {
+        let buffer = ReplayBuffer(limits: .init(requests: 2, bytes: 10))
+        let configuration = URLSessionConfiguration.default
+        let ids = (0..<3).map { _ in FlowID() }
+        for id in ids { buffer.remember(id, request: URLRequest(url: server.url("/a")), body: Data("12345".utf8), configuration: configuration) }
+        XCTAssertEqual(buffer.count, 2)
+        buffer.remember(FlowID(), request: URLRequest(url: server.url("/a")), body: Data(count: 11), configuration: configuration)
+        XCTAssertEqual(buffer.count, 2, "a body over the byte bound is not kept")
+        buffer.remember(FlowID(), request: URLRequest(url: server.url("/a")), body: Data("1234567".utf8), configuration: configuration)
+        XCTAssertEqual(buffer.count, 1, "the oldest go to keep the bytes within bound")
+    }
+}
