@@ -44,6 +44,10 @@ public final class CaptureAgent: Sendable {
 
     let clock: FlowClock
     let demuxes: DemuxRegistry
+    /// `URLSessionConfiguration.default.protocolClasses`: where the next
+    /// protocol in line is looked for when the session lists none after ours.
+    let defaultProtocolClasses: [AnyClass]
+    private let pathCounts = Locked(PathCounts())
     private let streamer: EventStreamer
     private let isRunning = Locked(true)
 
@@ -133,7 +137,9 @@ public final class CaptureAgent: Sendable {
         self.configuration = configuration
         self.destination = destination
         self.clock = clock
-        self.demuxes = DemuxRegistry(defaultProtocolClasses: URLSessionConfiguration.default.protocolClasses ?? [])
+        let defaults = URLSessionConfiguration.default.protocolClasses ?? []
+        self.defaultProtocolClasses = defaults
+        self.demuxes = DemuxRegistry(defaultProtocolClasses: defaults)
         let info = ProcessInfo.processInfo
         let hello = Hello(
             agentName: "CaptureAgent",
@@ -196,6 +202,26 @@ public final class CaptureAgent: Sendable {
 
     /// Inner sessions alive: one per captured original session.
     package var innerSessionCount: Int { demuxes.count }
+
+    /// How many tasks each capture path has taken since the agent started.
+    package struct PathCounts: Sendable, Equatable {
+        /// Tasks run by the next protocol in line, observed in place.
+        package var inPlace = 0
+        /// Tasks re-sent through an inner session.
+        package var resent = 0
+    }
+
+    /// How many tasks each capture path has taken so far.
+    package var capturePaths: PathCounts { pathCounts.current }
+
+    func count(_ path: CapturePath) {
+        pathCounts.withLock { counts in
+            switch path {
+            case .inPlace: counts.inPlace += 1
+            case .resent: counts.resent += 1
+            }
+        }
+    }
 
     func emit(_ message: Message) {
         streamer.submit(message)

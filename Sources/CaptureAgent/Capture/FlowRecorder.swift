@@ -20,6 +20,9 @@ struct FlowRecorder {
     private var redirects: [RedirectHop] = []
     private var response: Response?
     private var responseBody: BodyCapture
+    private var capturedResponseBody: CapturedBody?
+    private var sentHeaderBlock: String?
+    private var transferTimes: [Libcurl.TimeInfo: Double] = [:]
 
     init(
         request urlRequest: URLRequest,
@@ -27,13 +30,14 @@ struct FlowRecorder {
         sessionID: Int,
         taskID: Int,
         configuration: CaptureAgent.Configuration,
-        clock: FlowClock
+        clock: FlowClock,
+        start: FlowClock.Start? = nil
     ) {
         self.sessionID = sessionID
         self.taskID = taskID
         self.configuration = configuration
         self.clock = clock
-        self.start = clock.start()
+        self.start = start ?? clock.start()
         self.responseBody = BodyCapture(limit: configuration.bodyCaptureLimit)
         let headers = Self.requestHeaders(urlRequest.allHTTPHeaderFields ?? [:], additional: additionalHeaders)
         self.request = Request(
@@ -86,10 +90,21 @@ struct FlowRecorder {
         ))
     }
 
+    /// The response head; `offset` is when it arrived (nil: not observed,
+    /// only known at the end; the transfer's figures may tell later).
+    mutating func received(_ urlResponse: URLResponse, at offset: Double?) -> Message {
+        if let offset {
+            if requestSent == nil { requestSent = offset }
+            firstResponseByte = offset
+        }
+        return record(urlResponse)
+    }
+
     mutating func received(_ urlResponse: URLResponse) -> Message {
-        let now = clock.offset(since: start)
-        if requestSent == nil { requestSent = now }
-        firstResponseByte = now
+        received(urlResponse, at: clock.offset(since: start))
+    }
+
+    private mutating func record(_ urlResponse: URLResponse) -> Message {
         let http = urlResponse as? HTTPURLResponse
         let fields = (http?.allHeaderFields ?? [:]).reduce(into: [String: String]()) { result, field in
             if let name = field.key as? String { result[name] = "\(field.value)" }
@@ -108,16 +123,50 @@ struct FlowRecorder {
         responseBody.append(data)
     }
 
+    /// The whole response body at once (the in-place path), replacing any.
+    mutating func setResponseBody(_ body: CapturedBody?) {
+        capturedResponseBody = body
+    }
+
+    /// The request header block libcurl wrote, kept for the log.
+    mutating func setSentHeaders(_ block: String) {
+        sentHeaderBlock = block
+    }
+
+    mutating func setRedirects(_ hops: [(status: Int, from: URL, to: URL)]) {
+        redirects = hops.map {
+            RedirectHop(statusCode: $0.status, from: configuration.redacting($0.from), to: configuration.redacting($0.to))
+        }
+    }
+
+    /// libcurl's figures for the last transfer (seconds from its start),
+    /// which ended at `end` (seconds from the flow's start): they place the
+    /// request's end and the response's first byte when the agent did not
+    /// see them itself (`observedHead`).
+    mutating func setTransfer(times: [Libcurl.TimeInfo: Double], endingAt end: Double, observedHead: Bool) {
+        guard let total = times[.total], total > 0 else { return }
+        transferTimes = times
+        let origin = max(0, end - total)
+        if let sent = times[.postTransfer] ?? times[.preTransfer], requestSent == nil || !observedHead {
+            requestSent = origin + sent
+        }
+        if !observedHead, let first = times[.startTransfer], first > 0 {
+            firstResponseByte = origin + first
+        }
+    }
+
     /// The final event. `requestBody` is the body known only once sent (streams).
-    func finished(error: Error?, requestBody: CapturedBody?) -> Message {
+    func finished(error: Error?, requestBody: CapturedBody?, at end: Double? = nil) -> Message {
         let finalTiming = Timing(
             startedAt: start.date,
             requestSent: requestSent,
             firstResponseByte: firstResponseByte,
-            finished: clock.offset(since: start)
+            finished: end ?? clock.offset(since: start)
         )
         var finalResponse = response
-        if response != nil, responseBody.size > 0 || error == nil {
+        if let capturedResponseBody {
+            if response != nil { finalResponse?.body = capturedResponseBody }
+        } else if response != nil, responseBody.size > 0 || error == nil {
             finalResponse?.body = responseBody.captured
         }
         let flowError = error.map(Self.flowError)

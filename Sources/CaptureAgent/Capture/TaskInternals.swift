@@ -92,6 +92,22 @@ struct TaskInternals: @unchecked Sendable {
         return inline
     }
 
+    /// Whether an upload task carries its body (data or file) rather than
+    /// asking its delegate for a stream (`uploadTask(withStreamedRequest:)`
+    /// leaves `knownBody` nil). True when it could not be read.
+    var hasKnownBody: Bool {
+        guard let knownBody else { return Fields.shared.knownBody == nil }
+        return Self.unwrapped(knownBody) != nil
+    }
+
+    /// Whether the task's body goes to the session's data delegate chunk by
+    /// chunk (`.callDelegate` in the registry), which the native protocol
+    /// does without the client. Reflects the behaviour: ask only when the
+    /// session has a data delegate.
+    var isDelegateStyle: Bool {
+        consumer.delivery == .delegateChunks
+    }
+
     /// The body the app gave the task; nil when it cannot be read.
     var body: Body? {
         requestBody ?? knownBody.flatMap(Self.unwrapped).flatMap(Self.body(from:))

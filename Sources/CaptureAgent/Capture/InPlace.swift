@@ -1,0 +1,371 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import WireProtocol
+
+// The in-place path: the capture protocol creates the protocol class that
+// would have run the task without the agent (corelibs' own HTTP protocol,
+// or an app's protocol listed after the capture class), bound to the app's
+// own task, with a client that records every call and forwards it. corelibs
+// then runs the task as it would without the agent: downloads, byte
+// counters, progress, redirects, cookies, cache, authentication,
+// `task.error`, `currentRequest`.
+
+/// How a task is captured.
+enum CapturePath: Sendable, Equatable {
+    /// The next protocol in line runs the app's own task; the agent observes.
+    case inPlace
+    /// The demux re-sends the request through an inner session: for data
+    /// tasks whose body goes straight to a session data delegate (the native
+    /// protocol never hands it to the client) and for bodies read from a
+    /// stream (the stream can be read once, so only a tee sees it).
+    case resent
+}
+
+extension CapturePath {
+    /// The path for `task`, decided in `startLoading()` on its work queue.
+    ///
+    /// corelibs chooses the protocol class from the request alone, never
+    /// asking `canInit(with: URLSessionTask)`, so this is where the task's
+    /// kind and its consumer are known.
+    static func choose(for task: URLSessionTask, request: URLRequest, internals: TaskInternals) -> CapturePath {
+        if task is URLSessionDownloadTask { return .inPlace }
+        // A body stream (or one the delegate supplies) is read once, by
+        // whoever sends it: the re-sending path reads it through a tee.
+        if task is URLSessionUploadTask {
+            if !internals.hasKnownBody { return .resent }
+        } else if request.httpBodyStream != nil {
+            return .resent
+        }
+        // Chunks go straight from the native protocol to a session data
+        // delegate (`.callDelegate`); nothing else sees them.
+        guard let session = internals.session, session.delegate is URLSessionDataDelegate else { return .inPlace }
+        return internals.isDelegateStyle ? .resent : .inPlace
+    }
+}
+
+/// The first protocol class after the capture class that accepts the
+/// request: from the session's `protocolClasses` (which respects an app's
+/// own protocols listed there), else the default classes. This is the
+/// class corelibs would have created without the agent.
+enum NextProtocol {
+    static func protocolClass(for request: URLRequest, sessionClasses: [AnyClass]?, defaults: [AnyClass]) -> URLProtocol.Type? {
+        let capture = ObjectIdentifier(CaptureURLProtocol.self)
+        var candidates: ArraySlice<AnyClass> = []
+        if let classes = sessionClasses, let index = classes.firstIndex(where: { ObjectIdentifier($0) == capture }) {
+            candidates = classes[(index + 1)...]
+        }
+        for candidate in candidates + defaults[...] where ObjectIdentifier(candidate) != capture {
+            if let type = candidate as? URLProtocol.Type, type.canInit(with: request) { return type }
+        }
+        return nil
+    }
+}
+
+/// The private fields of corelibs' native protocol read on the in-place
+/// path, found once by name (``StoredField``); each read fails soft.
+///
+/// - `URLProtocol.properties`: where the native protocol leaves a download's
+///   file (`.temporaryFileURL`) before it tells the client the task finished.
+/// - `_NativeProtocol.easyHandle` and its `rawHandle`: the libcurl easy handle.
+/// - `internalState`: on cancellation, the response and body received so far.
+struct NativeProtocolFields: @unchecked Sendable {
+    static let shared = NativeProtocolFields()
+
+    let httpProtocolClass: AnyClass?
+    let properties = StoredField("properties", in: URLProtocol.self)
+    let easyHandle: StoredField?
+    let rawHandle: StoredField?
+    let internalState: StoredField?
+
+    private init() {
+        let http: AnyClass? = (URLSessionConfiguration.default.protocolClasses ?? []).first { String(describing: $0).hasSuffix("HTTPURLProtocol") }
+        httpProtocolClass = http
+        easyHandle = http.flatMap { StoredField("easyHandle", in: $0) }
+        internalState = http.flatMap { StoredField("internalState", in: $0) }
+        let handleClass: AnyClass? = (easyHandle?.type as? any OptionalClassReference.Type)?.wrappedClass
+        rawHandle = handleClass.flatMap { StoredField("rawHandle", in: $0) }
+    }
+
+    /// Whether `native` is corelibs' HTTP protocol (or a subclass).
+    func isNative(_ native: URLProtocol) -> Bool {
+        guard let httpProtocolClass else { return false }
+        return native.isKind(of: httpProtocolClass)
+    }
+
+    /// The libcurl easy handle of `native`; nil for any other protocol.
+    func easyHandle(of native: URLProtocol) -> UnsafeMutableRawPointer? {
+        guard isNative(native), let easyHandle, let rawHandle, let handle = easyHandle.optionalObject(in: native) else { return nil }
+        return rawHandle.rawPointer(in: handle)
+    }
+
+    /// The file a download task's native protocol wrote, once it finished.
+    func temporaryFileURL(of native: URLProtocol) -> URL? {
+        guard let properties, let values = properties.value(in: native) as? any RawKeyedValues else { return nil }
+        return values.value(forRawKey: "temporaryFileURL") as? URL
+    }
+
+    /// The response and in-memory body of a transfer still in progress
+    /// (reflected: only on cancellation).
+    func partialTransfer(of native: URLProtocol) -> (response: URLResponse?, body: Data?) {
+        guard isNative(native), let internalState else { return (nil, nil) }
+        let state = Mirror(reflecting: internalState.value(in: native))
+        guard let transfer = state.children.first?.value else { return (nil, nil) }
+        var response: URLResponse?
+        var body: Data?
+        for child in Mirror(reflecting: transfer).children {
+            switch child.label {
+            case "response":
+                response = unwrapped(child.value) as? URLResponse
+            case "bodyDataDrain":
+                // `.inMemory(NSMutableData?)` for completion handlers.
+                if let payload = Mirror(reflecting: child.value).children.first, payload.label == "inMemory",
+                   let data = unwrapped(payload.value) as? NSData {
+                    body = Data(referencing: data)
+                }
+            default:
+                break
+            }
+        }
+        return (response, body)
+    }
+
+    private func unwrapped(_ value: Any) -> Any? {
+        guard let optional = value as? any OptionalValue else { return value }
+        return optional.wrappedValue.flatMap(unwrapped)
+    }
+}
+
+/// A dictionary whose keys are a `String`-backed enum we cannot name
+/// (`URLProtocol._PropertyKey`): looks one key up by its raw value.
+protocol RawKeyedValues {
+    func value(forRawKey key: String) -> Any?
+}
+
+extension Dictionary: RawKeyedValues where Key: RawRepresentable, Key.RawValue == String {
+    func value(forRawKey key: String) -> Any? {
+        Key(rawValue: key).flatMap { self[$0] }
+    }
+}
+
+/// An optional held in an `Any`, unwrapped one level.
+protocol OptionalValue {
+    var wrappedValue: Any? { get }
+}
+
+extension Optional: OptionalValue {
+    var wrappedValue: Any? { self.map { $0 as Any } }
+}
+
+/// The client given to the next protocol: records each call, then forwards
+/// it, unchanged and on the same thread, to the capture protocol's own
+/// client (corelibs' `_ProtocolClient`). The next protocol passes itself as
+/// the protocol, so corelibs reads the results (body, download file) from
+/// it, exactly as without the agent.
+final class RecordingClient: NSObject, URLProtocolClient, @unchecked Sendable {
+    private let real: URLProtocolClient
+    let flow: InPlaceFlow
+
+    init(forwardingTo real: URLProtocolClient, flow: InPlaceFlow) {
+        self.real = real
+        self.flow = flow
+    }
+
+    func urlProtocol(_ protocol: URLProtocol, wasRedirectedTo request: URLRequest, redirectResponse: URLResponse) {
+        real.urlProtocol(`protocol`, wasRedirectedTo: request, redirectResponse: redirectResponse)
+    }
+
+    func urlProtocol(_ protocol: URLProtocol, cachedResponseIsValid cachedResponse: CachedURLResponse) {
+        real.urlProtocol(`protocol`, cachedResponseIsValid: cachedResponse)
+    }
+
+    func urlProtocol(_ protocol: URLProtocol, didReceive response: URLResponse, cacheStoragePolicy policy: URLCache.StoragePolicy) {
+        flow.received(response)
+        real.urlProtocol(`protocol`, didReceive: response, cacheStoragePolicy: policy)
+    }
+
+    func urlProtocol(_ protocol: URLProtocol, didLoad data: Data) {
+        flow.loaded(data)
+        real.urlProtocol(`protocol`, didLoad: data)
+    }
+
+    func urlProtocolDidFinishLoading(_ protocol: URLProtocol) {
+        // Before forwarding: the app's callback may move the download's file.
+        flow.finish(native: `protocol`, error: nil)
+        real.urlProtocolDidFinishLoading(`protocol`)
+    }
+
+    func urlProtocol(_ protocol: URLProtocol, didFailWithError error: Error) {
+        flow.finish(native: `protocol`, error: error)
+        real.urlProtocol(`protocol`, didFailWithError: error)
+    }
+
+    func urlProtocol(_ protocol: URLProtocol, didReceive challenge: URLAuthenticationChallenge) {
+        real.urlProtocol(`protocol`, didReceive: challenge)
+    }
+
+    func urlProtocol(_ protocol: URLProtocol, didCancel challenge: URLAuthenticationChallenge) {
+        real.urlProtocol(`protocol`, didCancel: challenge)
+    }
+}
+
+/// One exchange captured in place. Calls come from the task's work queue
+/// (through ``RecordingClient`` and the capture protocol); what must be read
+/// there is read there (the task's response, the download's file, libcurl's
+/// figures), and everything else (building and redacting the log, reading
+/// bodies) happens on the flow's own queue, in order.
+final class InPlaceFlow: @unchecked Sendable {
+    private let agent: CaptureAgent
+    private let queue = DispatchQueue(label: "netinspect.CaptureAgent.inPlace")
+    private let start: FlowClock.Start
+    private weak var task: URLSessionTask?
+    /// Set once, synchronously, by whichever end comes first.
+    private let done = Locked(false)
+    /// The native protocol's easy handle, when there is one; read on the work queue only.
+    private var easyHandle: UnsafeMutableRawPointer?
+    private var watchingHeaders = false
+    /// Touched only on `queue`.
+    private var recorder: FlowRecorder?
+    private var responseBody: Data?
+    private var sawResponse = false
+
+    /// Call on the task's work queue, before the next protocol starts.
+    init(agent: CaptureAgent, task: URLSessionTask, request: URLRequest, internals: TaskInternals) {
+        self.agent = agent
+        self.task = task
+        start = agent.clock.start()
+        let taskID = task.taskIdentifier
+        let originalRequest = task.originalRequest ?? request
+        queue.async { [start] in
+            let session = internals.session
+            var recorder = FlowRecorder(
+                request: originalRequest,
+                additionalHeaders: session?.configuration.httpAdditionalHeaders,
+                sessionID: agent.demuxes.sessionID(for: session),
+                taskID: taskID,
+                configuration: agent.configuration,
+                clock: agent.clock,
+                start: start
+            )
+            recorder.setRequestBody(Self.requestBody(internals.body, limit: agent.configuration.bodyCaptureLimit))
+            agent.emit(recorder.started())
+            self.recorder = recorder
+        }
+    }
+
+    private static func requestBody(_ body: TaskInternals.Body?, limit: Int) -> CapturedBody? {
+        switch body {
+        case .data(let data)?: CapturedBody(capturing: data, cap: limit)
+        case .file(let url)?: BodyCapture.capturing(fileAt: url, limit: limit)
+        case .none?, .stream?, .askDelegate?, nil: nil
+        }
+    }
+
+    /// After the next protocol's `startLoading()`, which configured its easy
+    /// handle for the first transfer: record the header blocks it writes and reads.
+    func started(native: URLProtocol) {
+        guard !done.current, easyHandle == nil, let handle = NativeProtocolFields.shared.easyHandle(of: native) else { return }
+        easyHandle = handle
+        watchingHeaders = Libcurl.watchHeaders(of: handle)
+    }
+
+    func received(_ response: URLResponse) {
+        let now = agent.clock.offset(since: start)
+        queue.async {
+            guard var recorder = self.recorder else { return }
+            self.sawResponse = true
+            self.agent.emit(recorder.received(response, at: now))
+            self.recorder = recorder
+        }
+    }
+
+    /// `didLoad` replaces what the client stores: keep the last one.
+    func loaded(_ data: Data) {
+        queue.async { self.responseBody = data }
+    }
+
+    /// From `stopLoading()` when the task is being cancelled (corelibs then
+    /// reports the cancellation to the client itself, not through ours).
+    func cancelled(native: URLProtocol?) {
+        let partial = native.map(NativeProtocolFields.shared.partialTransfer(of:)) ?? (nil, nil)
+        finish(native: native, error: task?.error ?? URLError(.cancelled), partial: partial)
+    }
+
+    /// The task ended: reads what only the work queue may read, then logs.
+    func finish(native: URLProtocol?, error: Error?, partial: (response: URLResponse?, body: Data?) = (nil, nil)) {
+        let first = done.withLock { done -> Bool in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
+        let finishedAt = agent.clock.offset(since: start)
+        let task = self.task
+        let response = task?.response ?? partial.response
+        let originalURL = task?.originalRequest?.url
+        let finalURL = task?.currentRequest?.url
+        // Opened now, read later: the app may move the file once told.
+        let file: FileHandle? = error == nil && task is URLSessionDownloadTask
+            ? native.flatMap(NativeProtocolFields.shared.temporaryFileURL(of:)).flatMap { try? FileHandle(forReadingFrom: $0) }
+            : nil
+        let times = easyHandle.map(Libcurl.times(of:)) ?? [:]
+        let seen = watchingHeaders ? easyHandle.flatMap(Libcurl.stopWatching) : nil
+        let limit = agent.configuration.bodyCaptureLimit
+        queue.async {
+            guard var recorder = self.recorder else { return }
+            self.recorder = nil
+            if let response, !self.sawResponse { _ = recorder.received(response, at: nil) }
+            if let file {
+                defer { try? file.close() }
+                recorder.setResponseBody(BodyCapture.capturing(file, limit: limit))
+            } else if let body = self.responseBody ?? partial.body {
+                recorder.setResponseBody(CapturedBody(capturing: body, cap: limit))
+            }
+            recorder.setTransfer(times: times, endingAt: finishedAt, observedHead: self.sawResponse)
+            if let originalURL, let finalURL, originalURL != finalURL {
+                recorder.setRedirects(Self.hops(from: originalURL, to: finalURL, firstResponseHead: seen?.headerIn))
+            }
+            if let seen, !seen.headerOut.isEmpty { recorder.setSentHeaders(seen.headerOut) }
+            self.agent.emit(recorder.finished(error: error, requestBody: nil, at: finishedAt))
+            self.responseBody = nil
+        }
+    }
+
+    /// The redirect hops of an exchange that ended at `finalURL`: the first
+    /// one as libcurl read it (status and `Location`), and, when the chain
+    /// went on, one more from there to the final URL whose status the
+    /// agent did not see (`statusCode` 0: corelibs follows later hops on a
+    /// handle it reconfigures, which ends the agent's view of it).
+    static func hops(from originalURL: URL, to finalURL: URL, firstResponseHead: String?) -> [(status: Int, from: URL, to: URL)] {
+        guard let head = firstResponseHead.map(ResponseHead.init), let status = head.status, (300 ... 399).contains(status),
+              let location = head.field("Location"), let target = URL(string: location, relativeTo: originalURL)?.absoluteURL
+        else { return [(0, originalURL, finalURL)] }
+        if target == finalURL { return [(status, originalURL, finalURL)] }
+        return [(status, originalURL, target), (0, target, finalURL)]
+    }
+}
+
+/// A response header block as libcurl read it.
+struct ResponseHead {
+    let lines: [Substring]
+
+    init(_ text: String) {
+        lines = text.split(whereSeparator: \.isNewline)
+    }
+
+    var status: Int? {
+        guard let first = lines.first, first.hasPrefix("HTTP/") else { return nil }
+        let parts = first.split(separator: " ", maxSplits: 2)
+        return parts.count > 1 ? Int(parts[1]) : nil
+    }
+
+    func field(_ name: String) -> String? {
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            if line[..<colon].trimmingCharacters(in: .whitespaces).lowercased() == name.lowercased() {
+                return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            }
+        }
+        return nil
+    }
+}
