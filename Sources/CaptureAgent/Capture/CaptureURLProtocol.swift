@@ -77,7 +77,7 @@ final class CaptureURLProtocol: URLProtocol {
                defaults: agent.defaultProtocolClasses
            ),
            let client {
-            let flow = InPlaceFlow(agent: agent, task: task, request: request, internals: internals)
+            let flow = InPlaceFlow(agent: agent, task: task, request: task.originalRequest ?? request, internals: internals)
             let next = nextClass.init(task: task, cachedResponse: cachedResponse, client: RecordingClient(forwardingTo: client, flow: flow))
             mode = .inPlace(next: next, flow: flow)
             agent.count(.inPlace)
@@ -103,6 +103,7 @@ final class CaptureURLProtocol: URLProtocol {
             // cancellation to the client itself, past the recording client.
             if !suspending { flow?.cancelled(native: next) }
             next.stopLoading()
+            if suspending { flow?.suspended() }
         case .resent(let flow):
             if suspending { flow.suspend() } else { flow.cancel() }
         }

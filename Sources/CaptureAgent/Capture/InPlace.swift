@@ -229,14 +229,19 @@ final class InPlaceFlow: @unchecked Sendable {
     private var recorder: FlowRecorder?
     private var responseBody: Data?
     private var sawResponse = false
+    /// Read on the work queue only: what a retry needs.
+    private let internals: TaskInternals
+    private var finishedStatus: Int?
+    private var watchesRetries = false
 
     /// Call on the task's work queue, before the next protocol starts.
     init(agent: CaptureAgent, task: URLSessionTask, request: URLRequest, internals: TaskInternals) {
         self.agent = agent
         self.task = task
+        self.internals = internals
         start = agent.clock.start()
         let taskID = task.taskIdentifier
-        let originalRequest = task.originalRequest ?? request
+        let originalRequest = request
         queue.async { [start] in
             let session = internals.session
             var recorder = FlowRecorder(
@@ -302,6 +307,7 @@ final class InPlaceFlow: @unchecked Sendable {
         let finishedAt = agent.clock.offset(since: start)
         let task = self.task
         let response = task?.response ?? partial.response
+        finishedStatus = (response as? HTTPURLResponse)?.statusCode
         let originalURL = task?.originalRequest?.url
         let finalURL = task?.currentRequest?.url
         // Opened now, read later: the app may move the file once told.
@@ -329,6 +335,17 @@ final class InPlaceFlow: @unchecked Sendable {
             self.agent.emit(recorder.finished(error: error, requestBody: nil, at: finishedAt))
             self.responseBody = nil
         }
+    }
+
+    /// From `stopLoading()` when the task is being suspended. After a 401,
+    /// that is corelibs answering the challenge: it suspends the task, puts
+    /// a fresh HTTP protocol (with a client of its own) in place of the
+    /// capture protocol and resumes, so the retry would escape capture. The
+    /// watch finds that protocol and gives it a recording client too.
+    func suspended() {
+        guard done.current, finishedStatus == 401, !watchesRetries, let task, let workQueue = internals.workQueue else { return }
+        watchesRetries = true
+        RetryWatch(agent: agent, task: task, internals: internals, workQueue: workQueue).poll()
     }
 
     /// The redirect hops of an exchange that ended at `finalURL`: the first
@@ -367,5 +384,47 @@ struct ResponseHead {
             }
         }
         return nil
+    }
+}
+
+/// Finds the protocols corelibs creates for a task's retries after answered
+/// challenges (``InPlaceFlow/suspended()``) and records each retry as a flow
+/// of its own (the server sees two exchanges). Polls the task's protocol
+/// slot on the task's work queue, where the client is also called, starting
+/// every millisecond and backing off to 50 ms, until the task completes.
+final class RetryWatch: @unchecked Sendable {
+    private let agent: CaptureAgent
+    private let task: URLSessionTask
+    private let internals: TaskInternals
+    private let workQueue: DispatchQueue
+    // Touched only on `workQueue`.
+    private var known: Set<ObjectIdentifier> = []
+    private var delay = 0.001
+    private let deadline = DispatchTime.now() + .seconds(300)
+
+    init(agent: CaptureAgent, task: URLSessionTask, internals: TaskInternals, workQueue: DispatchQueue) {
+        self.agent = agent
+        self.task = task
+        self.internals = internals
+        self.workQueue = workQueue
+    }
+
+    /// Call on the work queue.
+    func poll() {
+        let state = task.state
+        guard state == .running || state == .suspended, DispatchTime.now() < deadline else { return }
+        if let current = TaskInternals.currentProtocol(of: task), !(current is CaptureURLProtocol),
+           !known.contains(ObjectIdentifier(current)), !(current.client is RecordingClient),
+           NativeProtocolFields.shared.isNative(current), let client = current.client {
+            known.insert(ObjectIdentifier(current))
+            let request = TaskInternals.authRequest(of: task) ?? task.originalRequest ?? current.request
+            let flow = InPlaceFlow(agent: agent, task: task, request: request, internals: internals)
+            current.client = RecordingClient(forwardingTo: client, flow: flow)
+            agent.count(.inPlace)
+            flow.started(native: current)
+            delay = 0.001
+        }
+        workQueue.asyncAfter(deadline: .now() + delay) { self.poll() }
+        delay = min(delay * 2, 0.05)
     }
 }

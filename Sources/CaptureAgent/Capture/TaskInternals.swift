@@ -140,12 +140,33 @@ struct TaskInternals: @unchecked Sendable {
         /// Set by corelibs' async APIs, which keep a task delegate in the behaviour.
         let callsCompletionInline = StoredField("_callCompletionHandlerInline", in: URLSessionTask.self)
         let taskRegistry = StoredField("taskRegistry", in: URLSession.self)
+        /// The task's protocol (`ProtocolState`) and the lock guarding it:
+        /// an answered 401 puts a fresh HTTP protocol there for the retry.
+        let protocolStorage = StoredField("_protocolStorage", in: URLSessionTask.self)
+        let protocolLock = StoredField("_protocolLock", in: URLSessionTask.self)
+        /// The request of a retry after an answered challenge (with `Authorization`).
+        let authRequest = StoredField("authRequest", in: URLSessionTask.self)
         /// `behaviours` of the registry's class (`URLSession._TaskRegistry`).
         let behaviours: StoredField?
 
         private init() {
             behaviours = (taskRegistry?.type as? AnyClass).flatMap { StoredField("behaviours", in: $0) }
         }
+    }
+
+    /// The protocol instance the task holds now, read under the task's own
+    /// lock; nil when there is none (yet, or any more) or it cannot be read.
+    static func currentProtocol(of task: URLSessionTask) -> URLProtocol? {
+        let fields = Fields.shared
+        guard let storage = fields.protocolStorage, let lock = fields.protocolLock?.object(in: task) as? NSLock else { return nil }
+        let state = lock.withLock { storage.value(in: task) }
+        guard let payload = Mirror(reflecting: state).children.first, payload.label == "existing" else { return nil }
+        return payload.value as? URLProtocol
+    }
+
+    /// The request corelibs sends when it retries after an answered challenge.
+    static func authRequest(of task: URLSessionTask) -> URLRequest? {
+        Fields.shared.authRequest?.value(in: task, as: URLRequest?.self) ?? nil
     }
 
     /// The wrapped value of an `Optional` (any depth) held in an `Any`.
