@@ -17,9 +17,13 @@ let package = Package(
         // The model and the framing: Foundation only, no I/O.
         .target(name: "WireProtocol"),
 
+        // The mitmproxy-style flow filter language: the inspector filters its
+        // list with it, the agent matches traffic rules with it. Foundation only.
+        .target(name: "FlowFilter", dependencies: ["WireProtocol"]),
+
         // Embedded in other people's programs, so it depends on nothing but
-        // Foundation (and FoundationNetworking on Linux) and WireProtocol.
-        .target(name: "CaptureAgent", dependencies: ["WireProtocol"]),
+        // Foundation (and FoundationNetworking on Linux), WireProtocol and FlowFilter.
+        .target(name: "CaptureAgent", dependencies: ["WireProtocol", "FlowFilter"]),
         .executableTarget(name: "AgentDemo", dependencies: ["CaptureAgent"], path: "Examples/AgentDemo"),
 
         // ncursesw; the shim turns on the wide-char API. No pkgConfig: its
@@ -34,6 +38,7 @@ let package = Package(
             name: "InspectorCore",
             dependencies: [
                 "WireProtocol",
+                "FlowFilter",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -87,6 +92,7 @@ let package = Package(
             name: "InspectorTUITests",
             dependencies: [
                 "InspectorCore",
+                "FlowFilter",
                 "InspectorTUI",
                 "WireProtocol",
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -45,7 +45,7 @@ for target in $targets; do
         frames) build frames Fuzz/Targets/FrameDecoderFuzz.swift ;;
         envelope) build envelope Fuzz/Targets/EnvelopeFuzz.swift ;;
         receipts) build receipts Fuzz/Targets/ReceiptFuzz.swift ;;
-        filter) build filter Sources/InspectorTUI/Core/Filter/*.swift Fuzz/Targets/FilterFuzz.swift ;;
+        filter) build filter Sources/FlowFilter/*.swift Fuzz/Targets/FilterFuzz.swift ;;
         *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
     esac
     mkdir -p "$out/corpus/$target" "$out/crashes/$target"

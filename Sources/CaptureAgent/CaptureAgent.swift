@@ -89,6 +89,10 @@ public final class CaptureAgent: Sendable {
         /// an inspector that sends no receipts, the events in frames it had
         /// not read from a Unix socket (Linux only; 0 over TCP). See docs/AGENT.md.
         public var unreadEventsDropped = 0
+        /// Unix-socket listeners the agent would not send to because they
+        /// run as another user (neither this process's user nor root); see
+        /// SECURITY.md.
+        public var refusedListeners = 0
     }
 
     /// Starts capturing and streaming.

@@ -50,6 +50,9 @@ public struct Hello: Codable, Sendable, Equatable {
     public var hostName: String
     /// A shared secret, required by listeners on non-loopback TCP addresses.
     public var token: String?
+    /// Whether the app allows a viewer to change its traffic (rules); an
+    /// agent that does not never applies any. Absent on the wire means false.
+    public var acceptsControl: Bool
 
     /// Creates a hello.
     public init(
@@ -59,7 +62,8 @@ public struct Hello: Codable, Sendable, Equatable {
         appName: String,
         processID: Int,
         hostName: String,
-        token: String? = nil
+        token: String? = nil,
+        acceptsControl: Bool = false
     ) {
         self.protocolVersion = protocolVersion
         self.agentName = agentName
@@ -68,6 +72,37 @@ public struct Hello: Codable, Sendable, Equatable {
         self.processID = processID
         self.hostName = hostName
         self.token = token
+        self.acceptsControl = acceptsControl
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case protocolVersion, agentName, agentVersion, appName, processID, hostName, token, acceptsControl
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            protocolVersion: try container.decode(Int.self, forKey: .protocolVersion),
+            agentName: try container.decode(String.self, forKey: .agentName),
+            agentVersion: try container.decode(String.self, forKey: .agentVersion),
+            appName: try container.decode(String.self, forKey: .appName),
+            processID: try container.decode(Int.self, forKey: .processID),
+            hostName: try container.decode(String.self, forKey: .hostName),
+            token: try container.decodeIfPresent(String.self, forKey: .token),
+            acceptsControl: try container.decodeIfPresent(Bool.self, forKey: .acceptsControl) ?? false
+        )
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(protocolVersion, forKey: .protocolVersion)
+        try container.encode(agentName, forKey: .agentName)
+        try container.encode(agentVersion, forKey: .agentVersion)
+        try container.encode(appName, forKey: .appName)
+        try container.encode(processID, forKey: .processID)
+        try container.encode(hostName, forKey: .hostName)
+        try container.encodeIfPresent(token, forKey: .token)
+        if acceptsControl { try container.encode(true, forKey: .acceptsControl) }
     }
 }
 
@@ -107,6 +142,10 @@ public struct FlowFinished: Codable, Sendable, Equatable {
     public var timing: Timing
     /// Every redirect followed.
     public var redirects: [RedirectHop]
+    /// The header fields the client added (``Request/clientHeaders``), when
+    /// they were only known once the request had gone out; they replace the
+    /// started flow's list.
+    public var clientHeaders: [HTTPHeader]?
 
     /// Creates the event.
     public init(
@@ -116,7 +155,8 @@ public struct FlowFinished: Codable, Sendable, Equatable {
         requestBody: CapturedBody? = nil,
         error: FlowError? = nil,
         timing: Timing,
-        redirects: [RedirectHop] = []
+        redirects: [RedirectHop] = [],
+        clientHeaders: [HTTPHeader]? = nil
     ) {
         self.id = id
         self.state = state
@@ -125,6 +165,7 @@ public struct FlowFinished: Codable, Sendable, Equatable {
         self.error = error
         self.timing = timing
         self.redirects = redirects
+        self.clientHeaders = clientHeaders
     }
 }
 
@@ -158,6 +199,7 @@ extension NetworkLog {
         state = event.state
         if let finalResponse = event.response { response = finalResponse }
         if let body = event.requestBody { request.body = body }
+        if let clientHeaders = event.clientHeaders { request.clientHeaders = clientHeaders }
         error = event.error
         timing = event.timing
         redirects = event.redirects

@@ -20,10 +20,15 @@ public struct Timing: Codable, Sendable, Equatable {
     public var firstResponseByte: Double?
     /// Seconds from start until the exchange ended, successfully or not.
     public var finished: Double?
+    /// The transfer's phases as the HTTP client measured them (DNS, connect,
+    /// TLS…), when it could tell.
+    public var phases: TransferPhases?
 
     /// Creates a timing record; offsets are clamped to be non-negative and ordered.
-    public init(startedAt: Date, requestSent: Double? = nil, firstResponseByte: Double? = nil, finished: Double? = nil) {
+    public init(startedAt: Date, requestSent: Double? = nil, firstResponseByte: Double? = nil, finished: Double? = nil,
+                phases: TransferPhases? = nil) {
         self.startedAt = startedAt
+        self.phases = phases
         let sent = requestSent.map { Swift.max(0, $0.finiteOrZero) }
         let first = firstResponseByte.map { Swift.max(sent ?? 0, $0.finiteOrZero) }
         self.requestSent = sent
@@ -50,7 +55,7 @@ public struct Timing: Codable, Sendable, Equatable {
     public func date(at offset: Double) -> Date { startedAt.addingTimeInterval(offset) }
 
     private enum CodingKeys: String, CodingKey {
-        case startedAt, requestSent, firstResponseByte, finished
+        case startedAt, requestSent, firstResponseByte, finished, phases
     }
 
     public init(from decoder: any Decoder) throws {
@@ -59,7 +64,8 @@ public struct Timing: Codable, Sendable, Equatable {
             startedAt: Date(timeIntervalSince1970: try container.decode(Double.self, forKey: .startedAt)),
             requestSent: try container.decodeIfPresent(Double.self, forKey: .requestSent),
             firstResponseByte: try container.decodeIfPresent(Double.self, forKey: .firstResponseByte),
-            finished: try container.decodeIfPresent(Double.self, forKey: .finished)
+            finished: try container.decodeIfPresent(Double.self, forKey: .finished),
+            phases: try container.decodeIfPresent(TransferPhases.self, forKey: .phases)
         )
     }
 
@@ -69,6 +75,73 @@ public struct Timing: Codable, Sendable, Equatable {
         try container.encodeIfPresent(requestSent, forKey: .requestSent)
         try container.encodeIfPresent(firstResponseByte, forKey: .firstResponseByte)
         try container.encodeIfPresent(finished, forKey: .finished)
+        try container.encodeIfPresent(phases, forKey: .phases)
+    }
+}
+
+/// How long each phase of a transfer took, in seconds, as the HTTP client
+/// itself measured it (the names and meaning of HAR's `timings`).
+///
+/// Every phase is optional: nil when the client did not say, or the phase
+/// did not happen (`dns` and `connect` for a reused connection, `tls` for
+/// plain HTTP). Negative or non-finite durations become nil.
+///
+/// ```swift
+/// let phases = TransferPhases(dns: 0.002, connect: 0.001, wait: 0.030, receive: 0.004, source: "libcurl")
+/// ```
+public struct TransferPhases: Codable, Sendable, Equatable {
+    /// Queued before the transfer could start.
+    public var blocked: Double?
+    /// Resolving the host name.
+    public var dns: Double?
+    /// Opening the TCP connection (without TLS).
+    public var connect: Double?
+    /// The TLS handshake.
+    public var tls: Double?
+    /// Sending the request.
+    public var send: Double?
+    /// Waiting for the first byte of the response.
+    public var wait: Double?
+    /// Receiving the response.
+    public var receive: Double?
+    /// Who measured them, e.g. `libcurl`.
+    public var source: String?
+
+    /// Creates a phase record, dropping durations that are negative or not finite.
+    public init(blocked: Double? = nil, dns: Double? = nil, connect: Double? = nil, tls: Double? = nil,
+                send: Double? = nil, wait: Double? = nil, receive: Double? = nil, source: String? = nil) {
+        func valid(_ value: Double?) -> Double? { value.flatMap { $0.isFinite && $0 >= 0 ? $0 : nil } }
+        self.blocked = valid(blocked)
+        self.dns = valid(dns)
+        self.connect = valid(connect)
+        self.tls = valid(tls)
+        self.send = valid(send)
+        self.wait = valid(wait)
+        self.receive = valid(receive)
+        self.source = source
+    }
+
+    /// The phases in transfer order, with their HAR names.
+    public var named: [(name: String, seconds: Double?)] {
+        [("blocked", blocked), ("dns", dns), ("connect", connect), ("tls", tls), ("send", send), ("wait", wait), ("receive", receive)]
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case blocked, dns, connect, tls, send, wait, receive, source
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            blocked: try container.decodeIfPresent(Double.self, forKey: .blocked),
+            dns: try container.decodeIfPresent(Double.self, forKey: .dns),
+            connect: try container.decodeIfPresent(Double.self, forKey: .connect),
+            tls: try container.decodeIfPresent(Double.self, forKey: .tls),
+            send: try container.decodeIfPresent(Double.self, forKey: .send),
+            wait: try container.decodeIfPresent(Double.self, forKey: .wait),
+            receive: try container.decodeIfPresent(Double.self, forKey: .receive),
+            source: try container.decodeIfPresent(String.self, forKey: .source)
+        )
     }
 }
 

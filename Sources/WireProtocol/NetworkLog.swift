@@ -26,6 +26,11 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
     public var error: FlowError?
     /// Where the exchange is in its life.
     public var state: FlowState
+    /// Which HTTP client the flow came from and how it was captured; nil from
+    /// agents that predate it.
+    public var source: CaptureSource?
+    /// What traffic rules changed, when any applied (see ``TrafficRule``).
+    public var changes: FlowChanges?
 
     /// Creates a log record.
     public init(
@@ -37,7 +42,9 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
         timing: Timing,
         redirects: [RedirectHop] = [],
         error: FlowError? = nil,
-        state: FlowState = .pending
+        state: FlowState = .pending,
+        source: CaptureSource? = nil,
+        changes: FlowChanges? = nil
     ) {
         self.id = id
         self.sessionID = sessionID
@@ -48,6 +55,8 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
         self.redirects = redirects
         self.error = error
         self.state = state
+        self.source = source
+        self.changes = changes
     }
 }
 
@@ -116,20 +125,30 @@ public struct CapturedBody: Codable, Sendable, Equatable {
     public var size: Int
     /// Whether `data` holds only a prefix of the body.
     public var isTruncated: Bool
+    /// Whether the HTTP client already removed the content coding (gzip,
+    /// deflate, br) from these bytes while the headers still name it:
+    /// a viewer must not decode them again. `false` on the wire when absent.
+    public var isDecoded: Bool
 
     /// Creates a captured body. `size` defaults to the number of bytes given.
-    public init(data: Data, size: Int? = nil, isTruncated: Bool = false) {
+    public init(data: Data, size: Int? = nil, isTruncated: Bool = false, isDecoded: Bool = false) {
         self.data = data
         self.size = size ?? data.count
         self.isTruncated = isTruncated
+        self.isDecoded = isDecoded
     }
 
     /// Keeps at most `cap` bytes of `data`, recording the full size.
-    public init(capturing data: Data, cap: Int) {
+    ///
+    /// ```swift
+    /// let body = CapturedBody(capturing: Data(repeating: 1, count: 10), cap: 4)
+    /// // body.data.count == 4, body.size == 10, body.isTruncated == true
+    /// ```
+    public init(capturing data: Data, cap: Int, isDecoded: Bool = false) {
         if data.count > cap {
-            self.init(data: data.prefix(cap), size: data.count, isTruncated: true)
+            self.init(data: data.prefix(cap), size: data.count, isTruncated: true, isDecoded: isDecoded)
         } else {
-            self.init(data: data, size: data.count, isTruncated: false)
+            self.init(data: data, size: data.count, isTruncated: false, isDecoded: isDecoded)
         }
     }
 
@@ -137,6 +156,25 @@ public struct CapturedBody: Codable, Sendable, Equatable {
         case data = "base64"
         case size
         case isTruncated = "truncated"
+        case isDecoded = "decoded"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            data: try container.decode(Data.self, forKey: .data),
+            size: try container.decode(Int.self, forKey: .size),
+            isTruncated: try container.decode(Bool.self, forKey: .isTruncated),
+            isDecoded: try container.decodeIfPresent(Bool.self, forKey: .isDecoded) ?? false
+        )
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(data, forKey: .data)
+        try container.encode(size, forKey: .size)
+        try container.encode(isTruncated, forKey: .isTruncated)
+        if isDecoded { try container.encode(true, forKey: .isDecoded) }
     }
 }
 
@@ -150,13 +188,52 @@ public struct Request: Codable, Sendable, Equatable {
     public var headers: [HTTPHeader]
     /// The body, when there was one.
     public var body: CapturedBody?
+    /// Header fields the HTTP client added on its way to the wire (`Host`,
+    /// `User-Agent`, `Accept-Encoding`, `Content-Length`…) that the app did
+    /// not set itself, in the order they were sent. Together with
+    /// ``headers`` they are the request head as sent.
+    public var clientHeaders: [HTTPHeader]
 
     /// Creates a request record.
-    public init(method: String, url: String, headers: [HTTPHeader] = [], body: CapturedBody? = nil) {
+    ///
+    /// ```swift
+    /// let request = Request(method: "GET", url: "http://127.0.0.1:8080/",
+    ///                       headers: [HTTPHeader(name: "Accept", value: "application/json")],
+    ///                       clientHeaders: [HTTPHeader(name: "Host", value: "127.0.0.1:8080")])
+    /// ```
+    public init(method: String, url: String, headers: [HTTPHeader] = [], body: CapturedBody? = nil, clientHeaders: [HTTPHeader] = []) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
+        self.clientHeaders = clientHeaders
+    }
+
+    /// The request head as sent: the app's fields, then the client's.
+    public var headersAsSent: [HTTPHeader] { headers + clientHeaders }
+
+    private enum CodingKeys: String, CodingKey {
+        case method, url, headers, body, clientHeaders
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            method: try container.decode(String.self, forKey: .method),
+            url: try container.decode(String.self, forKey: .url),
+            headers: try container.decode([HTTPHeader].self, forKey: .headers),
+            body: try container.decodeIfPresent(CapturedBody.self, forKey: .body),
+            clientHeaders: try container.decodeIfPresent([HTTPHeader].self, forKey: .clientHeaders) ?? []
+        )
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(method, forKey: .method)
+        try container.encode(url, forKey: .url)
+        try container.encode(headers, forKey: .headers)
+        try container.encodeIfPresent(body, forKey: .body)
+        if !clientHeaders.isEmpty { try container.encode(clientHeaders, forKey: .clientHeaders) }
     }
 }
 
@@ -211,5 +288,58 @@ public struct FlowError: Codable, Sendable, Equatable, Error {
         self.domain = domain
         self.code = code
         self.message = message
+    }
+}
+
+/// Which HTTP client a flow came from, and how the agent captured it.
+///
+/// Both names are open sets of strings on the wire, so an agent for another
+/// client or a newer capture path never makes an older viewer fail.
+///
+/// ```swift
+/// let source = CaptureSource(client: .urlSession, path: .inPlace)
+/// let openAPI = CaptureSource(client: .openAPI, operationID: "getGreeting")
+/// ```
+public struct CaptureSource: Codable, Sendable, Equatable {
+    /// The HTTP client the app used.
+    public var client: Client
+    /// How the agent saw the exchange, when the client has more than one way.
+    public var path: Path?
+    /// The OpenAPI operation the request belongs to.
+    public var operationID: String?
+
+    /// Creates a source record.
+    public init(client: Client, path: Path? = nil, operationID: String? = nil) {
+        self.client = client
+        self.path = path
+        self.operationID = operationID
+    }
+
+    /// The name of an HTTP client.
+    public struct Client: RawRepresentable, Codable, Sendable, Hashable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// Foundation's `URLSession`.
+        public static let urlSession = Client(rawValue: "URLSession")
+        /// swift-server's AsyncHTTPClient (also under Vapor's `app.client`).
+        public static let asyncHTTPClient = Client(rawValue: "AsyncHTTPClient")
+        /// A swift-openapi-generator client, through its middleware chain.
+        public static let openAPI = Client(rawValue: "OpenAPI")
+    }
+
+    /// How an exchange was captured.
+    public struct Path: RawRepresentable, Codable, Sendable, Hashable, CustomStringConvertible {
+        public var rawValue: String
+        public init(rawValue: String) { self.rawValue = rawValue }
+        public var description: String { rawValue }
+
+        /// The client's own machinery ran the app's request; the agent observed it.
+        public static let inPlace = Path(rawValue: "in-place")
+        /// The agent sent the request again on the app's behalf and relayed the result.
+        public static let resent = Path(rawValue: "re-sent")
+        /// Read off the connection's channel pipeline, as the bytes went out and came in.
+        public static let wire = Path(rawValue: "wire")
     }
 }

@@ -37,14 +37,74 @@ public struct Receipt: Sendable, Equatable {
 }
 
 /// Turns the bytes an inspector sends back into receipts. Frames of other
-/// types are skipped (a later protocol version may add some).
+/// types are skipped (a later protocol version may add some), rules among
+/// them: an agent that does not accept control never decodes them.
 public struct ReceiptDecoder: Sendable {
-    private var frames: FrameDecoder
+    private var messages: ViewerMessageDecoder
 
     /// Receipt frames are tiny; anything larger than `maximumFrameSize` is
     /// not from an inspector.
     public init(maximumFrameSize: Int = 64 * 1024) {
+        messages = ViewerMessageDecoder(maximumFrameSize: maximumFrameSize, acceptsRules: false)
+    }
+
+    /// Adds received bytes.
+    public mutating func append<Bytes: Sequence>(contentsOf bytes: Bytes) where Bytes.Element == UInt8 {
+        messages.append(contentsOf: bytes)
+    }
+
+    /// The next complete receipt, nil when more bytes are needed. Throws on
+    /// a malformed frame or a receipt whose count is not a non-negative integer.
+    public mutating func next() throws(WireError) -> Receipt? {
+        while let message = try messages.next() {
+            if case .receipt(let receipt) = message { return receipt }
+        }
+        return nil
+    }
+}
+
+/// What a viewer sends an agent.
+public enum ViewerMessage: Sendable, Equatable {
+    /// How many of the connection's events the viewer has taken.
+    case receipt(Receipt)
+    /// The traffic rules to apply while this viewer stays connected; each
+    /// one replaces the last, and an empty list removes them all.
+    case rules([TrafficRule])
+
+    /// The message as one frame.
+    ///
+    /// ```swift
+    /// let frame = ViewerMessage.rules([try TrafficRule(.mapRemote, spec: "|a.example|b.example")]).frame()
+    /// ```
+    public func frame() -> Data {
+        switch self {
+        case .receipt(let receipt):
+            return receipt.frame()
+        case .rules(let rules):
+            var writer = JSONWriter()
+            writer.object { object in
+                object.field("type", "rules")
+                object.field("rules", rules)
+            }
+            return FrameEncoder.frame(payload: Data(writer.bytes))
+        }
+    }
+}
+
+/// Turns the bytes a viewer sends into messages: receipts, and, for an agent
+/// that accepts control, rules. Frames of unknown types are skipped.
+public struct ViewerMessageDecoder: Sendable {
+    private var frames: FrameDecoder
+    private let acceptsRules: Bool
+
+    /// The most rules one message may carry.
+    public static let maximumRules = 256
+
+    /// `maximumFrameSize` bounds every frame, so a hostile viewer costs at
+    /// most that much memory; rules with local files need more than receipts.
+    public init(maximumFrameSize: Int, acceptsRules: Bool) {
         frames = FrameDecoder(maximumFrameSize: maximumFrameSize)
+        self.acceptsRules = acceptsRules
     }
 
     /// Adds received bytes.
@@ -52,19 +112,34 @@ public struct ReceiptDecoder: Sendable {
         frames.append(contentsOf: bytes)
     }
 
-    /// The next complete receipt, nil when more bytes are needed. Throws on
-    /// a malformed frame or a receipt whose count is not a non-negative integer.
-    public mutating func next() throws(WireError) -> Receipt? {
+    /// The next complete message, nil when more bytes are needed.
+    /// - Throws: ``WireError`` for a malformed frame or message.
+    public mutating func next() throws(WireError) -> ViewerMessage? {
         while let payload = try frames.nextFrame() {
             let value = try payload.withUnsafeBufferPointer { buffer throws(WireError) in try JSONParser.parse(buffer) }
             guard value.isObject, let kind = value["type"]?.stringValue else {
                 throw WireError.malformedPayload("an inspector frame must be an object with a string \"type\"")
             }
-            guard kind == "receipt" else { continue }
-            guard let events = value["events"]?.intValue, events >= 0 else {
-                throw WireError.malformedPayload("receipt.events must be a non-negative integer")
+            switch kind {
+            case "receipt":
+                guard let events = value["events"]?.intValue, events >= 0 else {
+                    throw WireError.malformedPayload("receipt.events must be a non-negative integer")
+                }
+                return .receipt(Receipt(events: events))
+            case "rules" where acceptsRules:
+                let rules: [TrafficRule]
+                do {
+                    rules = try JSONReader(value).array("rules")
+                } catch {
+                    throw error.wireError
+                }
+                guard rules.count <= Self.maximumRules else {
+                    throw WireError.malformedPayload("rules: \(rules.count) rules, at most \(Self.maximumRules)")
+                }
+                return .rules(rules)
+            default:
+                continue
             }
-            return Receipt(events: events)
         }
         return nil
     }

@@ -2,6 +2,7 @@ import Foundation
 import WireProtocol
 import XCTest
 
+@testable import FlowFilter
 @testable import InspectorCore
 
 final class FilterTests: XCTestCase {

@@ -126,7 +126,22 @@ enum RandomMessages {
     static func body(using rng: inout SplitMix64) -> CapturedBody? {
         guard Bool.random(using: &rng) else { return nil }
         let data = Data((0..<Int.random(in: 0...40, using: &rng)).map { _ in UInt8.random(in: 0...255, using: &rng) })
-        return CapturedBody(data: data, size: data.count + Int.random(in: 0...5, using: &rng), isTruncated: Bool.random(using: &rng))
+        return CapturedBody(data: data, size: data.count + Int.random(in: 0...5, using: &rng), isTruncated: Bool.random(using: &rng),
+                            isDecoded: Bool.random(using: &rng))
+    }
+
+    static func phases(using rng: inout SplitMix64) -> TransferPhases? {
+        guard Bool.random(using: &rng) else { return nil }
+        return TransferPhases(blocked: offset(using: &rng), dns: offset(using: &rng), connect: offset(using: &rng),
+                              tls: offset(using: &rng), send: offset(using: &rng), wait: offset(using: &rng),
+                              receive: offset(using: &rng), source: Bool.random(using: &rng) ? string(using: &rng) : nil)
+    }
+
+    static func source(using rng: inout SplitMix64) -> CaptureSource? {
+        guard Bool.random(using: &rng) else { return nil }
+        return CaptureSource(client: .init(rawValue: string(using: &rng)),
+                             path: Bool.random(using: &rng) ? .init(rawValue: string(using: &rng)) : nil,
+                             operationID: Bool.random(using: &rng) ? string(using: &rng) : nil)
     }
 
     static func offset(using rng: inout SplitMix64) -> Double? {
@@ -135,7 +150,8 @@ enum RandomMessages {
 
     static func timing(using rng: inout SplitMix64) -> Timing {
         Timing(startedAt: Date(timeIntervalSince1970: Double.random(in: 0...2_000_000_000, using: &rng)),
-               requestSent: offset(using: &rng), firstResponseByte: offset(using: &rng), finished: offset(using: &rng))
+               requestSent: offset(using: &rng), firstResponseByte: offset(using: &rng), finished: offset(using: &rng),
+               phases: phases(using: &rng))
     }
 
     static func response(using rng: inout SplitMix64) -> Response {
@@ -154,14 +170,20 @@ enum RandomMessages {
         case 0:
             return .hello(Hello(protocolVersion: 1, agentName: string(using: &rng), agentVersion: string(using: &rng),
                                 appName: string(using: &rng), processID: Int.random(in: 1...99_999, using: &rng),
-                                hostName: string(using: &rng), token: Bool.random(using: &rng) ? string(using: &rng) : nil))
+                                hostName: string(using: &rng), token: Bool.random(using: &rng) ? string(using: &rng) : nil,
+                                acceptsControl: Bool.random(using: &rng)))
         case 1:
             return .flowStarted(NetworkLog(
                 sessionID: Int.random(in: 0...9, using: &rng), taskID: Int.random(in: 0...999, using: &rng),
-                request: Request(method: string(using: &rng), url: string(using: &rng), headers: headers(using: &rng), body: body(using: &rng)),
+                request: Request(method: string(using: &rng), url: string(using: &rng), headers: headers(using: &rng), body: body(using: &rng),
+                                 clientHeaders: headers(using: &rng)),
                 response: Bool.random(using: &rng) ? response(using: &rng) : nil, timing: timing(using: &rng), redirects: hops(using: &rng),
                 error: Bool.random(using: &rng) ? FlowError(domain: string(using: &rng), code: -1001, message: string(using: &rng)) : nil,
-                state: FlowState.allCases.randomElement(using: &rng)!))
+                state: FlowState.allCases.randomElement(using: &rng)!, source: source(using: &rng),
+                changes: Bool.random(using: &rng) ? FlowChanges(
+                    rules: [string(using: &rng)], originalURL: Bool.random(using: &rng) ? string(using: &rng) : nil,
+                    originalHeaders: Bool.random(using: &rng) ? headers(using: &rng) : nil,
+                    mockedFrom: Bool.random(using: &rng) ? string(using: &rng) : nil) : nil))
         case 2:
             return .flowResponse(FlowResponse(id: FlowID(), response: response(using: &rng), timing: timing(using: &rng), redirects: hops(using: &rng)))
         case 3:
@@ -169,7 +191,8 @@ enum RandomMessages {
                 id: FlowID(), state: FlowState.allCases.randomElement(using: &rng)!,
                 response: Bool.random(using: &rng) ? response(using: &rng) : nil, requestBody: body(using: &rng),
                 error: Bool.random(using: &rng) ? FlowError(domain: "d", code: Int.random(in: -2000...0, using: &rng), message: string(using: &rng)) : nil,
-                timing: timing(using: &rng), redirects: hops(using: &rng)))
+                timing: timing(using: &rng), redirects: hops(using: &rng),
+                clientHeaders: Bool.random(using: &rng) ? headers(using: &rng) : nil))
         default:
             return .status(AgentStatus(droppedEvents: Int.random(in: 0...1_000_000, using: &rng), queuedEvents: Int.random(in: 0...100, using: &rng)))
         }

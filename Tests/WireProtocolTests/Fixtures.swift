@@ -67,10 +67,39 @@ enum Fixtures {
 
     static let status = AgentStatus(droppedEvents: 12, queuedEvents: 3)
 
+    /// A flow with every field added after version 1's first release: who
+    /// captured it, the fields the client added, a decoded body, and the
+    /// client's own phase timings. Older peers ignore them.
+    static let sourcedID = FlowID("00000000-0000-4000-8000-000000000002")!
+
+    static let sourcedLog = NetworkLog(
+        id: sourcedID, sessionID: 1, taskID: 2,
+        request: Request(
+            method: "GET", url: "http://127.0.0.1:8080/feed",
+            headers: [HTTPHeader(name: "Accept", value: "application/json")],
+            clientHeaders: [HTTPHeader(name: "Host", value: "127.0.0.1:8080"), HTTPHeader(name: "Accept-Encoding", value: "deflate, gzip")]
+        ),
+        timing: Timing(startedAt: started), state: .pending,
+        source: CaptureSource(client: .openAPI, path: .wire, operationID: "getFeed"),
+        changes: FlowChanges(rules: ["map-remote |api.example.com|127.0.0.1:8080", "modify-headers /Accept/application/json"],
+                             originalURL: "https://api.example.com/feed",
+                             originalHeaders: [HTTPHeader(name: "Accept", value: "*/*")])
+    )
+
+    static let sourcedFinished = FlowFinished(
+        id: sourcedID, state: .completed,
+        response: Response(statusCode: 200, headers: [HTTPHeader(name: "Content-Encoding", value: "gzip")],
+                           body: CapturedBody(data: Data("{}".utf8), size: 2, isDecoded: true)),
+        timing: Timing(startedAt: started, requestSent: 0.001, firstResponseByte: 0.004, finished: 0.005,
+                       phases: TransferPhases(dns: 0.0005, connect: 0.00025, wait: 0.003, receive: 0.001, source: "libcurl")),
+        clientHeaders: [HTTPHeader(name: "Host", value: "127.0.0.1:8080"), HTTPHeader(name: "User-Agent", value: "t")]
+    )
+
     /// One of each kind, hello first, as a connection would carry them.
     static let conversation: [Message] = [
         .hello(hello), .status(status), .flowStarted(log), .flowResponse(flowResponse),
         .flowFinished(flowFinished), .flowFinished(flowFailed),
+        .flowStarted(sourcedLog), .flowFinished(sourcedFinished),
     ]
 
     static func frames(_ messages: [Message]) throws -> [UInt8] {

@@ -15,13 +15,18 @@ final class ProtocolDocumentTests: XCTestCase {
 
     func testEveryJSONExampleDecodesToAMessage() throws {
         let examples = try jsonExamples()
-        XCTAssertEqual(examples.count, Message.Kind.allCases.count, "one example per message kind")
+        XCTAssertEqual(examples.count, Message.Kind.allCases.count + 1, "one example per message kind, and one for §4's optional members")
         var kinds: Set<String> = []
         for example in examples {
             let message = try XCTUnwrap(try Message.decode(payload: Data(example.utf8)), example)
             kinds.insert(message.kind)
         }
         XCTAssertEqual(kinds, Set(Message.Kind.allCases.map(\.rawValue)))
+    }
+
+    func testTheOptionalMembersExampleReadsAsDocumented() throws {
+        let example = try XCTUnwrap(try jsonExamples().first { $0.contains("\"phases\"") })
+        XCTAssertEqual(try Message.decode(payload: Data(example.utf8)), .flowFinished(Fixtures.sourcedFinished))
     }
 
     func testTheReceiptExampleDecodesToAReceipt() throws {

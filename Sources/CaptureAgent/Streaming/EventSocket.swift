@@ -31,6 +31,9 @@ struct EventSocket: ~Copyable {
         case resolve(String)
         case system(call: String, errno: Int32)
         case timedOut
+        /// The Unix socket's listener runs as another user: anyone can bind
+        /// a path in /tmp first, and the flows (bodies, tokens) would go to them.
+        case foreignListener(uid: UInt32, pid: Int32)
     }
 
     /// Connects to `endpoint`, waiting at most `timeout` seconds.
@@ -163,12 +166,36 @@ struct EventSocket: ~Copyable {
         let length = socklen_t(MemoryLayout<sockaddr_un>.size)
         let outcome = withUnsafePointer(to: &address) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connectWithTimeout(fd, $0, length, timeout) }
-        }
+        } ?? checkListenerOwner(fd)
         if let outcome {
             _ = close(fd)
             throw outcome
         }
         return fd
+    }
+
+    /// Before a single byte is sent: the listener must run as this process's
+    /// user or as root (`SO_PEERCRED`, the credentials it had when it called
+    /// `listen`). Not checked where the platform has no `SO_PEERCRED`.
+    private static func checkListenerOwner(_ fd: Int32) -> Failure? {
+        #if os(Linux)
+        // struct ucred { pid_t pid; uid_t uid; gid_t gid; }: Glibc exports it
+        // to C only with _GNU_SOURCE, so read it as three 32-bit fields.
+        var credentials: [Int32] = [0, 0, 0]
+        var size = socklen_t(MemoryLayout<Int32>.size * credentials.count)
+        guard getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &size) == 0 else {
+            return .system(call: "getsockopt(SO_PEERCRED)", errno: errno)
+        }
+        let owner = UInt32(bitPattern: credentials[1])
+        return Self.acceptsListener(uid: owner, myUID: geteuid()) ? nil : .foreignListener(uid: owner, pid: credentials[0])
+        #else
+        return nil
+        #endif
+    }
+
+    /// The rule: the same user as the app, or root.
+    static func acceptsListener(uid: UInt32, myUID: UInt32) -> Bool {
+        uid == myUID || uid == 0
     }
 
     private static func connectTCP(host: String, port: Int, timeout: TimeInterval) throws(Failure) -> Int32 {

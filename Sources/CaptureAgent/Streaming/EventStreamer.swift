@@ -42,6 +42,8 @@ final class EventStreamer: @unchecked Sendable {
     private var socketDescriptor: Int32 = -1
     private var reportedDrops = 0
     private var statistics = CaptureAgent.Statistics()
+    /// Listener processes already reported as another user's.
+    private var refusedListenerPIDs: Set<Int32> = []
     private var hasExited = false
     private var hasTriedOnce = false
 
@@ -172,7 +174,15 @@ final class EventStreamer: @unchecked Sendable {
     }
 
     private func connect() -> EventSocket? {
-        guard let socket = try? EventSocket(connectingTo: destination, timeout: Self.connectTimeout) else { return nil }
+        let socket: EventSocket
+        do {
+            socket = try EventSocket(connectingTo: destination, timeout: Self.connectTimeout)
+        } catch .foreignListener(let uid, let pid) {
+            refuse(uid: uid, pid: pid)
+            return nil
+        } catch {
+            return nil
+        }
         do {
             let drops = locked { statistics.droppedEvents }
             unread.reset()
@@ -193,6 +203,19 @@ final class EventStreamer: @unchecked Sendable {
         } catch {
             return nil
         }
+    }
+
+    /// Counts a listener of another user and says so on stderr, once per
+    /// listener process: the app's owner should know why nothing arrives.
+    private func refuse(uid: UInt32, pid: Int32) {
+        let first = locked { () -> Bool in
+            statistics.refusedListeners += 1
+            return refusedListenerPIDs.insert(pid).inserted
+        }
+        guard first else { return }
+        let message = "netinspect CaptureAgent: not sending to \(destination): the process listening there (pid \(pid)) "
+            + "runs as uid \(uid), not as this app's uid \(geteuid()) or root. Nothing was sent; the agent keeps trying.\n"
+        FileHandle.standardError.write(Data(message.utf8))
     }
 
     private func waitBeforeRetry(_ delay: TimeInterval) {

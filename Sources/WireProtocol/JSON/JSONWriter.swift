@@ -195,6 +195,13 @@ struct JSONReader {
     func bool(_ key: String) throws(JSONFieldError) -> Bool { try within(key) { () throws(JSONFieldError) in try required(key).bool } }
     func optionalString(_ key: String) throws(JSONFieldError) -> String? { try within(key) { () throws(JSONFieldError) in try member(key)?.string } }
     func optionalDouble(_ key: String) throws(JSONFieldError) -> Double? { try within(key) { () throws(JSONFieldError) in try member(key)?.double } }
+    func optionalBool(_ key: String) throws(JSONFieldError) -> Bool? { try within(key) { () throws(JSONFieldError) in try member(key)?.bool } }
+
+    /// An array member that may be absent (or null): nil then.
+    func optionalArray<T: JSONReadable>(_ key: String, of type: T.Type = T.self) throws(JSONFieldError) -> [T]? {
+        guard try member(key) != nil else { return nil }
+        return try array(key)
+    }
 
     func decode<T: JSONReadable>(_ key: String, as type: T.Type = T.self) throws(JSONFieldError) -> T {
         let member = try required(key)

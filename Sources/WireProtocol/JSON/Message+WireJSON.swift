@@ -15,22 +15,30 @@ extension HTTPHeader: JSONWritable, JSONReadable {
 
 extension CapturedBody: JSONWritable, JSONReadable {
     func write(to writer: inout JSONWriter) {
-        writer.object { $0.field("base64", data.base64EncodedString()); $0.field("size", size); $0.field("truncated", isTruncated) }
+        writer.object {
+            $0.field("base64", data.base64EncodedString()); $0.field("size", size); $0.field("truncated", isTruncated)
+            if isDecoded { $0.field("decoded", true) }
+        }
     }
     init(json: JSONReader) throws(JSONFieldError) {
         let encoded = try json.required("base64")
         guard let data = Data(base64Encoded: try encoded.string) else { throw encoded.mismatch("base64") }
-        self.init(data: data, size: try json.int("size"), isTruncated: try json.bool("truncated"))
+        self.init(data: data, size: try json.int("size"), isTruncated: try json.bool("truncated"),
+                  isDecoded: try json.optionalBool("decoded") ?? false)
     }
 }
 
 extension Request: JSONWritable, JSONReadable {
     func write(to writer: inout JSONWriter) {
-        writer.object { $0.field("method", method); $0.field("url", url); $0.field("headers", headers); $0.field("body", body) }
+        writer.object {
+            $0.field("method", method); $0.field("url", url); $0.field("headers", headers); $0.field("body", body)
+            if !clientHeaders.isEmpty { $0.field("clientHeaders", clientHeaders) }
+        }
     }
     init(json: JSONReader) throws(JSONFieldError) {
         self.init(method: try json.string("method"), url: try json.string("url"),
-                  headers: try json.array("headers"), body: try json.decodeIfPresent("body"))
+                  headers: try json.array("headers"), body: try json.decodeIfPresent("body"),
+                  clientHeaders: try json.optionalArray("clientHeaders") ?? [])
     }
 }
 
@@ -71,13 +79,94 @@ extension Timing: JSONWritable, JSONReadable {
             $0.field("requestSent", requestSent)
             $0.field("firstResponseByte", firstResponseByte)
             $0.field("finished", finished)
+            $0.field("phases", phases)
         }
     }
     init(json: JSONReader) throws(JSONFieldError) {
         self.init(startedAt: Date(timeIntervalSince1970: try json.double("startedAt")),
                   requestSent: try json.optionalDouble("requestSent"),
                   firstResponseByte: try json.optionalDouble("firstResponseByte"),
-                  finished: try json.optionalDouble("finished"))
+                  finished: try json.optionalDouble("finished"),
+                  phases: try json.decodeIfPresent("phases"))
+    }
+}
+
+extension TransferPhases: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) {
+        writer.object {
+            $0.field("blocked", blocked); $0.field("dns", dns); $0.field("connect", connect); $0.field("tls", tls)
+            $0.field("send", send); $0.field("wait", wait); $0.field("receive", receive); $0.field("source", source)
+        }
+    }
+    init(json: JSONReader) throws(JSONFieldError) {
+        self.init(blocked: try json.optionalDouble("blocked"), dns: try json.optionalDouble("dns"),
+                  connect: try json.optionalDouble("connect"), tls: try json.optionalDouble("tls"),
+                  send: try json.optionalDouble("send"), wait: try json.optionalDouble("wait"),
+                  receive: try json.optionalDouble("receive"), source: try json.optionalString("source"))
+    }
+}
+
+extension FlowChanges: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) {
+        writer.object {
+            $0.field("rules", rules.map(JSONString.init)); $0.field("originalURL", originalURL)
+            if let originalHeaders { $0.field("originalHeaders", originalHeaders) }
+            $0.field("mockedFrom", mockedFrom)
+        }
+    }
+    init(json: JSONReader) throws(JSONFieldError) {
+        self.init(rules: try json.array("rules", of: JSONString.self).map(\.text),
+                  originalURL: try json.optionalString("originalURL"),
+                  originalHeaders: try json.optionalArray("originalHeaders"),
+                  mockedFrom: try json.optionalString("mockedFrom"))
+    }
+}
+
+extension TrafficRule: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) {
+        writer.object {
+            $0.field("kind", kind.rawValue); $0.field("filter", filter); $0.field("pattern", pattern)
+            $0.field("replacement", replacement)
+            if !files.isEmpty { $0.field("files", files) }
+        }
+    }
+    init(json: JSONReader) throws(JSONFieldError) {
+        let name = try json.string("kind")
+        guard let kind = Kind(rawValue: name) else { throw JSONFieldError(problem: .invalid("unknown rule kind '\(name)'")) }
+        self.init(kind: kind, filter: try json.optionalString("filter"), pattern: try json.string("pattern"),
+                  replacement: try json.string("replacement"), files: try json.optionalArray("files") ?? [])
+    }
+}
+
+extension TrafficRule.LocalFile: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) {
+        writer.object { $0.field("path", path); $0.field("contentType", contentType); $0.field("base64", data.base64EncodedString()) }
+    }
+    init(json: JSONReader) throws(JSONFieldError) {
+        let encoded = try json.required("base64")
+        guard let data = Data(base64Encoded: try encoded.string) else { throw encoded.mismatch("base64") }
+        self.init(path: try json.string("path"), contentType: try json.string("contentType"), data: data)
+    }
+}
+
+/// A bare string as an array element.
+struct JSONString: JSONWritable, JSONReadable {
+    var text: String
+    init(_ text: String) { self.text = text }
+    func write(to writer: inout JSONWriter) { writer.string(text) }
+    init(json: JSONReader) throws(JSONFieldError) { text = try json.string }
+}
+
+extension CaptureSource: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) {
+        writer.object {
+            $0.field("client", client.rawValue); $0.field("path", path?.rawValue); $0.field("operationID", operationID)
+        }
+    }
+    init(json: JSONReader) throws(JSONFieldError) {
+        self.init(client: Client(rawValue: try json.string("client")),
+                  path: try json.optionalString("path").map(Path.init(rawValue:)),
+                  operationID: try json.optionalString("operationID"))
     }
 }
 
@@ -106,13 +195,15 @@ extension NetworkLog: JSONWritable, JSONReadable {
             $0.field("id", id); $0.field("sessionID", sessionID); $0.field("taskID", taskID)
             $0.field("request", request); $0.field("response", response); $0.field("timing", timing)
             $0.field("redirects", redirects); $0.field("error", error); $0.field("state", state)
+            $0.field("source", source); $0.field("changes", changes)
         }
     }
     init(json: JSONReader) throws(JSONFieldError) {
         self.init(id: try json.decode("id"), sessionID: try json.int("sessionID"), taskID: try json.int("taskID"),
                   request: try json.decode("request"), response: try json.decodeIfPresent("response"),
                   timing: try json.decode("timing"), redirects: try json.array("redirects"),
-                  error: try json.decodeIfPresent("error"), state: try json.decode("state"))
+                  error: try json.decodeIfPresent("error"), state: try json.decode("state"),
+                  source: try json.decodeIfPresent("source"), changes: try json.decodeIfPresent("changes"))
     }
 }
 
@@ -128,6 +219,7 @@ extension Message {
                 writer.field("agentVersion", hello.agentVersion); writer.field("appName", hello.appName)
                 writer.field("processID", hello.processID); writer.field("hostName", hello.hostName)
                 writer.field("token", hello.token)
+                if hello.acceptsControl { writer.field("acceptsControl", true) }
             case .flowStarted(let flow):
                 writer.field("flow", flow)
             case .flowResponse(let event):
@@ -137,6 +229,7 @@ extension Message {
                 writer.field("id", event.id); writer.field("state", event.state); writer.field("response", event.response)
                 writer.field("requestBody", event.requestBody); writer.field("error", event.error)
                 writer.field("timing", event.timing); writer.field("redirects", event.redirects)
+                if let clientHeaders = event.clientHeaders { writer.field("clientHeaders", clientHeaders) }
             case .status(let status):
                 writer.field("droppedEvents", status.droppedEvents); writer.field("queuedEvents", status.queuedEvents)
             }
@@ -163,7 +256,8 @@ extension Message {
                 protocolVersion: try json.int("protocolVersion"), agentName: try json.string("agentName"),
                 agentVersion: try json.string("agentVersion"), appName: try json.string("appName"),
                 processID: try json.int("processID"), hostName: try json.string("hostName"),
-                token: try json.optionalString("token")))
+                token: try json.optionalString("token"),
+                acceptsControl: try json.optionalBool("acceptsControl") ?? false))
         case .flowStarted:
             return .flowStarted(try json.decode("flow"))
         case .flowResponse:
@@ -174,7 +268,8 @@ extension Message {
             return .flowFinished(FlowFinished(
                 id: try json.decode("id"), state: try json.decode("state"), response: try json.decodeIfPresent("response"),
                 requestBody: try json.decodeIfPresent("requestBody"), error: try json.decodeIfPresent("error"),
-                timing: try json.decode("timing"), redirects: try json.array("redirects")))
+                timing: try json.decode("timing"), redirects: try json.array("redirects"),
+                clientHeaders: try json.optionalArray("clientHeaders")))
         case .status:
             return .status(AgentStatus(droppedEvents: try json.int("droppedEvents"), queuedEvents: try json.int("queuedEvents")))
         case nil:

@@ -41,15 +41,21 @@ final class InspectorProcess: @unchecked Sendable {
     }
 
     /// Starts it on `endpoint` (`unix:PATH`, `tcp:HOST:PORT`) and waits (at
-    /// most 10 s) until it says it is listening there.
-    init(listen endpoint: String) throws {
+    /// most 10 s) until it says it is listening there. With `uid`, it runs
+    /// as that user (through `setpriv`; needs root).
+    init(listen endpoint: String, asUser uid: UInt32? = nil) throws {
         self.path = endpoint.hasPrefix("unix:") ? String(endpoint.dropFirst(5)) : endpoint
         let binary = Self.binary
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
             throw XCTSkip("netinspect binary not found at \(binary.path); build it with `swift build --build-tests`")
         }
-        process.executableURL = binary
-        process.arguments = ["--json", "--listen", endpoint]
+        if let uid {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
+            process.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", binary.path, "--json", "--listen", endpoint]
+        } else {
+            process.executableURL = binary
+            process.arguments = ["--json", "--listen", endpoint]
+        }
         let out = Pipe()
         let err = Pipe()
         process.standardOutput = out

@@ -19,8 +19,9 @@ enum DetailContent {
             let hello = agent.hello
             lines.append(StyledLine("from \(hello.appName) (pid \(hello.processID) on \(hello.hostName)), session \(record.log.sessionID) task \(record.log.taskID)", .dim))
         }
+        if let source = record.log.source { lines.append(StyledLine(sourceLine(source), .dim)) }
         lines.append("")
-        lines += headers(request.headers)
+        lines += requestHeaders(request, client: record.log.source?.client)
         lines.append("")
         if let body = request.body {
             lines.append(bodyHeading(body, contentType: request.headers.first("Content-Type")))
@@ -66,6 +67,32 @@ enum DetailContent {
         return lines
     }
 
+    /// "captured by URLSession, in-place · operation getFeed"
+    static func sourceLine(_ source: CaptureSource) -> String {
+        var text = "captured from \(source.client)"
+        if let path = source.path { text += ", \(path)" }
+        if let operation = source.operationID { text += " · operation \(operation)" }
+        return text
+    }
+
+    /// The request head as sent: the app's fields, then those the client
+    /// added, marked, so "Headers (0)" never hides what went on the wire.
+    private static func requestHeaders(_ request: WireProtocol.Request, client: CaptureSource.Client?) -> [StyledLine] {
+        guard !request.clientHeaders.isEmpty else { return headers(request.headers) }
+        let by = client.map { "added by \($0)" } ?? "added by the client"
+        var lines = [StyledLine([
+            Span("Headers (\(request.headers.count + request.clientHeaders.count))", .heading),
+            Span("  \(request.headers.count) set by the app, \(request.clientHeaders.count) \(by)", .dim),
+        ])]
+        for header in request.headers {
+            lines.append(StyledLine([Span(header.name, .jsonKey), Span(": "), Span(header.value)]))
+        }
+        for header in request.clientHeaders {
+            lines.append(StyledLine([Span(header.name, .dim), Span(": ", .dim), Span(header.value, .dim), Span("  + \(by)", .dim)]))
+        }
+        return lines
+    }
+
     private static func headers(_ headers: [HTTPHeader]) -> [StyledLine] {
         var lines = [StyledLine("Headers (\(headers.count))", .heading)]
         for header in headers {
@@ -90,6 +117,7 @@ enum DetailContent {
     private static func bodyHeading(_ body: CapturedBody, contentType: String?) -> StyledLine {
         var text = "Body  \(Format.size(body.size))"
         if let contentType { text += "  \(contentType)" }
+        if body.isDecoded { text += "  (decoded by the client)" }
         return StyledLine(text, .heading)
     }
 
@@ -101,8 +129,11 @@ enum DetailContent {
         let timing = log.timing
         var lines: [StyledLine] = [
             StyledLine([Span("Started       ", .heading), Span(Format.timestamp(timing.startedAt, in: timeZone))]),
-            "",
         ]
+        if let source = log.source {
+            lines.append(StyledLine([Span("Captured      ", .heading), Span(captureDescription(source))]))
+        }
+        lines.append("")
         let points: [(String, Double?)] = [
             ("Request sent", timing.requestSent),
             ("First byte", timing.firstResponseByte),
@@ -149,6 +180,41 @@ enum DetailContent {
                 Span("total".padding(toLength: 11 + waterfallWidth, withPad: " ", startingAt: 0), .heading),
                 Span(Format.milliseconds(duration).fitted(toWidth: 11, alignRight: true)),
             ]))
+        }
+        if let phases = timing.phases { lines += phaseLines(phases) }
+        return lines
+    }
+
+    private static func captureDescription(_ source: CaptureSource) -> String {
+        switch source.path {
+        case .inPlace?: "\(source.client), in place (the client ran the app's own request)"
+        case .resent?: "\(source.client), re-sent (the agent sent the request on the app's behalf)"
+        case .wire?: "\(source.client), on the wire (read off the connection)"
+        case let path?: "\(source.client), \(path)"
+        case nil: "\(source.client)"
+        }
+    }
+
+    /// The client's own phase measurements, as a waterfall of their own:
+    /// each phase starts where the previous one ended.
+    private static func phaseLines(_ phases: TransferPhases) -> [StyledLine] {
+        let known = phases.named.compactMap { phase in phase.seconds.map { (phase.name, $0) } }
+        guard !known.isEmpty else { return [] }
+        let total = known.reduce(0) { $0 + $1.1 }
+        var lines: [StyledLine] = ["", StyledLine("Phases" + (phases.source.map { " (measured by \($0))" } ?? ""), .heading)]
+        var start = 0.0
+        for (name, seconds) in known {
+            let scale = total > 0 ? Double(waterfallWidth) / total : 0
+            let offset = min(Int((start * scale).rounded()), waterfallWidth - 1)
+            let length = max(1, min(Int(((start + seconds) * scale).rounded()) - offset, waterfallWidth - offset))
+            lines.append(StyledLine([
+                Span(name.padding(toLength: 11, withPad: " ", startingAt: 0)),
+                Span(String(repeating: " ", count: offset)),
+                Span(String(repeating: "█", count: length), name == "receive" ? .barReceiving : .barWaiting),
+                Span(String(repeating: " ", count: max(0, waterfallWidth - offset - length))),
+                Span(Format.milliseconds(seconds).fitted(toWidth: 11, alignRight: true)),
+            ]))
+            start += seconds
         }
         return lines
     }

@@ -59,7 +59,7 @@ extension FilterExpression {
             for index in headers.indices where predicate(headers[index].name, headers[index].value) { return true }
             return false
         }
-        if side != .response, any(log.request.headers) { return true }
+        if side != .response, any(log.request.headers) || any(log.request.clientHeaders) { return true }
         guard side != .request, let headers = log.response?.headers else { return false }
         return any(headers)
     }

@@ -1,0 +1,150 @@
+import Foundation
+
+/// A rule a viewer asks an agent to apply to the app's traffic, in
+/// mitmproxy's option syntax: the first character is the separator, then an
+/// optional flow filter, then two parts.
+///
+/// | kind | syntax | what it does |
+/// |---|---|---|
+/// | ``Kind/mapRemote`` | `[\|FILTER]\|URL-REGEX\|REPLACEMENT` | sends the request to the URL the regex substitution makes |
+/// | ``Kind/mapLocal`` | `[\|FILTER]\|URL-REGEX\|PATH` | answers from a file (or a directory's files) with no network |
+/// | ``Kind/modifyHeaders`` | `[/FILTER]/NAME/VALUE` | sets a request header; an empty value removes it |
+///
+/// ```swift
+/// let rule = try TrafficRule(.mapRemote, spec: "|api.example.com|127.0.0.1:8080")
+/// // rule.pattern == "api.example.com", rule.replacement == "127.0.0.1:8080", rule.filter == nil
+/// ```
+///
+/// The filter and the regular expression are checked by whoever compiles the
+/// rule (the viewer before sending, the agent before applying); this type
+/// only carries them. A map-local rule carries the files themselves
+/// (``files``): the agent never opens a path a viewer names.
+public struct TrafficRule: Sendable, Equatable {
+    /// What a rule does.
+    public enum Kind: String, Sendable, CaseIterable {
+        /// Send matching requests elsewhere.
+        case mapRemote = "map-remote"
+        /// Answer matching requests from local files.
+        case mapLocal = "map-local"
+        /// Set or remove a request header.
+        case modifyHeaders = "modify-headers"
+    }
+
+    /// What the rule does.
+    public var kind: Kind
+    /// A flow filter (the inspector's filter language) the request must match; nil matches all.
+    public var filter: String?
+    /// A regular expression over the URL (map remote and map local), or the header name.
+    public var pattern: String
+    /// The replacement URL text, the local path the files came from, or the header value.
+    public var replacement: String
+    /// Map local only: the files to answer with.
+    public var files: [LocalFile]
+
+    /// A file a map-local rule answers with.
+    public struct LocalFile: Sendable, Equatable {
+        /// Path relative to the rule's directory, with `/` separators; empty
+        /// when the rule maps a single file.
+        public var path: String
+        /// The `Content-Type` to answer with.
+        public var contentType: String
+        /// The file's bytes.
+        public var data: Data
+
+        /// Creates a local file record.
+        public init(path: String, contentType: String, data: Data) {
+            self.path = path
+            self.contentType = contentType
+            self.data = data
+        }
+    }
+
+    /// Creates a rule from its parts.
+    public init(kind: Kind, filter: String? = nil, pattern: String, replacement: String, files: [LocalFile] = []) {
+        self.kind = kind
+        self.filter = filter
+        self.pattern = pattern
+        self.replacement = replacement
+        self.files = files
+    }
+
+    /// Why a rule's text could not be read.
+    public struct SyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+        /// A sentence a person can act on.
+        public var description: String
+    }
+
+    /// Reads mitmproxy's syntax: `SEP[FILTER SEP]FIRST SEP SECOND`, where
+    /// SEP is the first character.
+    /// - Throws: ``SyntaxError`` naming what is missing.
+    public init(_ kind: Kind, spec: String) throws(SyntaxError) {
+        guard let separator = spec.first else {
+            throw SyntaxError(description: "\(kind.rawValue): empty rule; expected e.g. \(Self.example(kind))")
+        }
+        guard !separator.isLetter, !separator.isNumber, !separator.isWhitespace else {
+            throw SyntaxError(description: "\(kind.rawValue) '\(spec)': the first character is the separator and must be a symbol such as '|' or '/'; expected e.g. \(Self.example(kind))")
+        }
+        let parts = spec.dropFirst().split(separator: separator, omittingEmptySubsequences: false).map(String.init)
+        let filter: String?
+        let first: String
+        let second: String
+        switch parts.count {
+        case 2: (filter, first, second) = (nil, parts[0], parts[1])
+        case 3: (filter, first, second) = (parts[0], parts[1], parts[2])
+        default:
+            throw SyntaxError(description: "\(kind.rawValue) '\(spec)': expected 2 or 3 parts separated by '\(separator)', found \(parts.count); e.g. \(Self.example(kind))")
+        }
+        guard !first.isEmpty else {
+            throw SyntaxError(description: "\(kind.rawValue) '\(spec)': the \(kind == .modifyHeaders ? "header name" : "URL pattern") is empty")
+        }
+        if kind != .modifyHeaders, second.isEmpty {
+            throw SyntaxError(description: "\(kind.rawValue) '\(spec)': the \(kind == .mapLocal ? "path" : "replacement") is empty")
+        }
+        self.init(kind: kind, filter: filter.flatMap { $0.isEmpty ? nil : $0 }, pattern: first, replacement: second)
+    }
+
+    /// The rule as mitmproxy's option text, e.g. `|~m GET|api.example.com|127.0.0.1:8080`.
+    public var spec: String {
+        let separator = kind == .modifyHeaders ? "/" : "|"
+        return separator + (filter.map { $0 + separator } ?? "") + pattern + separator + replacement
+    }
+
+    /// The rule with its kind, e.g. `map-remote |api.example.com|127.0.0.1:8080`.
+    public var description: String { "\(kind.rawValue) \(spec)" }
+
+    static func example(_ kind: Kind) -> String {
+        switch kind {
+        case .mapRemote: "'|api.example.com|127.0.0.1:8080'"
+        case .mapLocal: "'|example.com/static|./static'"
+        case .modifyHeaders: "'/~d example.com/X-Env/staging'"
+        }
+    }
+}
+
+/// What rules did to a flow, so the viewer can show it and nobody mistakes
+/// a mapped or mocked exchange for the app's own.
+///
+/// ```swift
+/// let changes = FlowChanges(rules: ["map-remote |api.example.com|127.0.0.1:8080"],
+///                           originalURL: "https://api.example.com/v1/items")
+/// ```
+public struct FlowChanges: Codable, Sendable, Equatable {
+    /// The rules applied, as ``TrafficRule/description`` texts, in order.
+    public var rules: [String]
+    /// The URL the app asked for, when a rule sent the request elsewhere
+    /// (the flow's `request.url` is where it went).
+    public var originalURL: String?
+    /// The app's own header fields, when a rule changed them (the flow's
+    /// `request.headers` are the ones sent).
+    public var originalHeaders: [HTTPHeader]?
+    /// Answered from this local file, with no network.
+    public var mockedFrom: String?
+
+    /// Creates a change record.
+    public init(rules: [String], originalURL: String? = nil, originalHeaders: [HTTPHeader]? = nil, mockedFrom: String? = nil) {
+        self.rules = rules
+        self.originalURL = originalURL
+        self.originalHeaders = originalHeaders
+        self.mockedFrom = mockedFrom
+    }
+}
