@@ -213,6 +213,11 @@ public final class CaptureAgent: Sendable {
         package var inPlace = 0
         /// Tasks re-sent through an inner session.
         package var resent = 0
+
+        package init(inPlace: Int = 0, resent: Int = 0) {
+            self.inPlace = inPlace
+            self.resent = resent
+        }
     }
 
     /// How many tasks each capture path has taken so far.

@@ -415,3 +415,70 @@ final class OneShot<Value: Sendable>: @unchecked Sendable {
         }
     }
 }
+
+/// What the log says went out, against what the loopback server received.
+final class HeadersAsSentTests: AgentTestCase, @unchecked Sendable {
+    private func normalized(_ pairs: [(String, String)]) -> [String] {
+        pairs.map { "\($0.0.lowercased()): \($0.1)" }.sorted()
+    }
+
+    /// The logged request headers (the app's own plus those the client
+    /// added) are exactly the fields on the wire, names compared
+    /// case-insensitively; the client's own are marked as such.
+    func testLoggedHeadersAreTheFieldsOnTheWire() async throws {
+        let configuration = sessionConfiguration(captured: true)
+        configuration.httpAdditionalHeaders = ["X-Session-Extra": "from the session"]
+        let session = URLSession(configuration: configuration)
+        defer { session.finishTasksAndInvalidate() }
+        for (index, method) in ["GET", "POST"].enumerated() {
+            var request = URLRequest(url: server.url("/echo?headers=\(index)"))
+            request.httpMethod = method
+            request.setValue("mine", forHTTPHeaderField: "X-API-Key-Name")
+            if method == "POST" { request.httpBody = Data("a=1&b=2".utf8) }
+            _ = server.takeRequests()
+            let outcome = await performExchange(request, on: session, style: .completionHandler)
+            XCTAssertEqual(outcome.status, 200)
+            let received = try XCTUnwrap(server.takeRequests().first)
+            var log: NetworkLog?
+            XCTAssertTrue(eventually { log = inspector.finishedFlows(urlSuffix: "headers=\(index)").first; return log != nil })
+            let logged = try XCTUnwrap(log)
+            XCTAssertEqual(
+                normalized(logged.request.headersAsSent.map { ($0.name, $0.value) }),
+                normalized(received.headers.map { ($0.name, $0.value) }),
+                "\(method): logged headers vs the server's"
+            )
+            let added = Set(logged.request.clientHeaders.map { $0.name.lowercased() })
+            XCTAssertTrue(added.isSuperset(of: ["host", "user-agent", "accept"]), "\(added)")
+            XCTAssertFalse(added.contains("x-api-key-name"), "set by the app, not added by the client")
+            XCTAssertFalse(added.contains("x-session-extra"), "the session's additional headers are the app's")
+            if method == "POST" {
+                XCTAssertTrue(added.isSuperset(of: ["content-length", "content-type"]), "\(added)")
+            }
+            XCTAssertEqual(logged.source, CaptureSource(client: .urlSession, path: .inPlace))
+        }
+    }
+
+    /// libcurl's phases of the transfer reach the log, ordered as libcurl
+    /// measured them; the gzip body is marked decoded.
+    func testPhasesFromLibcurlAndDecodedBodies() async throws {
+        let session = URLSession(configuration: sessionConfiguration(captured: true))
+        defer { session.finishTasksAndInvalidate() }
+        let outcome = await performExchange(URLRequest(url: server.url("/gzip?phases")), on: session, style: .completionHandler)
+        XCTAssertEqual(outcome.body, Data(TestHTTPServer.gzipPlain))
+        var log: NetworkLog?
+        XCTAssertTrue(eventually { log = inspector.finishedFlows(urlSuffix: "/gzip?phases").first; return log != nil })
+        let flow = try XCTUnwrap(log)
+        let phases = try XCTUnwrap(flow.timing.phases, "no phases: libcurl's figures were not read")
+        XCTAssertEqual(phases.source, "libcurl")
+        XCTAssertNotNil(phases.dns)
+        XCTAssertNotNil(phases.connect)
+        XCTAssertNotNil(phases.wait)
+        XCTAssertNotNil(phases.receive)
+        XCTAssertNil(phases.tls, "plain HTTP")
+        let total = [phases.blocked, phases.dns, phases.connect, phases.tls, phases.send, phases.wait, phases.receive].compactMap { $0 }.reduce(0, +)
+        XCTAssertLessThanOrEqual(total, (flow.timing.finished ?? 0) + 0.001, "the phases fit inside the flow")
+        XCTAssertEqual(flow.response?.body?.isDecoded, true)
+        XCTAssertEqual(flow.response?.body?.data, Data(TestHTTPServer.gzipPlain))
+        XCTAssertEqual(Libcurl.watchedCount, 0, "every watched handle was let go")
+    }
+}

@@ -81,8 +81,8 @@ final class CaptureURLProtocol: URLProtocol {
             let next = nextClass.init(task: task, cachedResponse: cachedResponse, client: RecordingClient(forwardingTo: client, flow: flow))
             mode = .inPlace(next: next, flow: flow)
             agent.count(.inPlace)
+            flow.starting(native: next)
             next.startLoading()
-            flow.started(native: next)
             return
         }
         let flow = CaptureFlow(agent: agent)

@@ -23,6 +23,7 @@ struct FlowRecorder {
     private var capturedResponseBody: CapturedBody?
     private var sentHeaderBlock: String?
     private var transferTimes: [Libcurl.TimeInfo: Double] = [:]
+    private let path: CaptureSource.Path
 
     init(
         request urlRequest: URLRequest,
@@ -31,8 +32,10 @@ struct FlowRecorder {
         taskID: Int,
         configuration: CaptureAgent.Configuration,
         clock: FlowClock,
-        start: FlowClock.Start? = nil
+        start: FlowClock.Start? = nil,
+        path: CaptureSource.Path = .resent
     ) {
+        self.path = path
         self.sessionID = sessionID
         self.taskID = taskID
         self.configuration = configuration
@@ -74,7 +77,68 @@ struct FlowRecorder {
     }
 
     func started() -> Message {
-        .flowStarted(NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, timing: timing))
+        .flowStarted(NetworkLog(
+            id: id, sessionID: sessionID, taskID: taskID, request: request, timing: timing,
+            source: CaptureSource(client: .urlSession, path: path)
+        ))
+    }
+
+    /// The fields of the request header block libcurl wrote that the app did
+    /// not set itself (its request's fields and the session's additional
+    /// headers, names compared case-insensitively), in wire order, redacted.
+    var clientHeaders: [HTTPHeader]? {
+        guard let sentHeaderBlock else { return nil }
+        let own = Set(request.headers.map { $0.name.lowercased() })
+        let added = Self.fields(ofRequestHeaderBlock: sentHeaderBlock).filter { !own.contains($0.name.lowercased()) }
+        return configuration.redacting(added)
+    }
+
+    /// The header fields of an HTTP/1 request header block (request line
+    /// first, then `Name: value` lines, then an empty line).
+    static func fields(ofRequestHeaderBlock block: String) -> [HTTPHeader] {
+        block.split(whereSeparator: \.isNewline).dropFirst().compactMap { line in
+            guard let colon = line.firstIndex(of: ":") else { return nil }
+            let name = line[..<colon].trimmingCharacters(in: .whitespaces)
+            guard !name.isEmpty else { return nil }
+            return HTTPHeader(name: name, value: line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces))
+        }
+    }
+
+    /// libcurl's phases of the (last) transfer, as durations.
+    var phases: TransferPhases? {
+        let times = transferTimes
+        guard let total = times[.total], total > 0 else { return nil }
+        let lookup = times[.nameLookup]
+        let connected = times[.connect]
+        let secured = times[.appConnect].flatMap { $0 > 0 ? $0 : nil }
+        let ready = times[.preTransfer]
+        let sent = times[.postTransfer].flatMap { $0 > 0 ? $0 : nil }
+        let first = times[.startTransfer]
+        func between(_ from: Double?, _ to: Double?) -> Double? {
+            guard let from, let to else { return nil }
+            return to - from
+        }
+        return TransferPhases(
+            blocked: times[.queue].flatMap { $0 > 0 ? $0 : nil },
+            dns: lookup,
+            connect: between(lookup, connected),
+            tls: secured.flatMap { between(connected, $0) },
+            send: between(ready, sent),
+            wait: between(sent ?? ready, first),
+            receive: between(first, total),
+            source: "libcurl"
+        )
+    }
+
+    /// Whether the client removed the response's content encoding: libcurl
+    /// decodes what it advertised (corelibs turns automatic decompression on
+    /// for every request), so a body that arrived with `Content-Encoding`
+    /// other than `identity` reaches everyone decoded.
+    private static func isDecoded(_ response: Response) -> Bool {
+        response.headers.values(for: "Content-Encoding").contains { value in
+            let coding = value.trimmingCharacters(in: .whitespaces).lowercased()
+            return !coding.isEmpty && coding != "identity"
+        }
     }
 
     /// The request (with its body) has gone out; later calls move the mark.
@@ -161,7 +225,8 @@ struct FlowRecorder {
             startedAt: start.date,
             requestSent: requestSent,
             firstResponseByte: firstResponseByte,
-            finished: end ?? clock.offset(since: start)
+            finished: end ?? clock.offset(since: start),
+            phases: phases
         )
         var finalResponse = response
         if let capturedResponseBody {
@@ -169,6 +234,7 @@ struct FlowRecorder {
         } else if response != nil, responseBody.size > 0 || error == nil {
             finalResponse?.body = responseBody.captured
         }
+        if let response = finalResponse, Self.isDecoded(response) { finalResponse?.body?.isDecoded = true }
         let flowError = error.map(Self.flowError)
         let state: FlowState
         if let flowError {
@@ -183,7 +249,8 @@ struct FlowRecorder {
             requestBody: requestBody,
             error: flowError,
             timing: finalTiming,
-            redirects: redirects
+            redirects: redirects,
+            clientHeaders: clientHeaders
         ))
     }
 

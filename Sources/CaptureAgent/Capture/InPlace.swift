@@ -251,7 +251,8 @@ final class InPlaceFlow: @unchecked Sendable {
                 taskID: taskID,
                 configuration: agent.configuration,
                 clock: agent.clock,
-                start: start
+                start: start,
+                path: .inPlace
             )
             recorder.setRequestBody(Self.requestBody(internals.body, limit: agent.configuration.bodyCaptureLimit))
             agent.emit(recorder.started())
@@ -267,9 +268,9 @@ final class InPlaceFlow: @unchecked Sendable {
         }
     }
 
-    /// After the next protocol's `startLoading()`, which configured its easy
-    /// handle for the first transfer: record the header blocks it writes and reads.
-    func started(native: URLProtocol) {
+    /// Before the next protocol's `startLoading()`: record the header
+    /// blocks its easy handle writes and reads, transfer by transfer.
+    func starting(native: URLProtocol) {
         guard !done.current, easyHandle == nil, let handle = NativeProtocolFields.shared.easyHandle(of: native) else { return }
         easyHandle = handle
         watchingHeaders = Libcurl.watchHeaders(of: handle)
@@ -328,10 +329,10 @@ final class InPlaceFlow: @unchecked Sendable {
                 recorder.setResponseBody(CapturedBody(capturing: body, cap: limit))
             }
             recorder.setTransfer(times: times, endingAt: finishedAt, observedHead: self.sawResponse)
-            if let originalURL, let finalURL, originalURL != finalURL {
-                recorder.setRedirects(Self.hops(from: originalURL, to: finalURL, firstResponseHead: seen?.headerIn))
+            if let originalURL, let finalURL {
+                recorder.setRedirects(Self.hops(from: originalURL, to: finalURL, exchanges: seen?.exchanges ?? []))
             }
-            if let seen, !seen.headerOut.isEmpty { recorder.setSentHeaders(seen.headerOut) }
+            if let block = seen?.exchanges.first?.headerOut, !block.isEmpty { recorder.setSentHeaders(block) }
             self.agent.emit(recorder.finished(error: error, requestBody: nil, at: finishedAt))
             self.responseBody = nil
         }
@@ -348,17 +349,24 @@ final class InPlaceFlow: @unchecked Sendable {
         RetryWatch(agent: agent, task: task, internals: internals, workQueue: workQueue).poll()
     }
 
-    /// The redirect hops of an exchange that ended at `finalURL`: the first
-    /// one as libcurl read it (status and `Location`), and, when the chain
-    /// went on, one more from there to the final URL whose status the
-    /// agent did not see (`statusCode` 0: corelibs follows later hops on a
-    /// handle it reconfigures, which ends the agent's view of it).
-    static func hops(from originalURL: URL, to finalURL: URL, firstResponseHead: String?) -> [(status: Int, from: URL, to: URL)] {
-        guard let head = firstResponseHead.map(ResponseHead.init), let status = head.status, (300 ... 399).contains(status),
-              let location = head.field("Location"), let target = URL(string: location, relativeTo: originalURL)?.absoluteURL
-        else { return [(0, originalURL, finalURL)] }
-        if target == finalURL { return [(status, originalURL, finalURL)] }
-        return [(status, originalURL, target), (0, target, finalURL)]
+    /// The redirect hops of a task that started at `originalURL` and ended
+    /// at `finalURL`: from each exchange libcurl wrote and read on the
+    /// handle (a 3xx with `Location`, followed by another request), or, when
+    /// they were not seen, one hop from the original to the final URL whose
+    /// status the agent does not know (`statusCode` 0).
+    static func hops(from originalURL: URL, to finalURL: URL, exchanges: [Libcurl.Exchange]) -> [(status: Int, from: URL, to: URL)] {
+        var hops: [(status: Int, from: URL, to: URL)] = []
+        var current = originalURL
+        for exchange in exchanges.dropLast() {
+            let head = ResponseHead(exchange.headerIn)
+            guard let status = head.status, (300 ... 399).contains(status), let location = head.field("Location"),
+                  let target = URL(string: location, relativeTo: current)?.absoluteURL
+            else { break }
+            hops.append((status, current, target))
+            current = target
+        }
+        if current.absoluteString != finalURL.absoluteString { hops.append((0, current, finalURL)) }
+        return hops
     }
 }
 
@@ -421,7 +429,7 @@ final class RetryWatch: @unchecked Sendable {
             let flow = InPlaceFlow(agent: agent, task: task, request: request, internals: internals)
             current.client = RecordingClient(forwardingTo: client, flow: flow)
             agent.count(.inPlace)
-            flow.started(native: current)
+            flow.starting(native: current)
             delay = 0.001
         }
         workQueue.asyncAfter(deadline: .now() + delay) { self.poll() }

@@ -87,70 +87,105 @@ enum Libcurl {
         return result
     }
 
-    // MARK: - The request header as written
+    // MARK: - The header blocks as written and read
 
     private static let verbose: Int32 = 41            // CURLOPT_VERBOSE (LONG + 41)
     private static let debugFunction: Int32 = 20094   // CURLOPT_DEBUGFUNCTION (FUNCTIONPOINT + 94)
     private static let debugData: Int32 = 10095       // CURLOPT_DEBUGDATA (CBPOINT + 95)
+    private static let prereqFunction: Int32 = 20312  // CURLOPT_PREREQFUNCTION (FUNCTIONPOINT + 312), libcurl 7.80+
+    private static let prereqData: Int32 = 10313      // CURLOPT_PREREQDATA (CBPOINT + 313)
     private static let headerOut: Int32 = 2           // curl_infotype CURLINFO_HEADER_OUT
     private static let headerIn: Int32 = 1            // curl_infotype CURLINFO_HEADER_IN
 
-    /// What the debug callback saw of one handle's transfer.
-    struct Seen: Sendable {
+    /// One request written and the response head read for it.
+    struct Exchange: Sendable {
         /// The request header block, as written (request line and fields).
         var headerOut = ""
-        /// The first response header block (status line and fields).
+        /// The last response head read (a `100 Continue` is replaced by the
+        /// final one): status line and fields.
         var headerIn = ""
-        var headerInComplete = false
     }
 
-    /// Handles being watched, by address. The debug callback is given no
-    /// pointer of ours (`CURLOPT_DEBUGDATA` stays nil), so a late call for a
-    /// handle no longer watched finds nothing and does nothing.
+    /// What the debug callback saw of one handle's transfers, one exchange
+    /// per request written (a redirect writes the next one on the same handle).
+    struct Seen: Sendable {
+        var exchanges: [Exchange] = []
+    }
+
+    /// Handles being watched, by address. No pointer of ours is handed to
+    /// libcurl: the user pointer of each callback is the handle itself, so a
+    /// late call for a handle no longer watched finds nothing and does nothing.
     private static let watched = Locked<[UnsafeMutableRawPointer: Seen]>([:])
 
-    private static let callback: DebugCallback = { handle, type, data, size, _ in
+    private typealias PrereqCallback = @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int32, Int32) -> Int32
+
+    /// Called by libcurl on the work queue just before it writes a request
+    /// (after connecting or picking a kept-alive connection), for every
+    /// transfer of the handle, redirects included. corelibs configures each
+    /// transfer from scratch (verbose off, no debug function) and adds the
+    /// handle to its multi handle, which may start the transfer at once, so
+    /// this is the one moment to turn the debug output on that is always in
+    /// time. Setting these two options only stores them in the handle.
+    private static let prereq: PrereqCallback = { handle, _, _, _, _ in
+        guard let handle, let functions = Libcurl.functions, Libcurl.watched.withLock({ $0[handle] != nil }) else { return 0 }
+        _ = functions.setOptPointer(handle, Libcurl.debugData, nil)
+        _ = functions.setOptPointer(handle, Libcurl.debugFunction, unsafeBitCast(Libcurl.debug, to: UnsafeRawPointer.self))
+        _ = functions.setOptLong(handle, Libcurl.verbose, 1)
+        return 0  // CURL_PREREQFUNC_OK
+    }
+
+    private static let debug: DebugCallback = { handle, type, data, size, _ in
         guard let handle, type == Libcurl.headerOut || type == Libcurl.headerIn, let data, size > 0 else { return 0 }
         let text = String(decoding: UnsafeRawBufferPointer(start: data, count: size), as: UTF8.self)
         Libcurl.watched.withLock { watched in
             guard var seen = watched[handle] else { return }
             if type == Libcurl.headerOut {
-                // A request line starts a block (a retry on a new connection
-                // writes it again); anything else continues the block.
                 let first = text.prefix { $0 != "\r" && $0 != "\n" }
-                seen.headerOut = first.contains(" HTTP/") ? text : seen.headerOut + text
-            } else if !seen.headerInComplete {
-                seen.headerIn += text
-                if text == "\r\n" || text == "\n" { seen.headerInComplete = true }
+                if first.contains(" HTTP/") {
+                    // A request line starts an exchange; one written again
+                    // before any answer (a dead kept-alive connection) replaces it.
+                    if let last = seen.exchanges.last, last.headerIn.isEmpty {
+                        seen.exchanges[seen.exchanges.count - 1] = Exchange(headerOut: text)
+                    } else {
+                        seen.exchanges.append(Exchange(headerOut: text))
+                    }
+                } else if !seen.exchanges.isEmpty {
+                    seen.exchanges[seen.exchanges.count - 1].headerOut += text
+                }
+            } else if !seen.exchanges.isEmpty {
+                // Header lines arrive one by one; a status line starts a head.
+                if text.hasPrefix("HTTP/") {
+                    seen.exchanges[seen.exchanges.count - 1].headerIn = text
+                } else {
+                    seen.exchanges[seen.exchanges.count - 1].headerIn += text
+                }
             }
             watched[handle] = seen
         }
         return 0
     }
 
-    /// Starts recording the header blocks `handle`'s next transfer writes
-    /// and reads. Call after corelibs has configured the handle for the
-    /// transfer (it resets the debug options each time) and before the
-    /// transfer runs, on the work queue. False when it could not be set.
+    /// Starts recording the header blocks of `handle`'s transfers. Call on
+    /// the work queue before the native protocol starts. False when libcurl
+    /// could not be reached.
     static func watchHeaders(of handle: UnsafeMutableRawPointer) -> Bool {
         guard let functions else { return false }
         watched.withLock { $0[handle] = Seen() }
-        let callbackPointer = unsafeBitCast(callback, to: UnsafeRawPointer.self)
-        guard functions.setOptPointer(handle, debugData, nil) == 0,
-              functions.setOptPointer(handle, debugFunction, callbackPointer) == 0,
-              functions.setOptLong(handle, verbose, 1) == 0
+        guard functions.setOptPointer(handle, prereqData, UnsafeRawPointer(handle)) == 0,
+              functions.setOptPointer(handle, prereqFunction, unsafeBitCast(prereq, to: UnsafeRawPointer.self)) == 0
         else {
-            _ = functions.setOptLong(handle, verbose, 0)
             watched.withLock { $0[handle] = nil }
             return false
         }
         return true
     }
 
-    /// What was recorded for `handle`, and stops watching it. The debug
-    /// options stay set until corelibs configures the handle again.
+    /// What was recorded for `handle`; stops watching it and turns its debug
+    /// output off. Call on the work queue, once its transfer is over.
     static func stopWatching(_ handle: UnsafeMutableRawPointer) -> Seen? {
-        watched.withLock { $0.removeValue(forKey: handle) }
+        let seen = watched.withLock { $0.removeValue(forKey: handle) }
+        if let functions { _ = functions.setOptLong(handle, verbose, 0) }
+        return seen
     }
 
     /// Handles being watched now (for tests).
