@@ -213,10 +213,14 @@ public final class CaptureAgent: Sendable {
         package var inPlace = 0
         /// Tasks re-sent through an inner session.
         package var resent = 0
+        /// Tasks an app's own protocol made to re-send a task already being
+        /// recorded: run without recording, so each exchange is logged once.
+        package var duplicates = 0
 
-        package init(inPlace: Int = 0, resent: Int = 0) {
+        package init(inPlace: Int = 0, resent: Int = 0, duplicates: Int = 0) {
             self.inPlace = inPlace
             self.resent = resent
+            self.duplicates = duplicates
         }
     }
 
@@ -228,6 +232,7 @@ public final class CaptureAgent: Sendable {
             switch path {
             case .inPlace: counts.inPlace += 1
             case .resent: counts.resent += 1
+            case .duplicate: counts.duplicates += 1
             }
         }
     }

@@ -49,6 +49,8 @@ final class InPlaceBehaviourTests: AgentTestCase, @unchecked Sendable {
             XCTAssertEqual(resent, 0, "\(name): the agent re-sent a task it should have run in place", file: file, line: line)
         case .resent:
             XCTAssertGreaterThan(resent, 0, "\(name): expected the re-sending path", file: file, line: line)
+        case .duplicate:
+            XCTFail("not a path a scenario asks for", file: file, line: line)
         }
         return actual
     }
@@ -480,5 +482,117 @@ final class HeadersAsSentTests: AgentTestCase, @unchecked Sendable {
         XCTAssertEqual(flow.response?.body?.isDecoded, true)
         XCTAssertEqual(flow.response?.body?.data, Data(TestHTTPServer.gzipPlain))
         XCTAssertEqual(Libcurl.watchedCount, 0, "every watched handle was let go")
+    }
+}
+
+/// An app's own `URLProtocol` that re-sends every request through a session
+/// of its own (the environment switcher of seed 003): it points the request
+/// at another path and marks it. Its session's delegate is a small helper
+/// that holds it (a `URLProtocol` cannot be a session delegate in Swift 6:
+/// delegates are `Sendable`, protocols are not).
+final class EnvironmentSwitcher: URLProtocol {
+    /// How the app makes its sessions (the agent's `capture(_:)` when it runs).
+    nonisolated(unsafe) static var configure: (URLSessionConfiguration) -> Void = { _ in }
+    private var relay: Relay?
+
+    override class func canInit(with request: URLRequest) -> Bool {
+        request.url?.path.hasPrefix("/env/") == true
+    }
+
+    override class func canonicalRequest(for request: URLRequest) -> URLRequest { request }
+
+    override func startLoading() {
+        var switched = request
+        switched.url = URL(string: request.url!.absoluteString.replacingOccurrences(of: "/env/", with: "/"))
+        switched.setValue("staging", forHTTPHeaderField: "X-Environment")
+        let configuration = URLSessionConfiguration.default
+        configuration.urlCache = nil
+        Self.configure(configuration)
+        let relay = Relay(owner: self)
+        self.relay = relay
+        let request = switched
+        // Not from here: creating a task inside startLoading deadlocks on Linux.
+        DispatchQueue.global().async {
+            let session = URLSession(configuration: configuration, delegate: relay, delegateQueue: nil)
+            relay.session.withLock { $0 = session }
+            session.dataTask(with: request).resume()
+        }
+    }
+
+    override func stopLoading() {
+        relay?.session.current?.invalidateAndCancel()
+    }
+
+    /// Hands the inner session's callbacks to the protocol's client.
+    final class Relay: NSObject, URLSessionDataDelegate, @unchecked Sendable {
+        weak var owner: EnvironmentSwitcher?
+        let session = Locked<URLSession?>(nil)
+        private let body = Locked(Data())
+
+        init(owner: EnvironmentSwitcher) {
+            self.owner = owner
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive response: URLResponse,
+                        completionHandler: @escaping @Sendable (URLSession.ResponseDisposition) -> Void) {
+            if let owner { owner.client?.urlProtocol(owner, didReceive: response, cacheStoragePolicy: .notAllowed) }
+            completionHandler(.allow)
+        }
+
+        func urlSession(_ session: URLSession, dataTask: URLSessionDataTask, didReceive data: Data) {
+            body.withLock { $0.append(data) }
+        }
+
+        func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
+            if let owner {
+                if let error {
+                    owner.client?.urlProtocol(owner, didFailWithError: error)
+                } else {
+                    owner.client?.urlProtocol(owner, didLoad: body.current)
+                    owner.client?.urlProtocolDidFinishLoading(owner)
+                }
+            }
+            session.finishTasksAndInvalidate()
+        }
+    }
+}
+
+final class AppProtocolTests: AgentTestCase, @unchecked Sendable {
+    /// The app's protocol still works under the agent, its own session is
+    /// captured too, and yet each request appears once in the log.
+    func testAnAppsReSendingProtocolIsCapturedOnce() async throws {
+        func run(captured: Bool) async -> (AppOutcome, [ReceivedRequest]) {
+            EnvironmentSwitcher.configure = captured ? { [agent] in agent!.capture($0) } : { _ in }
+            let configuration = sessionConfiguration(captured: false)
+            configuration.protocolClasses = [EnvironmentSwitcher.self] + (configuration.protocolClasses ?? [])
+            if captured { agent.capture(configuration) }
+            let session = URLSession(configuration: configuration)
+            defer { session.finishTasksAndInvalidate() }
+            _ = server.takeRequests()
+            var request = URLRequest(url: server.url("/env/echo?switched"))
+            request.httpMethod = "POST"
+            request.httpBody = Data("through the app's protocol".utf8)
+            let outcome = await performExchange(request, on: session, style: .completionHandler)
+            usleep(20_000)
+            return (outcome, server.takeRequests())
+        }
+        let (expected, expectedRequests) = await run(captured: false)
+        let before = agent.capturePaths
+        let (actual, actualRequests) = await run(captured: true)
+        let after = agent.capturePaths
+        EnvironmentSwitcher.configure = { _ in }
+        XCTAssertEqual(expected.status, 200)
+        XCTAssertEqual(expected.body, Data("through the app's protocol".utf8))
+        XCTAssertEqual(expectedRequests.first?.uri, "/echo?switched", "the app's protocol switched the path")
+        XCTAssertEqual(actual, expected)
+        XCTAssertEqual(actualRequests, expectedRequests)
+        XCTAssertEqual(after.inPlace - before.inPlace, 1, "the app's task, observed through its protocol")
+        XCTAssertEqual(after.duplicates - before.duplicates, 1, "the protocol's own re-send, let through")
+        XCTAssertEqual(after.resent - before.resent, 0)
+        usleep(200_000)
+        let flows = inspector.flows.values.filter { $0.request.url.hasSuffix("echo?switched") }
+        XCTAssertEqual(flows.count, 1, "\(flows.map(\.request.url))")
+        XCTAssertEqual(flows.first?.response?.body?.data, Data("through the app's protocol".utf8))
+        XCTAssertEqual(flows.first?.request.body?.data, Data("through the app's protocol".utf8))
     }
 }

@@ -70,6 +70,19 @@ final class CaptureURLProtocol: URLProtocol {
         // between, the flow still runs through the agent that accepted it.
         let agent = AgentRegistry.active ?? AgentRegistry.mostRecent
         let internals = TaskInternals(of: task)
+        if let agent, ObservedProtocols.isReSending(internals.session),
+           let nextClass = NextProtocol.protocolClass(
+               for: task.currentRequest ?? request,
+               sessionClasses: internals.session?.configuration.protocolClasses,
+               defaults: agent.defaultProtocolClasses
+           ) {
+            // The app's own protocol re-sending a task the agent already
+            // records where the app made it: run it as without the agent.
+            let next = nextClass.init(task: task, cachedResponse: cachedResponse, client: client)
+            mode = .inPlace(next: next, flow: nil)
+            agent.count(.duplicate)
+            return next.startLoading()
+        }
         if let agent, CapturePath.choose(for: task, request: request, internals: internals) == .inPlace,
            let nextClass = NextProtocol.protocolClass(
                for: task.currentRequest ?? request,

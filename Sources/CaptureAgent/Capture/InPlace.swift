@@ -21,6 +21,9 @@ enum CapturePath: Sendable, Equatable {
     /// protocol never hands it to the client) and for bodies read from a
     /// stream (the stream can be read once, so only a tee sees it).
     case resent
+    /// An app protocol's re-send of a task already being recorded
+    /// (``ObservedProtocols``): run in place without recording.
+    case duplicate
 }
 
 extension CapturePath {
@@ -60,6 +63,45 @@ enum NextProtocol {
             if let type = candidate as? URLProtocol.Type, type.canInit(with: request) { return type }
         }
         return nil
+    }
+}
+
+/// The app's own protocols (listed after the capture class) that are
+/// running a captured task right now. Such a protocol may re-send the
+/// request through a session of its own (the environment switcher of seed
+/// 003 does, with itself, or a helper holding it, as that session's
+/// delegate); when that session is captured too, its task is the same
+/// exchange seen a second time, so the capture protocol lets it through
+/// unrecorded (``isReSending(_:)``). A protocol that re-sends through a
+/// session it is not the delegate of (nor held by it) is not recognised:
+/// its exchanges are logged twice, as the app's and as the re-send.
+enum ObservedProtocols {
+    private static let running = Locked<Set<ObjectIdentifier>>([])
+
+    static func insert(_ instance: URLProtocol) {
+        _ = running.withLock { $0.insert(ObjectIdentifier(instance)) }
+    }
+
+    static func remove(_ identifier: ObjectIdentifier) {
+        _ = running.withLock { $0.remove(identifier) }
+    }
+
+    /// Whether a task of `session` is an observed protocol re-sending its
+    /// task: the session's delegate is that protocol, or holds it in a
+    /// stored property. Costs nothing unless an app protocol is running.
+    static func isReSending(_ session: URLSession?) -> Bool {
+        let observed = running.current
+        guard !observed.isEmpty, let delegate = session?.delegate else { return false }
+        if let own = delegate as? URLProtocol { return observed.contains(ObjectIdentifier(own)) }
+        return Mirror(reflecting: delegate).children.contains { child in
+            guard let held = unwrap(child.value) as? URLProtocol else { return false }
+            return observed.contains(ObjectIdentifier(held))
+        }
+    }
+
+    private static func unwrap(_ value: Any) -> Any? {
+        guard let optional = value as? any OptionalValue else { return value }
+        return optional.wrappedValue.flatMap(unwrap)
     }
 }
 
@@ -233,6 +275,8 @@ final class InPlaceFlow: @unchecked Sendable {
     private let internals: TaskInternals
     private var finishedStatus: Int?
     private var watchesRetries = false
+    /// The app's own protocol this flow observes, while it runs.
+    private var observedProtocol: ObjectIdentifier?
 
     /// Call on the task's work queue, before the next protocol starts.
     init(agent: CaptureAgent, task: URLSessionTask, request: URLRequest, internals: TaskInternals) {
@@ -271,6 +315,10 @@ final class InPlaceFlow: @unchecked Sendable {
     /// Before the next protocol's `startLoading()`: record the header
     /// blocks its easy handle writes and reads, transfer by transfer.
     func starting(native: URLProtocol) {
+        if !NativeProtocolFields.shared.isNative(native), observedProtocol == nil {
+            observedProtocol = ObjectIdentifier(native)
+            ObservedProtocols.insert(native)
+        }
         guard !done.current, easyHandle == nil, let handle = NativeProtocolFields.shared.easyHandle(of: native) else { return }
         easyHandle = handle
         watchingHeaders = Libcurl.watchHeaders(of: handle)
@@ -305,6 +353,7 @@ final class InPlaceFlow: @unchecked Sendable {
             return !done
         }
         guard first else { return }
+        if let observedProtocol { ObservedProtocols.remove(observedProtocol) }
         let finishedAt = agent.clock.offset(since: start)
         let task = self.task
         let response = task?.response ?? partial.response
