@@ -48,6 +48,8 @@ public final class CaptureAgent: Sendable {
     /// protocol in line is looked for when the session lists none after ours.
     let defaultProtocolClasses: [AnyClass]
     private let pathCounts = Locked(PathCounts())
+    /// In-place flows whose final event is being built.
+    let finishing = DispatchGroup()
     private let streamer: EventStreamer
     private let isRunning = Locked(true)
 
@@ -191,6 +193,9 @@ public final class CaptureAgent: Sendable {
         }
         guard wasRunning else { return }
         AgentRegistry.deactivate(self)
+        // Flows that ended in place are logged from their own queues just
+        // after the app is told; let those already under way reach the queue.
+        _ = finishing.wait(timeout: .now() + configuration.flushTimeout)
         streamer.stop(timeout: configuration.flushTimeout)
         demuxes.invalidateAll()
     }
@@ -235,6 +240,11 @@ public final class CaptureAgent: Sendable {
             case .duplicate: counts.duplicates += 1
             }
         }
+    }
+
+    /// Counts events never built because no inspector was connected.
+    func countDropped(_ count: Int) {
+        streamer.countDropped(count)
     }
 
     func emit(_ message: Message) {

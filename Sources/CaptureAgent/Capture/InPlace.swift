@@ -259,7 +259,13 @@ final class RecordingClient: NSObject, URLProtocolClient, @unchecked Sendable {
 /// bodies) happens on the flow's own queue, in order.
 final class InPlaceFlow: @unchecked Sendable {
     private let agent: CaptureAgent
-    private let queue = DispatchQueue(label: "netinspect.CaptureAgent.inPlace")
+    private let queue: DispatchQueue
+    /// Whether an inspector was connected when the task started. Without
+    /// one the flow's events would only be counted as dropped, so none is
+    /// built: the flow reads nothing and counts its events at the end.
+    private let recording: Bool
+    /// Events the flow would have sent (when not recording).
+    private let unsent = Locked(0)
     private let start: FlowClock.Start
     private weak var task: URLSessionTask?
     /// Set once, synchronously, by whichever end comes first.
@@ -284,6 +290,12 @@ final class InPlaceFlow: @unchecked Sendable {
         self.task = task
         self.internals = internals
         start = agent.clock.start()
+        recording = agent.isConnected
+        queue = recording ? DispatchQueue(label: "netinspect.CaptureAgent.inPlace") : Self.idleQueue
+        guard recording else {
+            unsent.withLock { $0 = 1 }  // flowStarted
+            return
+        }
         let taskID = task.taskIdentifier
         let originalRequest = request
         queue.async { [start] in
@@ -304,6 +316,9 @@ final class InPlaceFlow: @unchecked Sendable {
         }
     }
 
+    /// Stands in for the queue of a flow that records nothing (never used).
+    private static let idleQueue = DispatchQueue(label: "netinspect.CaptureAgent.inPlace.idle")
+
     private static func requestBody(_ body: TaskInternals.Body?, limit: Int) -> CapturedBody? {
         switch body {
         case .data(let data)?: CapturedBody(capturing: data, cap: limit)
@@ -319,12 +334,16 @@ final class InPlaceFlow: @unchecked Sendable {
             observedProtocol = ObjectIdentifier(native)
             ObservedProtocols.insert(native)
         }
-        guard !done.current, easyHandle == nil, let handle = NativeProtocolFields.shared.easyHandle(of: native) else { return }
+        guard recording, !done.current, easyHandle == nil, let handle = NativeProtocolFields.shared.easyHandle(of: native) else { return }
         easyHandle = handle
         watchingHeaders = Libcurl.watchHeaders(of: handle)
     }
 
     func received(_ response: URLResponse) {
+        guard recording else {
+            unsent.withLock { $0 += 1 }  // flowResponse
+            return
+        }
         let now = agent.clock.offset(since: start)
         queue.async {
             guard var recorder = self.recorder else { return }
@@ -336,6 +355,7 @@ final class InPlaceFlow: @unchecked Sendable {
 
     /// `didLoad` replaces what the client stores: keep the last one.
     func loaded(_ data: Data) {
+        guard recording else { return }
         queue.async { self.responseBody = data }
     }
 
@@ -354,10 +374,14 @@ final class InPlaceFlow: @unchecked Sendable {
         }
         guard first else { return }
         if let observedProtocol { ObservedProtocols.remove(observedProtocol) }
-        let finishedAt = agent.clock.offset(since: start)
         let task = self.task
         let response = task?.response ?? partial.response
         finishedStatus = (response as? HTTPURLResponse)?.statusCode
+        guard recording else {
+            agent.countDropped(unsent.current + 1)  // + flowFinished
+            return
+        }
+        let finishedAt = agent.clock.offset(since: start)
         let originalURL = task?.originalRequest?.url
         let finalURL = task?.currentRequest?.url
         // Opened now, read later: the app may move the file once told.
@@ -367,7 +391,9 @@ final class InPlaceFlow: @unchecked Sendable {
         let times = easyHandle.map(Libcurl.times(of:)) ?? [:]
         let seen = watchingHeaders ? easyHandle.flatMap(Libcurl.stopWatching) : nil
         let limit = agent.configuration.bodyCaptureLimit
+        agent.finishing.enter()
         queue.async {
+            defer { self.agent.finishing.leave() }
             guard var recorder = self.recorder else { return }
             self.recorder = nil
             if let response, !self.sawResponse { _ = recorder.received(response, at: nil) }
@@ -436,8 +462,9 @@ struct ResponseHead {
     func field(_ name: String) -> String? {
         for line in lines.dropFirst() {
             guard let colon = line.firstIndex(of: ":") else { continue }
-            if line[..<colon].trimmingCharacters(in: .whitespaces).lowercased() == name.lowercased() {
-                return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+            let fieldName = FlowRecorder.trimmed(line[..<colon].utf8)
+            if String(decoding: fieldName, as: UTF8.self).lowercased() == name.lowercased() {
+                return String(decoding: FlowRecorder.trimmed(line[line.index(after: colon)...].utf8), as: UTF8.self)
             }
         }
         return nil

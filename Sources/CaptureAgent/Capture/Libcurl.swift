@@ -101,8 +101,8 @@ enum Libcurl {
     struct Exchange: Sendable {
         /// The request header block, as written (request line and fields).
         var headerOut = ""
-        /// The last response head read (a `100 Continue` is replaced by the
-        /// final one): status line and fields.
+        /// Of the last response head read (a `100 Continue` is replaced by
+        /// the final one): its status line and its `Location` field.
         var headerIn = ""
     }
 
@@ -112,10 +112,15 @@ enum Libcurl {
         var exchanges: [Exchange] = []
     }
 
+    /// A handle's record, changed in place under ``watched``'s lock.
+    private final class Recording: @unchecked Sendable {
+        var seen = Seen()
+    }
+
     /// Handles being watched, by address. No pointer of ours is handed to
     /// libcurl: the user pointer of each callback is the handle itself, so a
     /// late call for a handle no longer watched finds nothing and does nothing.
-    private static let watched = Locked<[UnsafeMutableRawPointer: Seen]>([:])
+    private static let watched = Locked<[UnsafeMutableRawPointer: Recording]>([:])
 
     private typealias PrereqCallback = @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<CChar>?, UnsafeMutablePointer<CChar>?, Int32, Int32) -> Int32
 
@@ -135,34 +140,64 @@ enum Libcurl {
     }
 
     private static let debug: DebugCallback = { handle, type, data, size, _ in
-        guard let handle, type == Libcurl.headerOut || type == Libcurl.headerIn, let data, size > 0 else { return 0 }
-        let text = String(decoding: UnsafeRawBufferPointer(start: data, count: size), as: UTF8.self)
-        Libcurl.watched.withLock { watched in
-            guard var seen = watched[handle] else { return }
-            if type == Libcurl.headerOut {
-                let first = text.prefix { $0 != "\r" && $0 != "\n" }
-                if first.contains(" HTTP/") {
+        guard let handle, let data, size > 0 else { return 0 }
+        let bytes = UnsafeRawBufferPointer(start: data, count: size)
+        if type == Libcurl.headerOut {
+            let text = String(decoding: bytes, as: UTF8.self)
+            let startsRequest = Libcurl.isRequestLine(bytes)
+            Libcurl.watched.withLock { watched in
+                guard let recording = watched[handle] else { return }
+                if startsRequest {
                     // A request line starts an exchange; one written again
                     // before any answer (a dead kept-alive connection) replaces it.
-                    if let last = seen.exchanges.last, last.headerIn.isEmpty {
-                        seen.exchanges[seen.exchanges.count - 1] = Exchange(headerOut: text)
+                    if let last = recording.seen.exchanges.last, last.headerIn.isEmpty {
+                        recording.seen.exchanges[recording.seen.exchanges.count - 1] = Exchange(headerOut: text)
                     } else {
-                        seen.exchanges.append(Exchange(headerOut: text))
+                        recording.seen.exchanges.append(Exchange(headerOut: text))
                     }
-                } else if !seen.exchanges.isEmpty {
-                    seen.exchanges[seen.exchanges.count - 1].headerOut += text
-                }
-            } else if !seen.exchanges.isEmpty {
-                // Header lines arrive one by one; a status line starts a head.
-                if text.hasPrefix("HTTP/") {
-                    seen.exchanges[seen.exchanges.count - 1].headerIn = text
-                } else {
-                    seen.exchanges[seen.exchanges.count - 1].headerIn += text
+                } else if !recording.seen.exchanges.isEmpty {
+                    recording.seen.exchanges[recording.seen.exchanges.count - 1].headerOut += text
                 }
             }
-            watched[handle] = seen
+        } else if type == Libcurl.headerIn {
+            // Header lines arrive one by one; only the status line and
+            // `Location` are kept (a status line starts a new head).
+            let isStatus = Libcurl.hasPrefix(bytes, "HTTP/")
+            guard isStatus || Libcurl.hasPrefix(bytes, "location:", ignoringCase: true) else { return 0 }
+            let text = String(decoding: bytes, as: UTF8.self)
+            Libcurl.watched.withLock { watched in
+                guard let recording = watched[handle], !recording.seen.exchanges.isEmpty else { return }
+                let last = recording.seen.exchanges.count - 1
+                if isStatus {
+                    recording.seen.exchanges[last].headerIn = text
+                } else {
+                    recording.seen.exchanges[last].headerIn += text
+                }
+            }
         }
         return 0
+    }
+
+    /// Whether the first line of `bytes` is a request line (`… HTTP/1.1`).
+    private static func isRequestLine(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        let end = bytes.firstIndex { $0 == 0x0D || $0 == 0x0A } ?? bytes.endIndex
+        let marker: [UInt8] = Array(" HTTP/".utf8)
+        guard end >= marker.count else { return false }
+        for start in 0 ... (end - marker.count) where bytes[start] == 0x20 {
+            if (0 ..< marker.count).allSatisfy({ bytes[start + $0] == marker[$0] }) { return true }
+        }
+        return false
+    }
+
+    private static func hasPrefix(_ bytes: UnsafeRawBufferPointer, _ prefix: StaticString, ignoringCase: Bool = false) -> Bool {
+        guard bytes.count >= prefix.utf8CodeUnitCount else { return false }
+        let expected = UnsafeRawBufferPointer(start: prefix.utf8Start, count: prefix.utf8CodeUnitCount)
+        for index in expected.indices {
+            var byte = bytes[index]
+            if ignoringCase, byte >= 0x41, byte <= 0x5A { byte += 0x20 }
+            if byte != expected[index] { return false }
+        }
+        return true
     }
 
     /// Starts recording the header blocks of `handle`'s transfers. Call on
@@ -170,7 +205,7 @@ enum Libcurl {
     /// could not be reached.
     static func watchHeaders(of handle: UnsafeMutableRawPointer) -> Bool {
         guard let functions else { return false }
-        watched.withLock { $0[handle] = Seen() }
+        watched.withLock { $0[handle] = Recording() }
         guard functions.setOptPointer(handle, prereqData, UnsafeRawPointer(handle)) == 0,
               functions.setOptPointer(handle, prereqFunction, unsafeBitCast(prereq, to: UnsafeRawPointer.self)) == 0
         else {
@@ -183,9 +218,9 @@ enum Libcurl {
     /// What was recorded for `handle`; stops watching it and turns its debug
     /// output off. Call on the work queue, once its transfer is over.
     static func stopWatching(_ handle: UnsafeMutableRawPointer) -> Seen? {
-        let seen = watched.withLock { $0.removeValue(forKey: handle) }
+        let recording = watched.withLock { $0.removeValue(forKey: handle) }
         if let functions { _ = functions.setOptLong(handle, verbose, 0) }
-        return seen
+        return recording?.seen
     }
 
     /// Handles being watched now (for tests).
