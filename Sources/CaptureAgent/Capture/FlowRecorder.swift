@@ -88,8 +88,10 @@ struct FlowRecorder {
     /// headers, names compared case-insensitively), in wire order, redacted.
     var clientHeaders: [HTTPHeader]? {
         guard let sentHeaderBlock else { return nil }
-        let own = Set(request.headers.map { $0.name.lowercased() })
-        let added = Self.fields(ofRequestHeaderBlock: sentHeaderBlock).filter { !own.contains($0.name.lowercased()) }
+        let own = request.headers
+        let added = Self.fields(ofRequestHeaderBlock: sentHeaderBlock).filter { field in
+            !own.contains { HTTPHeader.namesMatch($0.name, field.name) }
+        }
         return configuration.redacting(added)
     }
 
@@ -146,7 +148,7 @@ struct FlowRecorder {
     /// other than `identity` reaches everyone decoded.
     private static func isDecoded(_ response: Response) -> Bool {
         response.headers.contains { header in
-            guard header.name.utf8.count == 16, header.name.lowercased() == "content-encoding" else { return false }
+            guard HTTPHeader.namesMatch(header.name, "content-encoding") else { return false }
             let coding = String(decoding: trimmed(Substring(header.value).utf8), as: UTF8.self).lowercased()
             return !coding.isEmpty && coding != "identity"
         }
@@ -268,5 +270,16 @@ struct FlowRecorder {
     static func flowError(_ error: Error) -> FlowError {
         let nsError = error as NSError
         return FlowError(domain: nsError.domain, code: nsError.code, message: nsError.localizedDescription)
+    }
+}
+
+extension HTTPHeader {
+    /// Whether two field names are equal ignoring ASCII case (field names
+    /// are ASCII tokens), without allocating lowercased copies.
+    static func namesMatch(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        return zip(a.utf8, b.utf8).allSatisfy { x, y in
+            x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A)
+        }
     }
 }
