@@ -26,16 +26,16 @@ import WireProtocol
 /// agent.stop()
 /// ```
 ///
-/// The app's requests and responses are not changed: each captured request
-/// is re-sent through one inner session per original session, built from a
-/// copy of the original configuration. Events go to the inspector from one
-/// background thread; with no inspector listening they are counted and
-/// dropped.
+/// The app's requests and responses are not changed: almost every task is
+/// run by Foundation's own HTTP protocol, bound to the app's task, while the
+/// agent records what it reports (downloads included); only data tasks whose
+/// body goes straight to a session data delegate, and stream bodies, are
+/// re-sent through one inner session per original session. Events go to the
+/// inspector from one background thread; with no inspector listening they
+/// are counted and dropped.
 ///
-/// On Linux, download tasks cannot run through a custom `URLProtocol`: under
-/// the agent they fail at once with `URLError(.unsupportedURL)` (and are
-/// logged as failed) instead of crashing the app. See `docs/AGENT.md` for
-/// this and the other Linux differences, redaction and limits.
+/// See `docs/AGENT.md` for the two capture paths, what differs on Linux,
+/// redaction and limits.
 public final class CaptureAgent: Sendable {
     /// The configuration the agent was started with.
     public let configuration: Configuration

@@ -51,8 +51,11 @@ struct TaskInternals: @unchecked Sendable {
     /// The task's `knownBody`, as read (an `Optional<_Body>`); read only for
     /// upload tasks, the one kind whose body is not in its request.
     private var knownBody: Any?
-    /// What corelibs put into `knownBody` for a data task, from its request.
-    private var requestBody: Body?
+    /// A data task's request, whose body is what corelibs put into
+    /// `knownBody`; read only when asked (``body``): `httpBody` hands out a
+    /// copy of the bytes, a megabyte copied on the shared work queue for a
+    /// 1 MiB POST.
+    private var request: URLRequest?
     /// The task's behaviour in the registry, as read (a `_Behaviour`); not
     /// read when it cannot matter (see ``needsBehaviour(of:in:)``).
     private var behaviour: Any?
@@ -70,8 +73,8 @@ struct TaskInternals: @unchecked Sendable {
         workQueue = fields.workQueue.flatMap { $0.value(in: task, as: DispatchQueue.self) }
         if task is URLSessionUploadTask {
             knownBody = fields.knownBody?.value(in: task)
-        } else if let request = task.originalRequest {
-            requestBody = Self.body(of: request)
+        } else {
+            request = task.originalRequest
         }
         if let session, Self.needsBehaviour(of: task, in: session) {
             behaviour = Self.behaviour(of: task, in: session)
@@ -110,7 +113,7 @@ struct TaskInternals: @unchecked Sendable {
 
     /// The body the app gave the task; nil when it cannot be read.
     var body: Body? {
-        requestBody ?? knownBody.flatMap(Self.unwrapped).flatMap(Self.body(from:))
+        request.map(Self.body(of:)) ?? knownBody.flatMap(Self.unwrapped).flatMap(Self.body(from:))
     }
 
     /// How the task's owner consumes the body, and the task delegate of
