@@ -150,9 +150,8 @@ extension CaptureAgent.Configuration {
     /// `headers` with the values of redacted names replaced.
     func redacting(_ headers: [HTTPHeader]) -> [HTTPHeader] {
         guard !redactedHeaders.isEmpty else { return headers }
-        let names = Set(redactedHeaders.map { $0.lowercased() })
         return headers.map { header in
-            names.contains(header.name.lowercased()) ? HTTPHeader(name: header.name, value: redactionMarker) : header
+            redactedHeaders.contains { HTTPHeader.namesMatch($0, header.name) } ? HTTPHeader(name: header.name, value: redactionMarker) : header
         }
     }
 

@@ -26,16 +26,16 @@ import WireProtocol
 /// agent.stop()
 /// ```
 ///
-/// The app's requests and responses are not changed: each captured request
-/// is re-sent through one inner session per original session, built from a
-/// copy of the original configuration. Events go to the inspector from one
-/// background thread; with no inspector listening they are counted and
-/// dropped.
+/// The app's requests and responses are not changed: almost every task is
+/// run by Foundation's own HTTP protocol, bound to the app's task, while the
+/// agent records what it reports (downloads included); only data tasks whose
+/// body goes straight to a session data delegate, and stream bodies, are
+/// re-sent through one inner session per original session. Events go to the
+/// inspector from one background thread; with no inspector listening they
+/// are counted and dropped.
 ///
-/// On Linux, download tasks cannot run through a custom `URLProtocol`: under
-/// the agent they fail at once with `URLError(.unsupportedURL)` (and are
-/// logged as failed) instead of crashing the app. See `docs/AGENT.md` for
-/// this and the other Linux differences, redaction and limits.
+/// See `docs/AGENT.md` for the two capture paths, what differs on Linux,
+/// redaction and limits.
 public final class CaptureAgent: Sendable {
     /// The configuration the agent was started with.
     public let configuration: Configuration
@@ -44,6 +44,12 @@ public final class CaptureAgent: Sendable {
 
     let clock: FlowClock
     let demuxes: DemuxRegistry
+    /// `URLSessionConfiguration.default.protocolClasses`: where the next
+    /// protocol in line is looked for when the session lists none after ours.
+    let defaultProtocolClasses: [AnyClass]
+    private let pathCounts = Locked(PathCounts())
+    /// In-place flows whose final event is being built.
+    let finishing = DispatchGroup()
     private let streamer: EventStreamer
     /// The connected viewer's traffic rules; always empty unless the app
     /// allows control (``Configuration/allowsControl`` or `NETINSPECT_CONTROL=1`).
@@ -150,7 +156,9 @@ public final class CaptureAgent: Sendable {
         self.destination = destination
         self.clock = clock
         self.allowsControl = allowsControl
-        self.demuxes = DemuxRegistry(defaultProtocolClasses: URLSessionConfiguration.default.protocolClasses ?? [])
+        let defaults = URLSessionConfiguration.default.protocolClasses ?? []
+        self.defaultProtocolClasses = defaults
+        self.demuxes = DemuxRegistry(defaultProtocolClasses: defaults)
         let info = ProcessInfo.processInfo
         let hello = Hello(
             agentName: "CaptureAgent",
@@ -214,6 +222,9 @@ public final class CaptureAgent: Sendable {
         }
         guard wasRunning else { return }
         AgentRegistry.deactivate(self)
+        // Flows that ended in place are logged from their own queues just
+        // after the app is told; let those already under way reach the queue.
+        _ = finishing.wait(timeout: .now() + configuration.flushTimeout)
         streamer.stop(timeout: configuration.flushTimeout)
         demuxes.invalidateAll()
     }
@@ -229,6 +240,41 @@ public final class CaptureAgent: Sendable {
 
     /// Inner sessions alive: one per captured original session.
     package var innerSessionCount: Int { demuxes.count }
+
+    /// How many tasks each capture path has taken since the agent started.
+    package struct PathCounts: Sendable, Equatable {
+        /// Tasks run by the next protocol in line, observed in place.
+        package var inPlace = 0
+        /// Tasks re-sent through an inner session.
+        package var resent = 0
+        /// Tasks an app's own protocol made to re-send a task already being
+        /// recorded: run without recording, so each exchange is logged once.
+        package var duplicates = 0
+
+        package init(inPlace: Int = 0, resent: Int = 0, duplicates: Int = 0) {
+            self.inPlace = inPlace
+            self.resent = resent
+            self.duplicates = duplicates
+        }
+    }
+
+    /// How many tasks each capture path has taken so far.
+    package var capturePaths: PathCounts { pathCounts.current }
+
+    func count(_ path: CapturePath) {
+        pathCounts.withLock { counts in
+            switch path {
+            case .inPlace: counts.inPlace += 1
+            case .resent: counts.resent += 1
+            case .duplicate: counts.duplicates += 1
+            }
+        }
+    }
+
+    /// Counts events never built because no inspector was connected.
+    func countDropped(_ count: Int) {
+        streamer.countDropped(count)
+    }
 
     func emit(_ message: Message) {
         streamer.submit(message)

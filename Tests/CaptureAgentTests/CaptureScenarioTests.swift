@@ -127,11 +127,18 @@ final class CaptureScenarioTests: AgentTestCase, @unchecked Sendable {
         }
     }
 
+    /// In place, corelibs follows the hops itself; the agent reads each
+    /// one's status and `Location` from the header blocks libcurl reports.
+    /// A data delegate's task is re-sent, and there every hop is seen too.
     func testEveryHopOfARedirectChainIsLogged() async throws {
         let first = server.url("/redirect/301?to=/redirect/307%3Fto=/text")
         let run = try await compare { (URLRequest(url: first), nil) }
         XCTAssertEqual(run.requests.map(\.uri), ["/redirect/301?to=/redirect/307%3Fto=/text", "/redirect/307?to=/text", "/text"])
-        XCTAssertEqual(run.log?.redirects.map(\.statusCode), [301, 307])
+        XCTAssertEqual(run.log?.redirects.map(\.statusCode), [301, 307], "in place")
+        XCTAssertEqual(run.log?.redirects.map(\.to), [server.url("/redirect/307?to=/text").absoluteString, server.url("/text").absoluteString])
+        let resent = try await compare(style: .delegate, logSuffix: "/redirect/307%3Fto=/text") { (URLRequest(url: first), nil) }
+        XCTAssertEqual(resent.log?.redirects.map(\.statusCode), [301, 307], "re-sent: every hop")
+        XCTAssertEqual(resent.log?.redirects.map(\.to), [server.url("/redirect/307?to=/text").absoluteString, server.url("/text").absoluteString])
         XCTAssertEqual(run.log?.redirects.map(\.to), [server.url("/redirect/307?to=/text").absoluteString, server.url("/text").absoluteString])
         assertLog(run, redirects: 2)
     }

@@ -35,17 +35,18 @@ final class CostTests: AgentTestCase, @unchecked Sendable {
         XCTAssertLessThan(captured, plain * 4 + 2)
     }
 
-    /// One inner session per original session, and no more once the
-    /// original sessions are gone.
+    /// One inner session per original session whose tasks are re-sent
+    /// (data delegates), and no more once the original sessions are gone.
     func testInnerSessionsDoNotOutliveTheirOriginalSessions() async throws {
         for index in 0 ..< 10 {
-            let session = URLSession(configuration: sessionConfiguration(captured: true))
-            _ = await performExchange(URLRequest(url: server.url("/text?session=\(index)")), on: session, style: .completionHandler)
+            let session = URLSession(configuration: sessionConfiguration(captured: true), delegate: RecordingDelegate(), delegateQueue: nil)
+            _ = await performExchange(URLRequest(url: server.url("/text?session=\(index)")), on: session, style: .delegate)
             session.finishTasksAndInvalidate()
         }
-        let last = URLSession(configuration: sessionConfiguration(captured: true))
+        let last = URLSession(configuration: sessionConfiguration(captured: true), delegate: RecordingDelegate(), delegateQueue: nil)
         defer { last.finishTasksAndInvalidate() }
-        _ = await performExchange(URLRequest(url: server.url("/text?last")), on: last, style: .completionHandler)
+        _ = await performExchange(URLRequest(url: server.url("/text?last")), on: last, style: .delegate)
+        XCTAssertEqual(agent.capturePaths.resent, 11)
         print("cost: inner sessions alive after 11 short-lived sessions: \(agent.innerSessionCount)")
         XCTAssertLessThan(agent.innerSessionCount, 11)
     }

@@ -28,6 +28,17 @@ struct BodyCapture {
 
     /// The first `limit` bytes of the file at `url` and its size, without
     /// reading the rest of it.
+    static func capturing(_ handle: FileHandle, limit: Int) -> CapturedBody? {
+        let prefix: Data
+        let size: UInt64
+        do {
+            prefix = try handle.read(upToCount: max(0, limit)) ?? Data()
+            size = try handle.seekToEnd()
+        } catch { return nil }
+        let total = max(Int(clamping: size), prefix.count)
+        return CapturedBody(data: prefix, size: total, isTruncated: total > prefix.count)
+    }
+
     static func capturing(fileAt url: URL, limit: Int) -> CapturedBody? {
         guard let handle = try? FileHandle(forReadingFrom: url) else { return nil }
         defer { try? handle.close() }

@@ -6,15 +6,26 @@ import WireProtocol
 
 /// The `URLProtocol` the agent puts first in a session's `protocolClasses`.
 ///
-/// It does not load anything itself: its ``CaptureFlow`` re-sends the task's
-/// request through the inner session of the original session's ``Demux``,
-/// records what happens, and replays the inner callbacks to this instance's
-/// client. (`URLProtocol` is not `Sendable`; the flow is, and holds this
-/// instance weakly: the task keeps it alive until it has completed.)
+/// It loads nothing itself. In `startLoading()` it picks a ``CapturePath``
+/// for the task:
+/// - in place (almost every task): it creates the protocol that would have
+///   run the task without the agent (``NextProtocol``), bound to the app's
+///   own task, with a ``RecordingClient``, and forwards `startLoading` and
+///   `stopLoading` to it synchronously; corelibs runs the task natively and
+///   ``InPlaceFlow`` records what the client is told.
+/// - re-sent (data tasks whose body goes straight to a session data
+///   delegate, and stream bodies): its ``CaptureFlow`` re-sends the request
+///   through the inner session of the original session's ``Demux`` and
+///   replays the inner callbacks to this instance's client.
 final class CaptureURLProtocol: URLProtocol {
-    private let flow: CaptureFlow
-    // Touched only on the task's work queue.
-    private var hasStarted = false
+    private enum Mode {
+        case idle
+        case inPlace(next: URLProtocol, flow: InPlaceFlow?)
+        case resent(CaptureFlow)
+    }
+
+    // Touched only on the task's work queue (`startLoading`/`stopLoading`).
+    private var mode = Mode.idle
 
     override class func canInit(with request: URLRequest) -> Bool {
         guard let url = request.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
@@ -31,33 +42,87 @@ final class CaptureURLProtocol: URLProtocol {
         a == b
     }
 
-    required init(request: URLRequest, cachedResponse: CachedURLResponse?, client: URLProtocolClient?) {
-        // `canInit` just said yes for the active agent; if it stopped in
-        // between, the flow still runs through the agent that accepted it.
-        flow = CaptureFlow(agent: AgentRegistry.active ?? AgentRegistry.mostRecent)
-        super.init(request: request, cachedResponse: cachedResponse, client: client)
-        flow.owner = self
+    /// The path this instance took (for tests); nil before it started.
+    var path: CapturePath? {
+        switch mode {
+        case .idle: nil
+        case .inPlace: .inPlace
+        case .resent: .resent
+        }
     }
 
     /// Runs on the task's work queue, which every session's work queue
-    /// targets: creating or resuming a task from here deadlocks. So only
-    /// what must be read here is read here; the flow does the rest on its queue.
+    /// targets: creating or resuming another task from here deadlocks. The
+    /// in-place path creates a protocol, not a task, and starts it right here,
+    /// as corelibs would have; the re-sending path does the rest on its queue.
     override func startLoading() {
-        guard !hasStarted else {
+        switch mode {
+        case .inPlace(let next, _):
             // `resume()` after `suspend()` calls this again on the same instance.
+            return next.startLoading()
+        case .resent(let flow):
             return flow.resume()
+        case .idle:
+            break
         }
-        hasStarted = true
         guard let task else { return }
-        flow.begin(task: task, request: request, internals: TaskInternals(of: task), cachedResponse: cachedResponse)
+        // `canInit` just said yes for the active agent; if it stopped in
+        // between, the flow still runs through the agent that accepted it.
+        let agent = AgentRegistry.active ?? AgentRegistry.mostRecent
+        let internals = TaskInternals(of: task)
+        if let agent, ObservedProtocols.isReSending(internals.session),
+           let nextClass = NextProtocol.protocolClass(
+               for: task.currentRequest ?? request,
+               sessionClasses: internals.session?.configuration.protocolClasses,
+               defaults: agent.defaultProtocolClasses
+           ) {
+            // The app's own protocol re-sending a task the agent already
+            // records where the app made it: run it as without the agent.
+            let next = nextClass.init(task: task, cachedResponse: cachedResponse, client: client)
+            mode = .inPlace(next: next, flow: nil)
+            agent.count(.duplicate)
+            return next.startLoading()
+        }
+        // A request a viewer's rule changes (or answers) goes the re-sending
+        // path, which can send a request other than the app's. Download
+        // tasks stay in place: the re-sending path cannot run them.
+        let ruled: RuleSet.Outcome = task is URLSessionDownloadTask ? .unchanged : agent?.rules.rules.apply(to: task.originalRequest ?? request) ?? .unchanged
+        if let agent, case .unchanged = ruled, CapturePath.choose(for: task, request: request, internals: internals) == .inPlace,
+           let nextClass = NextProtocol.protocolClass(
+               for: task.currentRequest ?? request,
+               sessionClasses: internals.session?.configuration.protocolClasses,
+               defaults: agent.defaultProtocolClasses
+           ),
+           let client {
+            let flow = InPlaceFlow(agent: agent, task: task, request: task.originalRequest ?? request, internals: internals)
+            let next = nextClass.init(task: task, cachedResponse: cachedResponse, client: RecordingClient(forwardingTo: client, flow: flow))
+            mode = .inPlace(next: next, flow: flow)
+            agent.count(.inPlace)
+            flow.starting(native: next)
+            next.startLoading()
+            return
+        }
+        let flow = CaptureFlow(agent: agent)
+        flow.owner = self
+        mode = .resent(flow)
+        agent?.count(.resent)
+        flow.begin(task: task, request: request, internals: internals, cachedResponse: cachedResponse, rules: ruled)
     }
 
     override func stopLoading() {
         // `suspend()` and `cancel()` both end up here; only the state tells them apart.
-        if task?.state == .suspended {
-            flow.suspend()
-        } else {
-            flow.cancel()
+        let suspending = task?.state == .suspended
+        switch mode {
+        case .idle:
+            break
+        case .inPlace(let next, let flow):
+            // corelibs set `task.error` before calling this, and reports the
+            // cancellation to the client itself, past the recording client.
+            if !suspending { flow?.cancelled(native: next) }
+            next.stopLoading()
+            if suspending { flow?.suspended() }
+        case .resent(let flow):
+            if suspending { flow.suspend() } else { flow.cancel() }
         }
     }
 }
@@ -151,17 +216,20 @@ final class CaptureFlow: @unchecked Sendable {
     // MARK: - Starting
 
     /// `cachedResponse`: what corelibs' cache lookup for `task` found, passed on to the inner task.
-    func begin(task: URLSessionTask, request: URLRequest, internals: TaskInternals, cachedResponse: CachedURLResponse?) {
-        queue.async { self.start(task: task, request: request, internals: internals, cachedResponse: cachedResponse) }
+    /// `rules`: what the viewer's traffic rules made of the request.
+    func begin(task: URLSessionTask, request: URLRequest, internals: TaskInternals, cachedResponse: CachedURLResponse?,
+               rules: RuleSet.Outcome) {
+        queue.async { self.start(task: task, request: request, internals: internals, cachedResponse: cachedResponse, rules: rules) }
     }
 
-    private func start(task: URLSessionTask, request appRequest: URLRequest, internals: TaskInternals, cachedResponse: CachedURLResponse?) {
+    private func start(task: URLSessionTask, request appRequest: URLRequest, internals: TaskInternals, cachedResponse: CachedURLResponse?,
+                       rules: RuleSet.Outcome) {
         self.task = task
         workQueue = internals.workQueue
         guard let agent else { return fail(URLError(.unknown)) }
         var request = appRequest
         var changes: FlowChanges?
-        switch agent.rules.rules.apply(to: appRequest) {
+        switch rules {
         case .unchanged:
             break
         case .send(let changed, let applied):

@@ -138,6 +138,31 @@ final class DemuxRegistry: @unchecked Sendable {
         var demuxes: [ObjectIdentifier: Demux] = [:]
         var fallback: Demux?
         var nextSessionID = 1
+        /// The log's identifier of each original session, on either path.
+        var sessionIDs: [ObjectIdentifier: (session: Weak<URLSession>, id: Int)] = [:]
+        /// Identifies flows whose session could not be read.
+        var unknownSessionID: Int?
+
+        mutating func sessionID(for session: URLSession?) -> Int {
+            guard let session else {
+                if let unknownSessionID { return unknownSessionID }
+                defer { nextSessionID += 1 }
+                unknownSessionID = nextSessionID
+                return nextSessionID
+            }
+            let key = ObjectIdentifier(session)
+            if let known = sessionIDs[key], known.session.value === session { return known.id }
+            if sessionIDs.count >= 64 { sessionIDs = sessionIDs.filter { $0.value.session.value != nil } }
+            defer { nextSessionID += 1 }
+            sessionIDs[key] = (Weak(session), nextSessionID)
+            return nextSessionID
+        }
+    }
+
+    /// The log's identifier of `session` (`NetworkLog.sessionID`): the same
+    /// for every flow of one session, whichever path captured it.
+    func sessionID(for session: URLSession?) -> Int {
+        state.withLock { $0.sessionID(for: session) }
     }
 
     private let state = Locked(State())
@@ -184,8 +209,7 @@ final class DemuxRegistry: @unchecked Sendable {
         // The original task has looked its request up already; the inner
         // one takes that result rather than a second lookup.
         inner.urlCache = configuration.urlCache.map(InnerCache.init(base:))
-        defer { state.nextSessionID += 1 }
-        return Demux(sessionID: state.nextSessionID, original: original, configuration: inner)
+        return Demux(sessionID: state.sessionID(for: original), original: original, configuration: inner)
     }
 
     /// The original classes without the capture class, so the inner session
@@ -213,4 +237,10 @@ final class DemuxRegistry: @unchecked Sendable {
         }
         all.forEach { $0.invalidate() }
     }
+}
+
+/// A weak reference, for keeping track of objects without keeping them alive.
+struct Weak<Object: AnyObject> {
+    weak var value: Object?
+    init(_ value: Object?) { self.value = value }
 }

@@ -20,6 +20,10 @@ struct FlowRecorder {
     private var redirects: [RedirectHop] = []
     private var response: Response?
     private var responseBody: BodyCapture
+    private var capturedResponseBody: CapturedBody?
+    private var sentHeaderBlock: String?
+    private var transferTimes: [Libcurl.TimeInfo: Double] = [:]
+    private let path: CaptureSource.Path
 
     init(
         request urlRequest: URLRequest,
@@ -27,13 +31,16 @@ struct FlowRecorder {
         sessionID: Int,
         taskID: Int,
         configuration: CaptureAgent.Configuration,
-        clock: FlowClock
+        clock: FlowClock,
+        start: FlowClock.Start? = nil,
+        path: CaptureSource.Path = .resent
     ) {
+        self.path = path
         self.sessionID = sessionID
         self.taskID = taskID
         self.configuration = configuration
         self.clock = clock
-        self.start = clock.start()
+        self.start = start ?? clock.start()
         self.responseBody = BodyCapture(limit: configuration.bodyCaptureLimit)
         let headers = Self.requestHeaders(urlRequest.allHTTPHeaderFields ?? [:], additional: additionalHeaders)
         self.request = Request(
@@ -80,7 +87,81 @@ struct FlowRecorder {
     }
 
     func started() -> Message {
-        .flowStarted(NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, timing: timing, changes: changes))
+        .flowStarted(NetworkLog(
+            id: id, sessionID: sessionID, taskID: taskID, request: request, timing: timing,
+            source: CaptureSource(client: .urlSession, path: path), changes: changes
+        ))
+    }
+
+    /// The fields of the request header block libcurl wrote that the app did
+    /// not set itself (its request's fields and the session's additional
+    /// headers, names compared case-insensitively), in wire order, redacted.
+    var clientHeaders: [HTTPHeader]? {
+        guard let sentHeaderBlock else { return nil }
+        let own = request.headers
+        let added = Self.fields(ofRequestHeaderBlock: sentHeaderBlock).filter { field in
+            !own.contains { HTTPHeader.namesMatch($0.name, field.name) }
+        }
+        return configuration.redacting(added)
+    }
+
+    /// The header fields of an HTTP/1 request header block (request line
+    /// first, then `Name: value` lines, then an empty line).
+    static func fields(ofRequestHeaderBlock block: String) -> [HTTPHeader] {
+        block.utf8.split(whereSeparator: { $0 == 0x0A || $0 == 0x0D }).dropFirst().compactMap { line in
+            guard let colon = line.firstIndex(of: 0x3A) else { return nil }
+            let name = trimmed(line[..<colon])
+            guard !name.isEmpty else { return nil }
+            return HTTPHeader(name: String(decoding: name, as: UTF8.self), value: String(decoding: trimmed(line[line.index(after: colon)...]), as: UTF8.self))
+        }
+    }
+
+    /// `bytes` without leading and trailing spaces and tabs. (Foundation's
+    /// `trimmingCharacters(in:)` bridges through `NSString`: about 10 k
+    /// instructions a call.)
+    static func trimmed(_ bytes: Substring.UTF8View) -> Substring.UTF8View {
+        var bytes = bytes
+        while let first = bytes.first, first == 0x20 || first == 0x09 { bytes.removeFirst() }
+        while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
+        return bytes
+    }
+
+    /// libcurl's phases of the (last) transfer, as durations.
+    var phases: TransferPhases? {
+        let times = transferTimes
+        guard let total = times[.total], total > 0 else { return nil }
+        let lookup = times[.nameLookup]
+        let connected = times[.connect]
+        let secured = times[.appConnect].flatMap { $0 > 0 ? $0 : nil }
+        let ready = times[.preTransfer]
+        let sent = times[.postTransfer].flatMap { $0 > 0 ? $0 : nil }
+        let first = times[.startTransfer]
+        func between(_ from: Double?, _ to: Double?) -> Double? {
+            guard let from, let to else { return nil }
+            return to - from
+        }
+        return TransferPhases(
+            blocked: times[.queue].flatMap { $0 > 0 ? $0 : nil },
+            dns: lookup,
+            connect: between(lookup, connected),
+            tls: secured.flatMap { between(connected, $0) },
+            send: between(ready, sent),
+            wait: between(sent ?? ready, first),
+            receive: between(first, total),
+            source: "libcurl"
+        )
+    }
+
+    /// Whether the client removed the response's content encoding: libcurl
+    /// decodes what it advertised (corelibs turns automatic decompression on
+    /// for every request), so a body that arrived with `Content-Encoding`
+    /// other than `identity` reaches everyone decoded.
+    private static func isDecoded(_ response: Response) -> Bool {
+        response.headers.contains { header in
+            guard HTTPHeader.namesMatch(header.name, "content-encoding") else { return false }
+            let coding = String(decoding: trimmed(Substring(header.value).utf8), as: UTF8.self).lowercased()
+            return !coding.isEmpty && coding != "identity"
+        }
     }
 
     /// The request (with its body) has gone out; later calls move the mark.
@@ -96,10 +177,21 @@ struct FlowRecorder {
         ))
     }
 
+    /// The response head; `offset` is when it arrived (nil: not observed,
+    /// only known at the end; the transfer's figures may tell later).
+    mutating func received(_ urlResponse: URLResponse, at offset: Double?) -> Message {
+        if let offset {
+            if requestSent == nil { requestSent = offset }
+            firstResponseByte = offset
+        }
+        return record(urlResponse)
+    }
+
     mutating func received(_ urlResponse: URLResponse) -> Message {
-        let now = clock.offset(since: start)
-        if requestSent == nil { requestSent = now }
-        firstResponseByte = now
+        received(urlResponse, at: clock.offset(since: start))
+    }
+
+    private mutating func record(_ urlResponse: URLResponse) -> Message {
         let http = urlResponse as? HTTPURLResponse
         let fields = (http?.allHeaderFields ?? [:]).reduce(into: [String: String]()) { result, field in
             if let name = field.key as? String { result[name] = "\(field.value)" }
@@ -118,18 +210,54 @@ struct FlowRecorder {
         responseBody.append(data)
     }
 
+    /// The whole response body at once (the in-place path), replacing any.
+    mutating func setResponseBody(_ body: CapturedBody?) {
+        capturedResponseBody = body
+    }
+
+    /// The request header block libcurl wrote, kept for the log.
+    mutating func setSentHeaders(_ block: String) {
+        sentHeaderBlock = block
+    }
+
+    mutating func setRedirects(_ hops: [(status: Int, from: URL, to: URL)]) {
+        redirects = hops.map {
+            RedirectHop(statusCode: $0.status, from: configuration.redacting($0.from), to: configuration.redacting($0.to))
+        }
+    }
+
+    /// libcurl's figures for the last transfer (seconds from its start),
+    /// which ended at `end` (seconds from the flow's start): they place the
+    /// request's end and the response's first byte when the agent did not
+    /// see them itself (`observedHead`).
+    mutating func setTransfer(times: [Libcurl.TimeInfo: Double], endingAt end: Double, observedHead: Bool) {
+        guard let total = times[.total], total > 0 else { return }
+        transferTimes = times
+        let origin = max(0, end - total)
+        if let sent = times[.postTransfer] ?? times[.preTransfer], requestSent == nil || !observedHead {
+            requestSent = origin + sent
+        }
+        if !observedHead, let first = times[.startTransfer], first > 0 {
+            firstResponseByte = origin + first
+        }
+    }
+
     /// The final event. `requestBody` is the body known only once sent (streams).
-    func finished(error: Error?, requestBody: CapturedBody?) -> Message {
+    func finished(error: Error?, requestBody: CapturedBody?, at end: Double? = nil) -> Message {
         let finalTiming = Timing(
             startedAt: start.date,
             requestSent: requestSent,
             firstResponseByte: firstResponseByte,
-            finished: clock.offset(since: start)
+            finished: end ?? clock.offset(since: start),
+            phases: phases
         )
         var finalResponse = response
-        if response != nil, responseBody.size > 0 || error == nil {
+        if let capturedResponseBody {
+            if response != nil { finalResponse?.body = capturedResponseBody }
+        } else if response != nil, responseBody.size > 0 || error == nil {
             finalResponse?.body = responseBody.captured
         }
+        if let response = finalResponse, Self.isDecoded(response) { finalResponse?.body?.isDecoded = true }
         let flowError = error.map(Self.flowError)
         let state: FlowState
         if let flowError {
@@ -144,12 +272,24 @@ struct FlowRecorder {
             requestBody: requestBody,
             error: flowError,
             timing: finalTiming,
-            redirects: redirects
+            redirects: redirects,
+            clientHeaders: clientHeaders
         ))
     }
 
     static func flowError(_ error: Error) -> FlowError {
         let nsError = error as NSError
         return FlowError(domain: nsError.domain, code: nsError.code, message: nsError.localizedDescription)
+    }
+}
+
+extension HTTPHeader {
+    /// Whether two field names are equal ignoring ASCII case (field names
+    /// are ASCII tokens), without allocating lowercased copies.
+    static func namesMatch(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        return zip(a.utf8, b.utf8).allSatisfy { x, y in
+            x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A)
+        }
     }
 }

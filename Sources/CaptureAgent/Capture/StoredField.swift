@@ -54,10 +54,37 @@ struct StoredField: @unchecked Sendable {
         return load(AnyObject.self, from: object)
     }
 
+    /// The property's value in `object` when the property holds an optional
+    /// class instance (`Optional<SomeClass>`, implicitly unwrapped or not),
+    /// or nil.
+    func optionalObject(in object: AnyObject) -> AnyObject? {
+        guard let optional = type as? any OptionalClassReference.Type, optional.wrapsClass else { return nil }
+        return load(Optional<AnyObject>.self, from: object)
+    }
+
+    /// The property's value in `object` when it is a raw pointer, optional or not.
+    func rawPointer(in object: AnyObject) -> UnsafeMutableRawPointer? {
+        guard type == UnsafeMutableRawPointer.self || type == Optional<UnsafeMutableRawPointer>.self else { return nil }
+        return load(Optional<UnsafeMutableRawPointer>.self, from: object)
+    }
+
     private func load<Value>(_: Value.Type, from object: AnyObject) -> Value {
         withExtendedLifetime(object) {
             UnsafeRawPointer(Unmanaged.passUnretained(object).toOpaque())
                 .load(fromByteOffset: offset, as: Value.self)
         }
     }
+}
+
+/// `Optional<Wrapped>` seen as a type: whether it wraps a class reference
+/// (then it is laid out as one nullable pointer, like `Optional<AnyObject>`).
+protocol OptionalClassReference {
+    static var wrapsClass: Bool { get }
+    /// The wrapped class, when it is one.
+    static var wrappedClass: AnyClass? { get }
+}
+
+extension Optional: OptionalClassReference {
+    static var wrapsClass: Bool { Wrapped.self is AnyClass }
+    static var wrappedClass: AnyClass? { Wrapped.self as? AnyClass }
 }

@@ -51,8 +51,11 @@ struct TaskInternals: @unchecked Sendable {
     /// The task's `knownBody`, as read (an `Optional<_Body>`); read only for
     /// upload tasks, the one kind whose body is not in its request.
     private var knownBody: Any?
-    /// What corelibs put into `knownBody` for a data task, from its request.
-    private var requestBody: Body?
+    /// A data task's request, whose body is what corelibs put into
+    /// `knownBody`; read only when asked (``body``): `httpBody` hands out a
+    /// copy of the bytes, a megabyte copied on the shared work queue for a
+    /// 1 MiB POST.
+    private var request: URLRequest?
     /// The task's behaviour in the registry, as read (a `_Behaviour`); not
     /// read when it cannot matter (see ``needsBehaviour(of:in:)``).
     private var behaviour: Any?
@@ -70,8 +73,8 @@ struct TaskInternals: @unchecked Sendable {
         workQueue = fields.workQueue.flatMap { $0.value(in: task, as: DispatchQueue.self) }
         if task is URLSessionUploadTask {
             knownBody = fields.knownBody?.value(in: task)
-        } else if let request = task.originalRequest {
-            requestBody = Self.body(of: request)
+        } else {
+            request = task.originalRequest
         }
         if let session, Self.needsBehaviour(of: task, in: session) {
             behaviour = Self.behaviour(of: task, in: session)
@@ -92,9 +95,25 @@ struct TaskInternals: @unchecked Sendable {
         return inline
     }
 
+    /// Whether an upload task carries its body (data or file) rather than
+    /// asking its delegate for a stream (`uploadTask(withStreamedRequest:)`
+    /// leaves `knownBody` nil). True when it could not be read.
+    var hasKnownBody: Bool {
+        guard let knownBody else { return Fields.shared.knownBody == nil }
+        return Self.unwrapped(knownBody) != nil
+    }
+
+    /// Whether the task's body goes to the session's data delegate chunk by
+    /// chunk (`.callDelegate` in the registry), which the native protocol
+    /// does without the client. Reflects the behaviour: ask only when the
+    /// session has a data delegate.
+    var isDelegateStyle: Bool {
+        consumer.delivery == .delegateChunks
+    }
+
     /// The body the app gave the task; nil when it cannot be read.
     var body: Body? {
-        requestBody ?? knownBody.flatMap(Self.unwrapped).flatMap(Self.body(from:))
+        request.map(Self.body(of:)) ?? knownBody.flatMap(Self.unwrapped).flatMap(Self.body(from:))
     }
 
     /// How the task's owner consumes the body, and the task delegate of
@@ -124,12 +143,33 @@ struct TaskInternals: @unchecked Sendable {
         /// Set by corelibs' async APIs, which keep a task delegate in the behaviour.
         let callsCompletionInline = StoredField("_callCompletionHandlerInline", in: URLSessionTask.self)
         let taskRegistry = StoredField("taskRegistry", in: URLSession.self)
+        /// The task's protocol (`ProtocolState`) and the lock guarding it:
+        /// an answered 401 puts a fresh HTTP protocol there for the retry.
+        let protocolStorage = StoredField("_protocolStorage", in: URLSessionTask.self)
+        let protocolLock = StoredField("_protocolLock", in: URLSessionTask.self)
+        /// The request of a retry after an answered challenge (with `Authorization`).
+        let authRequest = StoredField("authRequest", in: URLSessionTask.self)
         /// `behaviours` of the registry's class (`URLSession._TaskRegistry`).
         let behaviours: StoredField?
 
         private init() {
             behaviours = (taskRegistry?.type as? AnyClass).flatMap { StoredField("behaviours", in: $0) }
         }
+    }
+
+    /// The protocol instance the task holds now, read under the task's own
+    /// lock; nil when there is none (yet, or any more) or it cannot be read.
+    static func currentProtocol(of task: URLSessionTask) -> URLProtocol? {
+        let fields = Fields.shared
+        guard let storage = fields.protocolStorage, let lock = fields.protocolLock?.object(in: task) as? NSLock else { return nil }
+        let state = lock.withLock { storage.value(in: task) }
+        guard let payload = Mirror(reflecting: state).children.first, payload.label == "existing" else { return nil }
+        return payload.value as? URLProtocol
+    }
+
+    /// The request corelibs sends when it retries after an answered challenge.
+    static func authRequest(of task: URLSessionTask) -> URLRequest? {
+        Fields.shared.authRequest?.value(in: task, as: URLRequest?.self) ?? nil
     }
 
     /// The wrapped value of an `Optional` (any depth) held in an `Any`.

@@ -122,6 +122,13 @@ final class EventStreamer: @unchecked Sendable {
         condition.signal()
     }
 
+    /// Counts events dropped before they were built (no inspector connected).
+    func countDropped(_ count: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        statistics.droppedEvents += count
+    }
+
     var currentStatistics: CaptureAgent.Statistics { locked { statistics } }
 
     /// Whether a connection to the inspector is up.

@@ -1,0 +1,519 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import WireProtocol
+
+// The in-place path: the capture protocol creates the protocol class that
+// would have run the task without the agent (corelibs' own HTTP protocol,
+// or an app's protocol listed after the capture class), bound to the app's
+// own task, with a client that records every call and forwards it. corelibs
+// then runs the task as it would without the agent: downloads, byte
+// counters, progress, redirects, cookies, cache, authentication,
+// `task.error`, `currentRequest`.
+
+/// How a task is captured.
+enum CapturePath: Sendable, Equatable {
+    /// The next protocol in line runs the app's own task; the agent observes.
+    case inPlace
+    /// The demux re-sends the request through an inner session: for data
+    /// tasks whose body goes straight to a session data delegate (the native
+    /// protocol never hands it to the client) and for bodies read from a
+    /// stream (the stream can be read once, so only a tee sees it).
+    case resent
+    /// An app protocol's re-send of a task already being recorded
+    /// (``ObservedProtocols``): run in place without recording.
+    case duplicate
+}
+
+extension CapturePath {
+    /// The path for `task`, decided in `startLoading()` on its work queue.
+    ///
+    /// corelibs chooses the protocol class from the request alone, never
+    /// asking `canInit(with: URLSessionTask)`, so this is where the task's
+    /// kind and its consumer are known.
+    static func choose(for task: URLSessionTask, request: URLRequest, internals: TaskInternals) -> CapturePath {
+        if task is URLSessionDownloadTask { return .inPlace }
+        // A body stream (or one the delegate supplies) is read once, by
+        // whoever sends it: the re-sending path reads it through a tee.
+        if task is URLSessionUploadTask {
+            if !internals.hasKnownBody { return .resent }
+        } else if request.httpBodyStream != nil {
+            return .resent
+        }
+        // Chunks go straight from the native protocol to a session data
+        // delegate (`.callDelegate`); nothing else sees them.
+        guard let session = internals.session, session.delegate is URLSessionDataDelegate else { return .inPlace }
+        return internals.isDelegateStyle ? .resent : .inPlace
+    }
+}
+
+/// The first protocol class after the capture class that accepts the
+/// request: from the session's `protocolClasses` (which respects an app's
+/// own protocols listed there), else the default classes. This is the
+/// class corelibs would have created without the agent.
+enum NextProtocol {
+    static func protocolClass(for request: URLRequest, sessionClasses: [AnyClass]?, defaults: [AnyClass]) -> URLProtocol.Type? {
+        let capture = ObjectIdentifier(CaptureURLProtocol.self)
+        var candidates: ArraySlice<AnyClass> = []
+        if let classes = sessionClasses, let index = classes.firstIndex(where: { ObjectIdentifier($0) == capture }) {
+            candidates = classes[(index + 1)...]
+        }
+        for candidate in candidates + defaults[...] where ObjectIdentifier(candidate) != capture {
+            if let type = candidate as? URLProtocol.Type, type.canInit(with: request) { return type }
+        }
+        return nil
+    }
+}
+
+/// The app's own protocols (listed after the capture class) that are
+/// running a captured task right now. Such a protocol may re-send the
+/// request through a session of its own (the environment switcher of seed
+/// 003 does, with itself, or a helper holding it, as that session's
+/// delegate); when that session is captured too, its task is the same
+/// exchange seen a second time, so the capture protocol lets it through
+/// unrecorded (``isReSending(_:)``). A protocol that re-sends through a
+/// session it is not the delegate of (nor held by it) is not recognised:
+/// its exchanges are logged twice, as the app's and as the re-send.
+enum ObservedProtocols {
+    private static let running = Locked<Set<ObjectIdentifier>>([])
+
+    static func insert(_ instance: URLProtocol) {
+        _ = running.withLock { $0.insert(ObjectIdentifier(instance)) }
+    }
+
+    static func remove(_ identifier: ObjectIdentifier) {
+        _ = running.withLock { $0.remove(identifier) }
+    }
+
+    /// Whether a task of `session` is an observed protocol re-sending its
+    /// task: the session's delegate is that protocol, or holds it in a
+    /// stored property. Costs nothing unless an app protocol is running.
+    static func isReSending(_ session: URLSession?) -> Bool {
+        let observed = running.current
+        guard !observed.isEmpty, let delegate = session?.delegate else { return false }
+        if let own = delegate as? URLProtocol { return observed.contains(ObjectIdentifier(own)) }
+        return Mirror(reflecting: delegate).children.contains { child in
+            guard let held = unwrap(child.value) as? URLProtocol else { return false }
+            return observed.contains(ObjectIdentifier(held))
+        }
+    }
+
+    private static func unwrap(_ value: Any) -> Any? {
+        guard let optional = value as? any OptionalValue else { return value }
+        return optional.wrappedValue.flatMap(unwrap)
+    }
+}
+
+/// The private fields of corelibs' native protocol read on the in-place
+/// path, found once by name (``StoredField``); each read fails soft.
+///
+/// - `URLProtocol.properties`: where the native protocol leaves a download's
+///   file (`.temporaryFileURL`) before it tells the client the task finished.
+/// - `_NativeProtocol.easyHandle` and its `rawHandle`: the libcurl easy handle.
+/// - `internalState`: on cancellation, the response and body received so far.
+struct NativeProtocolFields: @unchecked Sendable {
+    static let shared = NativeProtocolFields()
+
+    let httpProtocolClass: AnyClass?
+    let properties = StoredField("properties", in: URLProtocol.self)
+    let easyHandle: StoredField?
+    let rawHandle: StoredField?
+    let internalState: StoredField?
+
+    private init() {
+        let http: AnyClass? = (URLSessionConfiguration.default.protocolClasses ?? []).first { String(describing: $0).hasSuffix("HTTPURLProtocol") }
+        httpProtocolClass = http
+        easyHandle = http.flatMap { StoredField("easyHandle", in: $0) }
+        internalState = http.flatMap { StoredField("internalState", in: $0) }
+        let handleClass: AnyClass? = (easyHandle?.type as? any OptionalClassReference.Type)?.wrappedClass
+        rawHandle = handleClass.flatMap { StoredField("rawHandle", in: $0) }
+    }
+
+    /// Whether `native` is corelibs' HTTP protocol (or a subclass).
+    func isNative(_ native: URLProtocol) -> Bool {
+        guard let httpProtocolClass else { return false }
+        return native.isKind(of: httpProtocolClass)
+    }
+
+    /// The libcurl easy handle of `native`; nil for any other protocol.
+    func easyHandle(of native: URLProtocol) -> UnsafeMutableRawPointer? {
+        guard isNative(native), let easyHandle, let rawHandle, let handle = easyHandle.optionalObject(in: native) else { return nil }
+        return rawHandle.rawPointer(in: handle)
+    }
+
+    /// The file a download task's native protocol wrote, once it finished.
+    func temporaryFileURL(of native: URLProtocol) -> URL? {
+        guard let properties, let values = properties.value(in: native) as? any RawKeyedValues else { return nil }
+        return values.value(forRawKey: "temporaryFileURL") as? URL
+    }
+
+    /// The response and in-memory body of a transfer still in progress
+    /// (reflected: only on cancellation).
+    func partialTransfer(of native: URLProtocol) -> (response: URLResponse?, body: Data?) {
+        guard isNative(native), let internalState else { return (nil, nil) }
+        let state = Mirror(reflecting: internalState.value(in: native))
+        guard let transfer = state.children.first?.value else { return (nil, nil) }
+        var response: URLResponse?
+        var body: Data?
+        for child in Mirror(reflecting: transfer).children {
+            switch child.label {
+            case "response":
+                response = unwrapped(child.value) as? URLResponse
+            case "bodyDataDrain":
+                // `.inMemory(NSMutableData?)` for completion handlers.
+                if let payload = Mirror(reflecting: child.value).children.first, payload.label == "inMemory",
+                   let data = unwrapped(payload.value) as? NSData {
+                    body = Data(referencing: data)
+                }
+            default:
+                break
+            }
+        }
+        return (response, body)
+    }
+
+    private func unwrapped(_ value: Any) -> Any? {
+        guard let optional = value as? any OptionalValue else { return value }
+        return optional.wrappedValue.flatMap(unwrapped)
+    }
+}
+
+/// A dictionary whose keys are a `String`-backed enum we cannot name
+/// (`URLProtocol._PropertyKey`): looks one key up by its raw value.
+protocol RawKeyedValues {
+    func value(forRawKey key: String) -> Any?
+}
+
+extension Dictionary: RawKeyedValues where Key: RawRepresentable, Key.RawValue == String {
+    func value(forRawKey key: String) -> Any? {
+        Key(rawValue: key).flatMap { self[$0] }
+    }
+}
+
+/// An optional held in an `Any`, unwrapped one level.
+protocol OptionalValue {
+    var wrappedValue: Any? { get }
+}
+
+extension Optional: OptionalValue {
+    var wrappedValue: Any? { self.map { $0 as Any } }
+}
+
+/// The client given to the next protocol: records each call, then forwards
+/// it, unchanged and on the same thread, to the capture protocol's own
+/// client (corelibs' `_ProtocolClient`). The next protocol passes itself as
+/// the protocol, so corelibs reads the results (body, download file) from
+/// it, exactly as without the agent.
+final class RecordingClient: NSObject, URLProtocolClient, @unchecked Sendable {
+    private let real: URLProtocolClient
+    let flow: InPlaceFlow
+
+    init(forwardingTo real: URLProtocolClient, flow: InPlaceFlow) {
+        self.real = real
+        self.flow = flow
+    }
+
+    func urlProtocol(_ protocol: URLProtocol, wasRedirectedTo request: URLRequest, redirectResponse: URLResponse) {
+        real.urlProtocol(`protocol`, wasRedirectedTo: request, redirectResponse: redirectResponse)
+    }
+
+    func urlProtocol(_ protocol: URLProtocol, cachedResponseIsValid cachedResponse: CachedURLResponse) {
+        real.urlProtocol(`protocol`, cachedResponseIsValid: cachedResponse)
+    }
+
+    func urlProtocol(_ protocol: URLProtocol, didReceive response: URLResponse, cacheStoragePolicy policy: URLCache.StoragePolicy) {
+        flow.received(response)
+        real.urlProtocol(`protocol`, didReceive: response, cacheStoragePolicy: policy)
+    }
+
+    func urlProtocol(_ protocol: URLProtocol, didLoad data: Data) {
+        flow.loaded(data)
+        real.urlProtocol(`protocol`, didLoad: data)
+    }
+
+    func urlProtocolDidFinishLoading(_ protocol: URLProtocol) {
+        // Before forwarding: the app's callback may move the download's file.
+        flow.finish(native: `protocol`, error: nil)
+        real.urlProtocolDidFinishLoading(`protocol`)
+    }
+
+    func urlProtocol(_ protocol: URLProtocol, didFailWithError error: Error) {
+        flow.finish(native: `protocol`, error: error)
+        real.urlProtocol(`protocol`, didFailWithError: error)
+    }
+
+    func urlProtocol(_ protocol: URLProtocol, didReceive challenge: URLAuthenticationChallenge) {
+        real.urlProtocol(`protocol`, didReceive: challenge)
+    }
+
+    func urlProtocol(_ protocol: URLProtocol, didCancel challenge: URLAuthenticationChallenge) {
+        real.urlProtocol(`protocol`, didCancel: challenge)
+    }
+}
+
+/// One exchange captured in place. Calls come from the task's work queue
+/// (through ``RecordingClient`` and the capture protocol); what must be read
+/// there is read there (the task's response, the download's file, libcurl's
+/// figures), and everything else (building and redacting the log, reading
+/// bodies) happens on the flow's own queue, in order.
+final class InPlaceFlow: @unchecked Sendable {
+    private let agent: CaptureAgent
+    private let queue: DispatchQueue
+    /// Whether an inspector was connected when the task started. Without
+    /// one the flow's events would only be counted as dropped, so none is
+    /// built: the flow reads nothing and counts its events at the end.
+    private let recording: Bool
+    /// Events the flow would have sent (when not recording).
+    private let unsent = Locked(0)
+    private let start: FlowClock.Start
+    private weak var task: URLSessionTask?
+    /// Set once, synchronously, by whichever end comes first.
+    private let done = Locked(false)
+    /// The native protocol's easy handle, when there is one; read on the work queue only.
+    private var easyHandle: UnsafeMutableRawPointer?
+    private var watchingHeaders = false
+    /// Touched only on `queue`.
+    private var recorder: FlowRecorder?
+    private var responseBody: Data?
+    private var sawResponse = false
+    /// Read on the work queue only: what a retry needs.
+    private let internals: TaskInternals
+    private var finishedStatus: Int?
+    private var watchesRetries = false
+    /// The app's own protocol this flow observes, while it runs.
+    private var observedProtocol: ObjectIdentifier?
+
+    /// Call on the task's work queue, before the next protocol starts.
+    init(agent: CaptureAgent, task: URLSessionTask, request: URLRequest, internals: TaskInternals) {
+        self.agent = agent
+        self.task = task
+        self.internals = internals
+        start = agent.clock.start()
+        recording = agent.isConnected
+        queue = recording ? DispatchQueue(label: "netinspect.CaptureAgent.inPlace") : Self.idleQueue
+        guard recording else {
+            unsent.withLock { $0 = 1 }  // flowStarted
+            return
+        }
+        let taskID = task.taskIdentifier
+        let originalRequest = request
+        queue.async { [start] in
+            let session = internals.session
+            var recorder = FlowRecorder(
+                request: originalRequest,
+                additionalHeaders: session?.configuration.httpAdditionalHeaders,
+                sessionID: agent.demuxes.sessionID(for: session),
+                taskID: taskID,
+                configuration: agent.configuration,
+                clock: agent.clock,
+                start: start,
+                path: .inPlace
+            )
+            recorder.setRequestBody(Self.requestBody(internals.body, limit: agent.configuration.bodyCaptureLimit))
+            if agent.allowsControl {
+                if let origin = agent.replays.origin(of: task) { recorder.setChanges(FlowChanges(rules: [], replayOf: origin)) }
+                let body: Data? = if case .data(let data)? = internals.body { data } else { originalRequest.httpBody }
+                agent.replays.remember(recorder.id, request: originalRequest, body: body, configuration: session?.configuration)
+            }
+            agent.emit(recorder.started())
+            self.recorder = recorder
+        }
+    }
+
+    /// Stands in for the queue of a flow that records nothing (never used).
+    private static let idleQueue = DispatchQueue(label: "netinspect.CaptureAgent.inPlace.idle")
+
+    private static func requestBody(_ body: TaskInternals.Body?, limit: Int) -> CapturedBody? {
+        switch body {
+        case .data(let data)?: CapturedBody(capturing: data, cap: limit)
+        case .file(let url)?: BodyCapture.capturing(fileAt: url, limit: limit)
+        case .none?, .stream?, .askDelegate?, nil: nil
+        }
+    }
+
+    /// Before the next protocol's `startLoading()`: record the header
+    /// blocks its easy handle writes and reads, transfer by transfer.
+    func starting(native: URLProtocol) {
+        if !NativeProtocolFields.shared.isNative(native), observedProtocol == nil {
+            observedProtocol = ObjectIdentifier(native)
+            ObservedProtocols.insert(native)
+        }
+        guard recording, !done.current, easyHandle == nil, let handle = NativeProtocolFields.shared.easyHandle(of: native) else { return }
+        easyHandle = handle
+        watchingHeaders = Libcurl.watchHeaders(of: handle)
+    }
+
+    func received(_ response: URLResponse) {
+        guard recording else {
+            unsent.withLock { $0 += 1 }  // flowResponse
+            return
+        }
+        let now = agent.clock.offset(since: start)
+        queue.async {
+            guard var recorder = self.recorder else { return }
+            self.sawResponse = true
+            self.agent.emit(recorder.received(response, at: now))
+            self.recorder = recorder
+        }
+    }
+
+    /// `didLoad` replaces what the client stores: keep the last one.
+    func loaded(_ data: Data) {
+        guard recording else { return }
+        queue.async { self.responseBody = data }
+    }
+
+    /// From `stopLoading()` when the task is being cancelled (corelibs then
+    /// reports the cancellation to the client itself, not through ours).
+    func cancelled(native: URLProtocol?) {
+        let partial = native.map(NativeProtocolFields.shared.partialTransfer(of:)) ?? (nil, nil)
+        finish(native: native, error: task?.error ?? URLError(.cancelled), partial: partial)
+    }
+
+    /// The task ended: reads what only the work queue may read, then logs.
+    func finish(native: URLProtocol?, error: Error?, partial: (response: URLResponse?, body: Data?) = (nil, nil)) {
+        let first = done.withLock { done -> Bool in
+            defer { done = true }
+            return !done
+        }
+        guard first else { return }
+        if let observedProtocol { ObservedProtocols.remove(observedProtocol) }
+        let task = self.task
+        let response = task?.response ?? partial.response
+        finishedStatus = (response as? HTTPURLResponse)?.statusCode
+        guard recording else {
+            agent.countDropped(unsent.current + 1)  // + flowFinished
+            return
+        }
+        let finishedAt = agent.clock.offset(since: start)
+        let originalURL = task?.originalRequest?.url
+        let finalURL = task?.currentRequest?.url
+        // Opened now, read later: the app may move the file once told.
+        let file: FileHandle? = error == nil && task is URLSessionDownloadTask
+            ? native.flatMap(NativeProtocolFields.shared.temporaryFileURL(of:)).flatMap { try? FileHandle(forReadingFrom: $0) }
+            : nil
+        let times = easyHandle.map(Libcurl.times(of:)) ?? [:]
+        let seen = watchingHeaders ? easyHandle.flatMap(Libcurl.stopWatching) : nil
+        let limit = agent.configuration.bodyCaptureLimit
+        agent.finishing.enter()
+        queue.async {
+            defer { self.agent.finishing.leave() }
+            guard var recorder = self.recorder else { return }
+            self.recorder = nil
+            if let response, !self.sawResponse { _ = recorder.received(response, at: nil) }
+            if let file {
+                defer { try? file.close() }
+                recorder.setResponseBody(BodyCapture.capturing(file, limit: limit))
+            } else if let body = self.responseBody ?? partial.body {
+                recorder.setResponseBody(CapturedBody(capturing: body, cap: limit))
+            }
+            recorder.setTransfer(times: times, endingAt: finishedAt, observedHead: self.sawResponse)
+            if let originalURL, let finalURL {
+                recorder.setRedirects(Self.hops(from: originalURL, to: finalURL, exchanges: seen?.exchanges ?? []))
+            }
+            if let block = seen?.exchanges.first?.headerOut, !block.isEmpty { recorder.setSentHeaders(block) }
+            self.agent.emit(recorder.finished(error: error, requestBody: nil, at: finishedAt))
+            self.responseBody = nil
+        }
+    }
+
+    /// From `stopLoading()` when the task is being suspended. After a 401,
+    /// that is corelibs answering the challenge: it suspends the task, puts
+    /// a fresh HTTP protocol (with a client of its own) in place of the
+    /// capture protocol and resumes, so the retry would escape capture. The
+    /// watch finds that protocol and gives it a recording client too.
+    func suspended() {
+        guard done.current, finishedStatus == 401, !watchesRetries, let task, let workQueue = internals.workQueue else { return }
+        watchesRetries = true
+        RetryWatch(agent: agent, task: task, internals: internals, workQueue: workQueue).poll()
+    }
+
+    /// The redirect hops of a task that started at `originalURL` and ended
+    /// at `finalURL`: from each exchange libcurl wrote and read on the
+    /// handle (a 3xx with `Location`, followed by another request), or, when
+    /// they were not seen, one hop from the original to the final URL whose
+    /// status the agent does not know (`statusCode` 0).
+    static func hops(from originalURL: URL, to finalURL: URL, exchanges: [Libcurl.Exchange]) -> [(status: Int, from: URL, to: URL)] {
+        var hops: [(status: Int, from: URL, to: URL)] = []
+        var current = originalURL
+        for exchange in exchanges.dropLast() {
+            let head = ResponseHead(exchange.headerIn)
+            guard let status = head.status, (300 ... 399).contains(status), let location = head.field("Location"),
+                  let target = URL(string: location, relativeTo: current)?.absoluteURL
+            else { break }
+            hops.append((status, current, target))
+            current = target
+        }
+        if current.absoluteString != finalURL.absoluteString { hops.append((0, current, finalURL)) }
+        return hops
+    }
+}
+
+/// A response header block as libcurl read it.
+struct ResponseHead {
+    let lines: [Substring]
+
+    init(_ text: String) {
+        lines = text.split(whereSeparator: \.isNewline)
+    }
+
+    var status: Int? {
+        guard let first = lines.first, first.hasPrefix("HTTP/") else { return nil }
+        let parts = first.split(separator: " ", maxSplits: 2)
+        return parts.count > 1 ? Int(parts[1]) : nil
+    }
+
+    func field(_ name: String) -> String? {
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":") else { continue }
+            let fieldName = FlowRecorder.trimmed(line[..<colon].utf8)
+            if String(decoding: fieldName, as: UTF8.self).lowercased() == name.lowercased() {
+                return String(decoding: FlowRecorder.trimmed(line[line.index(after: colon)...].utf8), as: UTF8.self)
+            }
+        }
+        return nil
+    }
+}
+
+/// Finds the protocols corelibs creates for a task's retries after answered
+/// challenges (``InPlaceFlow/suspended()``) and records each retry as a flow
+/// of its own (the server sees two exchanges). Polls the task's protocol
+/// slot on the task's work queue, where the client is also called, starting
+/// every millisecond and backing off to 50 ms, until the task completes.
+final class RetryWatch: @unchecked Sendable {
+    private let agent: CaptureAgent
+    private let task: URLSessionTask
+    private let internals: TaskInternals
+    private let workQueue: DispatchQueue
+    // Touched only on `workQueue`.
+    private var known: Set<ObjectIdentifier> = []
+    private var delay = 0.001
+    private let deadline = DispatchTime.now() + .seconds(300)
+
+    init(agent: CaptureAgent, task: URLSessionTask, internals: TaskInternals, workQueue: DispatchQueue) {
+        self.agent = agent
+        self.task = task
+        self.internals = internals
+        self.workQueue = workQueue
+    }
+
+    /// Call on the work queue.
+    func poll() {
+        let state = task.state
+        guard state == .running || state == .suspended, DispatchTime.now() < deadline else { return }
+        if let current = TaskInternals.currentProtocol(of: task), !(current is CaptureURLProtocol),
+           !known.contains(ObjectIdentifier(current)), !(current.client is RecordingClient),
+           NativeProtocolFields.shared.isNative(current), let client = current.client {
+            known.insert(ObjectIdentifier(current))
+            let request = TaskInternals.authRequest(of: task) ?? task.originalRequest ?? current.request
+            let flow = InPlaceFlow(agent: agent, task: task, request: request, internals: internals)
+            current.client = RecordingClient(forwardingTo: client, flow: flow)
+            agent.count(.inPlace)
+            flow.starting(native: current)
+            delay = 0.001
+        }
+        workQueue.asyncAfter(deadline: .now() + delay) { self.poll() }
+        delay = min(delay * 2, 0.05)
+    }
+}
