@@ -130,6 +130,7 @@ public final class CaptureAgent: Sendable {
         try AgentRegistry.activate(agent)
         _ = URLProtocol.registerClass(CaptureURLProtocol.self)
         warnIfSharedSessionIsNotCaptured()
+        CallDelegatePattern.learn()
         agent.streamer.start()
         agent.streamer.waitForFirstAttempt(timeout: configuration.initialConnectionWait)
         return agent
