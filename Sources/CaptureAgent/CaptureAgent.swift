@@ -139,6 +139,7 @@ public final class CaptureAgent: Sendable {
         try AgentRegistry.activate(agent)
         _ = URLProtocol.registerClass(CaptureURLProtocol.self)
         warnIfSharedSessionIsNotCaptured()
+        CallDelegatePattern.learn()
         agent.streamer.start()
         agent.streamer.waitForFirstAttempt(timeout: configuration.initialConnectionWait)
         return agent

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import WireProtocol
 import XCTest
 @testable import CaptureAgent
 
@@ -62,5 +63,96 @@ final class StoredFieldTests: XCTestCase {
         let second = try XCTUnwrap(TaskInternals(of: session.dataTask(with: url)).workQueue)
         XCTAssertFalse(first === second)
         XCTAssertTrue(first.label.contains("URLSessionTask"), first.label)
+    }
+}
+
+/// The corelibs internals the in-place path reads, and the pure parts of
+/// what it makes of libcurl's output.
+final class InPlaceInternalsTests: XCTestCase {
+    /// A toolchain that renames one of these fails here, by name; the agent
+    /// itself would capture with less (no download body, no phases, no
+    /// client headers, a 401's retry unrecorded) rather than crash.
+    func testEveryCorelibsFieldTheInPlacePathReadsExists() throws {
+        let native = NativeProtocolFields.shared
+        XCTAssertNotNil(native.httpProtocolClass)
+        XCTAssertNotNil(native.properties)
+        XCTAssertNotNil(native.easyHandle)
+        XCTAssertNotNil(native.rawHandle)
+        XCTAssertNotNil(native.internalState)
+        let task = TaskInternals.Fields.shared
+        XCTAssertNotNil(task.protocolStorage)
+        XCTAssertTrue(try XCTUnwrap(task.protocolLock).type == NSLock.self)
+        XCTAssertNotNil(task.authRequest)
+        XCTAssertTrue(Libcurl.isAvailable, "curl_easy_getinfo/curl_easy_setopt not found in the process")
+    }
+
+    /// The native protocol bound to a task owns a libcurl easy handle the
+    /// agent can read, and libcurl answers for it (a fresh handle: 0 s).
+    func testTheNativeProtocolsEasyHandleIsReadable() throws {
+        let session = URLSession(configuration: .default)
+        defer { session.invalidateAndCancel() }
+        let task = session.dataTask(with: URL(string: "http://127.0.0.1:9/never-sent")!)
+        let httpClass = try XCTUnwrap(NativeProtocolFields.shared.httpProtocolClass as? URLProtocol.Type)
+        let native = httpClass.init(task: task, cachedResponse: nil, client: nil)
+        XCTAssertTrue(native.task === task, "bound to the task it was given")
+        let handle = try XCTUnwrap(NativeProtocolFields.shared.easyHandle(of: native))
+        XCTAssertEqual(Libcurl.time(.total, of: handle), 0)
+        XCTAssertNil(NativeProtocolFields.shared.temporaryFileURL(of: native), "no download yet")
+    }
+
+    /// A task with no completion handler in a session with no delegate
+    /// (its body reaches nobody) is told from one with a handler by the
+    /// bytes of its registry behaviour, without reflecting the handler.
+    func testTasksWhoseBodyReachesNobodyAreRecognised() {
+        CallDelegatePattern.learn()
+        let session = URLSession(configuration: .default)
+        defer { session.invalidateAndCancel() }
+        let url = URL(string: "http://127.0.0.1:9/never-sent")!
+        let bare = session.dataTask(with: url)
+        let handled = session.dataTask(with: url) { _, _, _ in }
+        // corelibs registers a task asynchronously on the session's work queue.
+        XCTAssertTrue(eventually(timeout: 2) { TaskInternals(of: bare).isUnobserved })
+        XCTAssertTrue(eventually(timeout: 2) { TaskInternals.delivery(of: handled, in: session) != nil })
+        XCTAssertFalse(TaskInternals(of: handled).isUnobserved)
+        let delegated = URLSession(configuration: .default, delegate: RecordingDelegate(), delegateQueue: nil)
+        defer { delegated.invalidateAndCancel() }
+        let toDelegate = delegated.dataTask(with: url)
+        _ = eventually(timeout: 2) { TaskInternals.delivery(of: toDelegate, in: delegated) != nil }
+        XCTAssertFalse(TaskInternals(of: toDelegate).isUnobserved, "a session delegate receives it")
+    }
+
+    func testRequestHeaderBlocksAreParsedIntoFields() {
+        let block = "POST /echo?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: app (unknown version) curl/7.88.1\r\nAccept: */*\r\nX-Empty:\r\nContent-Length: 7\r\n\r\n"
+        XCTAssertEqual(FlowRecorder.fields(ofRequestHeaderBlock: block), [
+            HTTPHeader(name: "Host", value: "127.0.0.1:8080"),
+            HTTPHeader(name: "User-Agent", value: "app (unknown version) curl/7.88.1"),
+            HTTPHeader(name: "Accept", value: "*/*"),
+            HTTPHeader(name: "X-Empty", value: ""),
+            HTTPHeader(name: "Content-Length", value: "7"),
+        ])
+    }
+
+    func testRedirectHopsComeFromEachExchange() {
+        let start = URL(string: "http://h:1/a")!
+        let end = URL(string: "http://h:1/c")!
+        let chain = [
+            Libcurl.Exchange(headerOut: "GET /a HTTP/1.1\r\n", headerIn: "HTTP/1.1 301 Moved\r\nLocation: /b\r\n"),
+            Libcurl.Exchange(headerOut: "GET /b HTTP/1.1\r\n", headerIn: "HTTP/1.1 307 Temporary\r\nlocation: http://h:1/c\r\n"),
+            Libcurl.Exchange(headerOut: "GET /c HTTP/1.1\r\n", headerIn: "HTTP/1.1 200 OK\r\n"),
+        ]
+        let hops = InPlaceFlow.hops(from: start, to: end, exchanges: chain)
+        XCTAssertEqual(hops.map(\.status), [301, 307])
+        XCTAssertEqual(hops.map(\.to.absoluteString), ["http://h:1/b", "http://h:1/c"])
+        // Nothing seen: one hop, status unknown.
+        XCTAssertEqual(InPlaceFlow.hops(from: start, to: end, exchanges: []).map(\.status), [0])
+        // Not redirected, or the app refused the redirect: no hop.
+        XCTAssertTrue(InPlaceFlow.hops(from: start, to: start, exchanges: [chain[0]]).isEmpty)
+    }
+
+    func testHeaderNamesMatchIgnoringASCIICaseOnly() {
+        XCTAssertTrue(HTTPHeader.namesMatch("Content-Encoding", "content-encoding"))
+        XCTAssertFalse(HTTPHeader.namesMatch("Content-Encoding", "content-encodinG2"))
+        XCTAssertFalse(HTTPHeader.namesMatch("X-A", "X_A"))
+        XCTAssertFalse(HTTPHeader.namesMatch("[", "{"), "only letters fold")
     }
 }

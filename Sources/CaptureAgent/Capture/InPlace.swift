@@ -41,9 +41,13 @@ extension CapturePath {
         } else if request.httpBodyStream != nil {
             return .resent
         }
+        guard let session = internals.session else { return .inPlace }
+        // No completion handler and no session delegate: corelibs throws the
+        // body away, so in place nothing would see it; the re-send keeps it.
+        if session.delegate == nil { return internals.isUnobserved ? .resent : .inPlace }
         // Chunks go straight from the native protocol to a session data
         // delegate (`.callDelegate`); nothing else sees them.
-        guard let session = internals.session, session.delegate is URLSessionDataDelegate else { return .inPlace }
+        guard session.delegate is URLSessionDataDelegate else { return .inPlace }
         return internals.isDelegateStyle ? .resent : .inPlace
     }
 }
@@ -426,7 +430,13 @@ final class InPlaceFlow: @unchecked Sendable {
     func suspended() {
         guard done.current, finishedStatus == 401, !watchesRetries, let task, let workQueue = internals.workQueue else { return }
         watchesRetries = true
-        RetryWatch(agent: agent, task: task, internals: internals, workQueue: workQueue).poll()
+        let watch = RetryWatch(agent: agent, task: task, internals: internals, workQueue: workQueue)
+        // corelibs suspends the task, then (on the delegate queue, without
+        // the work queue) puts the retry's protocol in place and resumes,
+        // which waits for this queue: so wait here, briefly, for the slot to
+        // change, and the retry starts with a recording client.
+        watch.catchUp(within: .milliseconds(50))
+        watch.poll()
     }
 
     /// The redirect hops of a task that started at `originalURL` and ended
@@ -498,22 +508,38 @@ final class RetryWatch: @unchecked Sendable {
         self.workQueue = workQueue
     }
 
+    /// Call on the work queue: waits at most `timeout` for a retry's
+    /// protocol to appear and records it.
+    func catchUp(within timeout: DispatchTimeInterval) {
+        let until = DispatchTime.now() + timeout
+        while DispatchTime.now() < until {
+            if adoptRetry() { return }
+            usleep(100)
+        }
+    }
+
     /// Call on the work queue.
     func poll() {
         let state = task.state
         guard state == .running || state == .suspended, DispatchTime.now() < deadline else { return }
-        if let current = TaskInternals.currentProtocol(of: task), !(current is CaptureURLProtocol),
-           !known.contains(ObjectIdentifier(current)), !(current.client is RecordingClient),
-           NativeProtocolFields.shared.isNative(current), let client = current.client {
-            known.insert(ObjectIdentifier(current))
-            let request = TaskInternals.authRequest(of: task) ?? task.originalRequest ?? current.request
-            let flow = InPlaceFlow(agent: agent, task: task, request: request, internals: internals)
-            current.client = RecordingClient(forwardingTo: client, flow: flow)
-            agent.count(.inPlace)
-            flow.starting(native: current)
-            delay = 0.001
-        }
+        if adoptRetry() { delay = 0.001 }
         workQueue.asyncAfter(deadline: .now() + delay) { self.poll() }
         delay = min(delay * 2, 0.05)
+    }
+
+    /// Gives the task's current protocol a recording client when it is a
+    /// retry's protocol not seen before.
+    private func adoptRetry() -> Bool {
+        guard let current = TaskInternals.currentProtocol(of: task), !(current is CaptureURLProtocol),
+              !known.contains(ObjectIdentifier(current)), !(current.client is RecordingClient),
+              NativeProtocolFields.shared.isNative(current), let client = current.client
+        else { return false }
+        known.insert(ObjectIdentifier(current))
+        let request = TaskInternals.authRequest(of: task) ?? task.originalRequest ?? current.request
+        let flow = InPlaceFlow(agent: agent, task: task, request: request, internals: internals)
+        current.client = RecordingClient(forwardingTo: client, flow: flow)
+        agent.count(.inPlace)
+        flow.starting(native: current)
+        return true
     }
 }

@@ -91,6 +91,9 @@ struct TaskInternals: @unchecked Sendable {
     /// saves about 66 k instructions a request.
     private static func needsBehaviour(of task: URLSessionTask, in session: URLSession) -> Bool {
         if session.delegate is URLSessionDataDelegate { return true }
+        // Without a session delegate a task with no completion handler sends
+        // its body nowhere (``isUnobserved``): only a registry lookup.
+        if session.delegate == nil { return true }
         guard let inline = Fields.shared.callsCompletionInline?.value(in: task, as: Bool.self) else { return true }
         return inline
     }
@@ -109,6 +112,18 @@ struct TaskInternals: @unchecked Sendable {
     /// session has a data delegate.
     var isDelegateStyle: Bool {
         consumer.delivery == .delegateChunks
+    }
+
+    /// Whether the task's body reaches nobody: a task with no completion
+    /// handler (`.callDelegate` in the registry) in a session without a
+    /// delegate, which corelibs runs with its body thrown away. Decided by
+    /// comparing the behaviour's bytes with those of a `.callDelegate` learned
+    /// from a probe task (``CallDelegatePattern``): reflecting a behaviour
+    /// that holds a completion handler costs about 50 k instructions on the
+    /// work queue, a byte comparison almost nothing. False when unknown.
+    var isUnobserved: Bool {
+        guard let session, session.delegate == nil, let behaviour else { return false }
+        return CallDelegatePattern.matches(behaviour)
     }
 
     /// The body the app gave the task; nil when it cannot be read.
@@ -236,6 +251,10 @@ struct TaskInternals: @unchecked Sendable {
         return (.wholeBodyOnce, unwrapped(delegate.value) as? URLSessionTaskDelegate)
     }
 
+    static func behaviourForProbe(of task: URLSessionTask, in session: URLSession) -> Any? {
+        behaviour(of: task, in: session)
+    }
+
     private static func behaviour(of task: URLSessionTask, in session: URLSession) -> Any? {
         let fields = Fields.shared
         guard let registryField = fields.taskRegistry, let behavioursField = fields.behaviours,
@@ -243,6 +262,42 @@ struct TaskInternals: @unchecked Sendable {
               let behaviours = behavioursField.value(in: registry) as? any IntKeyedValues
         else { return nil }
         return behaviours.value(forKey: task.taskIdentifier)
+    }
+}
+
+/// The in-memory bytes of the registry behaviour `.callDelegate`, learned
+/// once per process from a task that is never resumed (``learn()``, called
+/// by `CaptureAgent.start`, off any work queue: corelibs registers a task
+/// asynchronously on its session's work queue).
+enum CallDelegatePattern {
+    private static let pattern = Locked<[UInt8]?>(nil)
+
+    static func learn() {
+        guard pattern.current == nil else { return }
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.protocolClasses = []
+        let session = URLSession(configuration: configuration)
+        defer { session.invalidateAndCancel() }
+        let task = session.dataTask(with: URL(string: "http://127.0.0.1:9/netinspect-probe")!)
+        let deadline = DispatchTime.now() + .milliseconds(500)
+        while DispatchTime.now() < deadline {
+            if let behaviour = TaskInternals.behaviourForProbe(of: task, in: session) {
+                let bytes = Self.bytes(of: behaviour)
+                pattern.withLock { $0 = bytes }
+                return
+            }
+            usleep(200)
+        }
+    }
+
+    static func matches(_ behaviour: Any) -> Bool {
+        guard let known = pattern.current else { return false }
+        return bytes(of: behaviour) == known
+    }
+
+    private static func bytes(of value: Any) -> [UInt8] {
+        func raw<T>(_ value: T) -> [UInt8] { withUnsafeBytes(of: value) { Array($0) } }
+        return _openExistential(value, do: raw)
     }
 }
 
