@@ -67,7 +67,7 @@ extension AppState {
         guard let base = session.store[diff.base], let other = session.store[diff.other] else {
             return [StyledLine("One of the two flows is no longer stored (evicted or cleared).", .warning)]
         }
-        let key = DiffLinesCache.Key(base: base.sequence, baseRevision: base.revision, other: other.sequence,
+        let key = DiffLinesKey(base: base.sequence, baseRevision: base.revision, other: other.sequence,
                                      otherRevision: other.revision, width: size.width)
         if let lines = diffCache.lines(for: key) { return lines }
         let lines = FlowDiff(base: base.log, other: other.log).lines(width: size.width).flatMap { $0.wrapped(toWidth: size.width) }
@@ -76,23 +76,11 @@ extension AppState {
     }
 }
 
-/// Remembers the last diff formatted; a memo of a pure function of its key.
-final class DiffLinesCache: Sendable {
-    struct Key: Hashable {
-        var base: Int
-        var baseRevision: Int
-        var other: Int
-        var otherRevision: Int
-        var width: Int
-    }
-
-    private let entry = Mutex<(key: Key, lines: [StyledLine])?>(nil)
-
-    func lines(for key: Key) -> [StyledLine]? {
-        entry.withLock { $0?.key == key ? $0?.lines : nil }
-    }
-
-    func store(_ lines: [StyledLine], for key: Key) {
-        entry.withLock { $0 = (key, lines) }
-    }
+/// The diff's lines depend on these alone.
+struct DiffLinesKey: Hashable, Sendable {
+    var base: Int
+    var baseRevision: Int
+    var other: Int
+    var otherRevision: Int
+    var width: Int
 }

@@ -251,7 +251,7 @@ extension AppState {
         guard let record = session.store[detail.sequence] else {
             return [StyledLine("This flow is no longer stored (evicted or cleared).", .warning)]
         }
-        let key = DetailLinesCache.Key(sequence: record.sequence, revision: record.revision, tab: detail.tab, width: size.width)
+        let key = DetailLinesKey(sequence: record.sequence, revision: record.revision, tab: detail.tab, width: size.width)
         if let lines = detailCache.lines(for: key) { return lines }
         let agent = record.agent.flatMap { session.agents.indices.contains($0) ? session.agents[$0] : nil }
         let lines = DetailContent.lines(for: record, agent: agent, tab: detail.tab, timeZone: timeZone)
@@ -261,16 +261,18 @@ extension AppState {
     }
 }
 
-/// Remembers the last detail view formatted. A memo of a pure function of
-/// its key, so sharing it between copies of the state changes no result.
-final class DetailLinesCache: Sendable {
-    struct Key: Hashable {
-        var sequence: Int
-        var revision: Int
-        var tab: DetailTab
-        var width: Int
-    }
+/// The detail view's lines depend on these alone.
+struct DetailLinesKey: Hashable, Sendable {
+    var sequence: Int
+    var revision: Int
+    var tab: DetailTab
+    var width: Int
+}
 
+/// Remembers the last lines formatted (the detail view's, the diff's): a
+/// memo of a pure function of its key, so sharing it between copies of the
+/// state changes no result.
+final class LinesMemo<Key: Hashable & Sendable>: Sendable {
     private let entry = Mutex<(key: Key, lines: [StyledLine])?>(nil)
 
     func lines(for key: Key) -> [StyledLine]? {

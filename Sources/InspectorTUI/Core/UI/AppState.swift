@@ -163,8 +163,8 @@ public struct AppState: Sendable {
 
     var searchFilter: FilterExpression?
     var expressionFilter: FilterExpression?
-    let detailCache = DetailLinesCache()
-    let diffCache = DiffLinesCache()
+    let detailCache = LinesMemo<DetailLinesKey>()
+    let diffCache = LinesMemo<DiffLinesKey>()
 
     /// A fresh state.
     public init(
