@@ -42,7 +42,7 @@ public final class CaptureAgent: Sendable {
     /// Where the agent sends events.
     public let destination: Configuration.Destination
 
-    let clock: FlowClock
+    package let clock: FlowClock
     let demuxes: DemuxRegistry
     private let streamer: EventStreamer
     private let isRunning = Locked(true)
@@ -197,7 +197,7 @@ public final class CaptureAgent: Sendable {
     /// Inner sessions alive: one per captured original session.
     package var innerSessionCount: Int { demuxes.count }
 
-    func emit(_ message: Message) {
+    package func emit(_ message: Message) {
         streamer.submit(message)
     }
 

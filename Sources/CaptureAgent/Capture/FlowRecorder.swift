@@ -7,8 +7,12 @@ import WireProtocol
 /// Builds the log of one captured exchange and the events that carry it:
 /// `flowStarted`, `flowResponse`, `flowFinished`. Redaction happens here,
 /// so only the log ever sees redacted values.
-struct FlowRecorder {
-    let id = FlowID()
+///
+/// Shared (package visibility) by every capture path: the URLSession
+/// protocol and the AsyncHTTPClient and OpenAPI products, which describe
+/// their exchanges with plain values instead of Foundation's types.
+package struct FlowRecorder {
+    package let id = FlowID()
     private let sessionID: Int
     private let taskID: Int
     private let configuration: CaptureAgent.Configuration
@@ -20,10 +24,36 @@ struct FlowRecorder {
     private var redirects: [RedirectHop] = []
     private var response: Response?
     private var responseBody: BodyCapture
+    /// Which client captured the flow, and how; sent with `flowStarted`.
+    package var source: CaptureSource?
+    /// The response body bytes are after the client removed a content coding.
+    package var responseBodyIsDecoded = false
 
     init(
         request urlRequest: URLRequest,
         additionalHeaders: [AnyHashable: Any]?,
+        sessionID: Int,
+        taskID: Int,
+        configuration: CaptureAgent.Configuration,
+        clock: FlowClock
+    ) {
+        self.init(
+            method: urlRequest.httpMethod ?? "GET",
+            url: urlRequest.url,
+            headers: Self.requestHeaders(urlRequest.allHTTPHeaderFields ?? [:], additional: additionalHeaders),
+            sessionID: sessionID,
+            taskID: taskID,
+            configuration: configuration,
+            clock: clock
+        )
+    }
+
+    /// A flow for a request described by plain values; `headers` as the app
+    /// set them, in order. The URL and headers are redacted here.
+    package init(
+        method: String,
+        url: URL?,
+        headers: [HTTPHeader],
         sessionID: Int,
         taskID: Int,
         configuration: CaptureAgent.Configuration,
@@ -35,10 +65,9 @@ struct FlowRecorder {
         self.clock = clock
         self.start = clock.start()
         self.responseBody = BodyCapture(limit: configuration.bodyCaptureLimit)
-        let headers = Self.requestHeaders(urlRequest.allHTTPHeaderFields ?? [:], additional: additionalHeaders)
         self.request = Request(
-            method: urlRequest.httpMethod ?? "GET",
-            url: urlRequest.url.map(configuration.redacting) ?? "",
+            method: method,
+            url: url.map(configuration.redacting) ?? "",
             headers: configuration.redacting(headers)
         )
     }
@@ -60,8 +89,14 @@ struct FlowRecorder {
         fields.map { HTTPHeader(name: $0.key, value: $0.value) }.sorted { $0.name.lowercased() < $1.name.lowercased() }
     }
 
+    /// Header fields the client added on the way to the wire (redacted
+    /// here); set before ``started()``.
+    package mutating func setClientHeaders(_ headers: [HTTPHeader]) {
+        request.clientHeaders = configuration.redacting(headers)
+    }
+
     /// A body known before sending (data, file prefix) goes in `flowStarted`.
-    mutating func setRequestBody(_ body: CapturedBody?) {
+    package mutating func setRequestBody(_ body: CapturedBody?) {
         request.body = body
     }
 
@@ -69,36 +104,54 @@ struct FlowRecorder {
         Timing(startedAt: start.date, requestSent: requestSent, firstResponseByte: firstResponseByte)
     }
 
-    func started() -> Message {
-        .flowStarted(NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, timing: timing))
+    package func started() -> Message {
+        .flowStarted(NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, timing: timing, source: source))
     }
 
     /// The request (with its body) has gone out; later calls move the mark.
-    mutating func markRequestSent() {
+    package mutating func markRequestSent() {
         requestSent = clock.offset(since: start)
     }
 
     mutating func redirected(_ response: HTTPURLResponse, to newRequest: URLRequest) {
+        redirected(statusCode: response.statusCode, from: response.url, to: newRequest.url)
+    }
+
+    /// Records one redirect hop (redacted like the request URL).
+    package mutating func redirected(statusCode: Int, from: URL?, to: URL?) {
         redirects.append(RedirectHop(
-            statusCode: response.statusCode,
-            from: response.url.map(configuration.redacting) ?? "",
-            to: newRequest.url.map(configuration.redacting) ?? ""
+            statusCode: statusCode,
+            from: from.map(configuration.redacting) ?? "",
+            to: to.map(configuration.redacting) ?? ""
         ))
     }
 
+    /// The request method, as logged.
+    package var method: String { request.method }
+
+    /// The hops recorded so far, already redacted; a client that sends each
+    /// hop as a new request hands them on with ``continuing(after:)``.
+    package var redirectHops: [RedirectHop] { redirects }
+
+    /// Starts this flow with the hops of the requests that led to it.
+    package mutating func continuing(after hops: [RedirectHop]) {
+        redirects = hops
+    }
+
     mutating func received(_ urlResponse: URLResponse) -> Message {
-        let now = clock.offset(since: start)
-        if requestSent == nil { requestSent = now }
-        firstResponseByte = now
         let http = urlResponse as? HTTPURLResponse
         let fields = (http?.allHeaderFields ?? [:]).reduce(into: [String: String]()) { result, field in
             if let name = field.key as? String { result[name] = "\(field.value)" }
         }
-        let response = Response(
-            statusCode: http?.statusCode ?? 0,
-            headers: configuration.redacting(Self.sortedHeaders(fields)),
-            mimeType: urlResponse.mimeType
-        )
+        return received(statusCode: http?.statusCode ?? 0, headers: Self.sortedHeaders(fields), mimeType: urlResponse.mimeType)
+    }
+
+    /// The response head has arrived; `headers` as received, in order.
+    package mutating func received(statusCode: Int, headers: [HTTPHeader], mimeType: String?) -> Message {
+        let now = clock.offset(since: start)
+        if requestSent == nil { requestSent = now }
+        firstResponseByte = now
+        let response = Response(statusCode: statusCode, headers: configuration.redacting(headers), mimeType: mimeType)
         self.response = response
         responseBody = BodyCapture(limit: configuration.bodyCaptureLimit)
         return .flowResponse(FlowResponse(id: id, response: response, timing: timing, redirects: redirects))
@@ -108,8 +161,26 @@ struct FlowRecorder {
         responseBody.append(data)
     }
 
+    /// Response body bytes, counted in full and kept up to the capture limit.
+    package mutating func receivedBody(_ bytes: UnsafeRawBufferPointer) {
+        responseBody.append(bytes)
+    }
+
     /// The final event. `requestBody` is the body known only once sent (streams).
     func finished(error: Error?, requestBody: CapturedBody?) -> Message {
+        let flowError = error.map(Self.flowError)
+        let state: FlowState
+        if let flowError {
+            state = flowError.domain == NSURLErrorDomain && flowError.code == NSURLErrorCancelled ? .cancelled : .failed
+        } else {
+            state = .completed
+        }
+        return finished(state: state, error: flowError, requestBody: requestBody)
+    }
+
+    /// The final event, for a client whose errors are not `NSError`s: the
+    /// caller says how the flow ended and describes the error.
+    package func finished(state: FlowState, error flowError: FlowError?, requestBody: CapturedBody?) -> Message {
         let finalTiming = Timing(
             startedAt: start.date,
             requestSent: requestSent,
@@ -117,15 +188,10 @@ struct FlowRecorder {
             finished: clock.offset(since: start)
         )
         var finalResponse = response
-        if response != nil, responseBody.size > 0 || error == nil {
-            finalResponse?.body = responseBody.captured
-        }
-        let flowError = error.map(Self.flowError)
-        let state: FlowState
-        if let flowError {
-            state = flowError.domain == NSURLErrorDomain && flowError.code == NSURLErrorCancelled ? .cancelled : .failed
-        } else {
-            state = .completed
+        if response != nil, responseBody.size > 0 || flowError == nil {
+            var body = responseBody.captured
+            body.isDecoded = responseBodyIsDecoded
+            finalResponse?.body = body
         }
         return .flowFinished(FlowFinished(
             id: id,
