@@ -6,12 +6,23 @@ let package = Package(
     products: [
         .library(name: "WireProtocol", targets: ["WireProtocol"]),
         .library(name: "CaptureAgent", targets: ["CaptureAgent"]),
+        .library(name: "CaptureAgentAsyncHTTPClient", targets: ["CaptureAgentAsyncHTTPClient"]),
+        .library(name: "CaptureAgentOpenAPI", targets: ["CaptureAgentOpenAPI"]),
         .executable(name: "netinspect", targets: ["InspectorTUI"]),
         .executable(name: "netinspect-bench", targets: ["NetinspectBench"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        // Only for the two server-side client products and their tests.
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-distributed-tracing", from: "1.7.3"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
     ],
     targets: [
         // The model and the framing: Foundation only, no I/O.
@@ -25,6 +36,44 @@ let package = Package(
         // Foundation (and FoundationNetworking on Linux), WireProtocol and FlowFilter.
         .target(name: "CaptureAgent", dependencies: ["WireProtocol", "FlowFilter"]),
         .executableTarget(name: "AgentDemo", dependencies: ["CaptureAgent"], path: "Examples/AgentDemo"),
+
+        // Capture for AsyncHTTPClient (and so Vapor's client): a pass-through
+        // channel handler on each connection AsyncHTTPClient builds, plus a
+        // tracer for what never reaches a connection.
+        .target(
+            name: "CaptureAgentAsyncHTTPClient",
+            dependencies: [
+                "CaptureAgent", "WireProtocol",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+            ]
+        ),
+        // Capture for swift-openapi clients: a ClientMiddleware, any transport.
+        .target(
+            name: "CaptureAgentOpenAPI",
+            dependencies: [
+                "CaptureAgent", "WireProtocol",
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        .executableTarget(
+            name: "ServerClientDemo",
+            dependencies: [
+                "CaptureAgent", "CaptureAgentAsyncHTTPClient", "CaptureAgentOpenAPI",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            path: "Examples/ServerClientDemo"
+        ),
 
         // ncursesw; the shim turns on the wide-char API. No pkgConfig: its
         // cflags carry -D flags SwiftPM refuses with a warning, and the
@@ -66,7 +115,8 @@ let package = Package(
         .executableTarget(
             name: "NetinspectBench",
             dependencies: [
-                "WireProtocol", "InspectorCore", "CaptureAgent",
+                "WireProtocol", "InspectorCore", "CaptureAgent", "CaptureAgentAsyncHTTPClient",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -83,9 +133,18 @@ let package = Package(
                 // fault-injection tests run it as the inspector process.
                 "InspectorTUI",
                 "WireProtocol",
+                "CaptureAgentAsyncHTTPClient",
+                "CaptureAgentOpenAPI",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                // The server-side clients, and a TLS / HTTP/2 loopback server for them.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ]
         ),
         .testTarget(

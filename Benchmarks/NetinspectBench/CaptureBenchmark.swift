@@ -184,6 +184,9 @@ enum CaptureBenchmark {
                 }
             }
         }
+        if selection([1], variable: "NETINSPECT_BENCH_AHC", index: { $0 == "1" ? 0 : nil }).count == 1 {
+            try AHCCaptureBenchmark.addRows(to: &table, notes: &notes, tiny: tiny, environment)
+        }
         return CaptureReport(table: table, notes: [
             "Targets at concurrency 16: CaptureAgent ≤ 1.10x no-capture wall time without an inspector, ≤ 1.15x with one reading in this process",
         ] + notes + [

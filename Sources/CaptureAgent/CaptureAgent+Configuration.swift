@@ -137,7 +137,7 @@ extension CaptureAgent {
 
 extension CaptureAgent.Configuration {
     /// Whether a request for `url` is captured.
-    func shouldCapture(_ url: URL) -> Bool {
+    package func shouldCapture(_ url: URL) -> Bool {
         let host = url.host ?? ""
         let text = url.absoluteString
         if excludedHosts.contains(where: { Glob.matches($0, host) }) { return false }
@@ -148,26 +148,35 @@ extension CaptureAgent.Configuration {
     }
 
     /// `headers` with the values of redacted names replaced.
-    func redacting(_ headers: [HTTPHeader]) -> [HTTPHeader] {
+    package func redacting(_ headers: [HTTPHeader]) -> [HTTPHeader] {
         guard !redactedHeaders.isEmpty else { return headers }
         return headers.map { header in
             redactedHeaders.contains { HTTPHeader.namesMatch($0, header.name) } ? HTTPHeader(name: header.name, value: redactionMarker) : header
         }
     }
 
-    /// `url` as text with the values of redacted query items replaced.
-    func redacting(_ url: URL) -> String {
-        guard !redactedQueryItems.isEmpty,
-              var components = URLComponents(url: url, resolvingAgainstBaseURL: false),
-              let items = components.queryItems,
-              items.contains(where: { redactedQueryItems.contains($0.name) })
+    /// `url` as text with credentials (`user:password@`) and the values of
+    /// redacted query items replaced.
+    package func redacting(_ url: URL) -> String {
+        let hasCredentials = url.user != nil || url.password != nil
+        let queryIsRedacted = !redactedQueryItems.isEmpty
+            && (URLComponents(url: url, resolvingAgainstBaseURL: false)?.queryItems ?? []).contains { redactedQueryItems.contains($0.name) }
+        guard hasCredentials || queryIsRedacted,
+              var components = URLComponents(url: url, resolvingAgainstBaseURL: false)
         else { return url.absoluteString }
-        // Percent-encoded form, so a marker like "<redacted>" stays a legal URL.
-        components.percentEncodedQueryItems = components.percentEncodedQueryItems?.map { item in
-            let name = item.name.removingPercentEncoding ?? item.name
-            guard redactedQueryItems.contains(name), item.value != nil else { return item }
-            let marker = redactionMarker.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? ""
-            return URLQueryItem(name: item.name, value: marker)
+        if hasCredentials {
+            // The whole user info: a user name is often a key in itself.
+            components.percentEncodedUser = redactionMarker.addingPercentEncoding(withAllowedCharacters: .urlUserAllowed) ?? ""
+            components.percentEncodedPassword = nil
+        }
+        if queryIsRedacted {
+            // Percent-encoded form, so a marker like "<redacted>" stays a legal URL.
+            components.percentEncodedQueryItems = components.percentEncodedQueryItems?.map { item in
+                let name = item.name.removingPercentEncoding ?? item.name
+                guard redactedQueryItems.contains(name), item.value != nil else { return item }
+                let marker = redactionMarker.addingPercentEncoding(withAllowedCharacters: .urlQueryAllowed) ?? ""
+                return URLQueryItem(name: item.name, value: marker)
+            }
         }
         return components.string ?? url.absoluteString
     }

@@ -42,7 +42,7 @@ public final class CaptureAgent: Sendable {
     /// Where the agent sends events.
     public let destination: Configuration.Destination
 
-    let clock: FlowClock
+    package let clock: FlowClock
     let demuxes: DemuxRegistry
     /// `URLSessionConfiguration.default.protocolClasses`: where the next
     /// protocol in line is looked for when the session lists none after ours.
@@ -277,7 +277,7 @@ public final class CaptureAgent: Sendable {
         streamer.countDropped(count)
     }
 
-    func emit(_ message: Message) {
+    package func emit(_ message: Message) {
         streamer.submit(message)
     }
 

@@ -3,26 +3,26 @@ import WireProtocol
 
 /// Keeps the first `limit` bytes of a body that arrives in pieces and counts
 /// all of them.
-struct BodyCapture {
-    let limit: Int
-    private(set) var prefix = Data()
-    private(set) var size = 0
+package struct BodyCapture {
+    package let limit: Int
+    package private(set) var prefix = Data()
+    package private(set) var size = 0
 
-    init(limit: Int) {
+    package init(limit: Int) {
         self.limit = max(0, limit)
     }
 
-    mutating func append(_ bytes: UnsafeRawBufferPointer) {
+    package mutating func append(_ bytes: UnsafeRawBufferPointer) {
         size += bytes.count
         let room = limit - prefix.count
         if room > 0 { prefix.append(contentsOf: bytes.prefix(room)) }
     }
 
-    mutating func append(_ data: Data) {
+    package mutating func append(_ data: Data) {
         data.withUnsafeBytes { append($0) }
     }
 
-    var captured: CapturedBody {
+    package var captured: CapturedBody {
         CapturedBody(data: prefix, size: size, isTruncated: size > prefix.count)
     }
 
@@ -63,7 +63,7 @@ final class TeeInputStream: InputStream {
     }
 
     /// The bytes read so far (capped) and their count.
-    var captured: CapturedBody { capture.current.captured }
+    package var captured: CapturedBody { capture.current.captured }
 
     override func read(_ buffer: UnsafeMutablePointer<UInt8>, maxLength length: Int) -> Int {
         let count = source.read(buffer, maxLength: length)

@@ -7,8 +7,12 @@ import WireProtocol
 /// Builds the log of one captured exchange and the events that carry it:
 /// `flowStarted`, `flowResponse`, `flowFinished`. Redaction happens here,
 /// so only the log ever sees redacted values.
-struct FlowRecorder {
-    let id = FlowID()
+///
+/// Shared (package visibility) by every capture path: the URLSession
+/// protocol and the AsyncHTTPClient and OpenAPI products, which describe
+/// their exchanges with plain values instead of Foundation's types.
+package struct FlowRecorder {
+    package let id = FlowID()
     private let sessionID: Int
     private let taskID: Int
     private let configuration: CaptureAgent.Configuration
@@ -23,7 +27,12 @@ struct FlowRecorder {
     private var capturedResponseBody: CapturedBody?
     private var sentHeaderBlock: String?
     private var transferTimes: [Libcurl.TimeInfo: Double] = [:]
-    private let path: CaptureSource.Path
+    /// Which client captured the flow, and how; sent with `flowStarted`.
+    package var source: CaptureSource?
+    /// Whether the response body bytes are after the client removed a
+    /// content coding; nil: as libcurl does, whenever `Content-Encoding`
+    /// names one (URLSession).
+    package var responseBodyIsDecoded: Bool?
 
     init(
         request urlRequest: URLRequest,
@@ -35,17 +44,53 @@ struct FlowRecorder {
         start: FlowClock.Start? = nil,
         path: CaptureSource.Path = .resent
     ) {
-        self.path = path
+        self.init(
+            method: urlRequest.httpMethod ?? "GET",
+            url: urlRequest.url,
+            headers: Self.requestHeaders(urlRequest.allHTTPHeaderFields ?? [:], additional: additionalHeaders),
+            sessionID: sessionID,
+            taskID: taskID,
+            configuration: configuration,
+            clock: clock,
+            start: start
+        )
+        source = CaptureSource(client: .urlSession, path: path)
+    }
+
+    /// A flow for a request described by plain values; `headers` as the app
+    /// set them, in order. The URL and headers are redacted here.
+    package init(
+        method: String,
+        url: URL?,
+        headers: [HTTPHeader],
+        sessionID: Int,
+        taskID: Int,
+        configuration: CaptureAgent.Configuration,
+        clock: FlowClock
+    ) {
+        self.init(method: method, url: url, headers: headers, sessionID: sessionID, taskID: taskID,
+                  configuration: configuration, clock: clock, start: nil)
+    }
+
+    private init(
+        method: String,
+        url: URL?,
+        headers: [HTTPHeader],
+        sessionID: Int,
+        taskID: Int,
+        configuration: CaptureAgent.Configuration,
+        clock: FlowClock,
+        start: FlowClock.Start?
+    ) {
         self.sessionID = sessionID
         self.taskID = taskID
         self.configuration = configuration
         self.clock = clock
         self.start = start ?? clock.start()
         self.responseBody = BodyCapture(limit: configuration.bodyCaptureLimit)
-        let headers = Self.requestHeaders(urlRequest.allHTTPHeaderFields ?? [:], additional: additionalHeaders)
         self.request = Request(
-            method: urlRequest.httpMethod ?? "GET",
-            url: urlRequest.url.map(configuration.redacting) ?? "",
+            method: method,
+            url: url.map(configuration.redacting) ?? "",
             headers: configuration.redacting(headers)
         )
     }
@@ -77,8 +122,14 @@ struct FlowRecorder {
         self.changes = redacted
     }
 
+    /// Header fields the client added on the way to the wire (redacted
+    /// here); set before ``started()``.
+    package mutating func setClientHeaders(_ headers: [HTTPHeader]) {
+        request.clientHeaders = configuration.redacting(headers)
+    }
+
     /// A body known before sending (data, file prefix) goes in `flowStarted`.
-    mutating func setRequestBody(_ body: CapturedBody?) {
+    package mutating func setRequestBody(_ body: CapturedBody?) {
         request.body = body
     }
 
@@ -86,11 +137,8 @@ struct FlowRecorder {
         Timing(startedAt: start.date, requestSent: requestSent, firstResponseByte: firstResponseByte)
     }
 
-    func started() -> Message {
-        .flowStarted(NetworkLog(
-            id: id, sessionID: sessionID, taskID: taskID, request: request, timing: timing,
-            source: CaptureSource(client: .urlSession, path: path), changes: changes
-        ))
+    package func started() -> Message {
+        .flowStarted(NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, timing: timing, source: source, changes: changes))
     }
 
     /// The fields of the request header block libcurl wrote that the app did
@@ -165,16 +213,33 @@ struct FlowRecorder {
     }
 
     /// The request (with its body) has gone out; later calls move the mark.
-    mutating func markRequestSent() {
+    package mutating func markRequestSent() {
         requestSent = clock.offset(since: start)
     }
 
     mutating func redirected(_ response: HTTPURLResponse, to newRequest: URLRequest) {
+        redirected(statusCode: response.statusCode, from: response.url, to: newRequest.url)
+    }
+
+    /// Records one redirect hop (redacted like the request URL).
+    package mutating func redirected(statusCode: Int, from: URL?, to: URL?) {
         redirects.append(RedirectHop(
-            statusCode: response.statusCode,
-            from: response.url.map(configuration.redacting) ?? "",
-            to: newRequest.url.map(configuration.redacting) ?? ""
+            statusCode: statusCode,
+            from: from.map(configuration.redacting) ?? "",
+            to: to.map(configuration.redacting) ?? ""
         ))
+    }
+
+    /// The request method, as logged.
+    package var method: String { request.method }
+
+    /// The hops recorded so far, already redacted; a client that sends each
+    /// hop as a new request hands them on with ``continuing(after:)``.
+    package var redirectHops: [RedirectHop] { redirects }
+
+    /// Starts this flow with the hops of the requests that led to it.
+    package mutating func continuing(after hops: [RedirectHop]) {
+        redirects = hops
     }
 
     /// The response head; `offset` is when it arrived (nil: not observed,
@@ -196,11 +261,19 @@ struct FlowRecorder {
         let fields = (http?.allHeaderFields ?? [:]).reduce(into: [String: String]()) { result, field in
             if let name = field.key as? String { result[name] = "\(field.value)" }
         }
-        let response = Response(
-            statusCode: http?.statusCode ?? 0,
-            headers: configuration.redacting(Self.sortedHeaders(fields)),
-            mimeType: urlResponse.mimeType
-        )
+        return record(statusCode: http?.statusCode ?? 0, headers: Self.sortedHeaders(fields), mimeType: urlResponse.mimeType)
+    }
+
+    /// The response head has arrived; `headers` as received, in order.
+    package mutating func received(statusCode: Int, headers: [HTTPHeader], mimeType: String?) -> Message {
+        let now = clock.offset(since: start)
+        if requestSent == nil { requestSent = now }
+        firstResponseByte = now
+        return record(statusCode: statusCode, headers: headers, mimeType: mimeType)
+    }
+
+    private mutating func record(statusCode: Int, headers: [HTTPHeader], mimeType: String?) -> Message {
+        let response = Response(statusCode: statusCode, headers: configuration.redacting(headers), mimeType: mimeType)
         self.response = response
         responseBody = BodyCapture(limit: configuration.bodyCaptureLimit)
         return .flowResponse(FlowResponse(id: id, response: response, timing: timing, redirects: redirects))
@@ -208,6 +281,11 @@ struct FlowRecorder {
 
     mutating func receivedBody(_ data: Data) {
         responseBody.append(data)
+    }
+
+    /// Response body bytes, counted in full and kept up to the capture limit.
+    package mutating func receivedBody(_ bytes: UnsafeRawBufferPointer) {
+        responseBody.append(bytes)
     }
 
     /// The whole response body at once (the in-place path), replacing any.
@@ -244,6 +322,19 @@ struct FlowRecorder {
 
     /// The final event. `requestBody` is the body known only once sent (streams).
     func finished(error: Error?, requestBody: CapturedBody?, at end: Double? = nil) -> Message {
+        let flowError = error.map(Self.flowError)
+        let state: FlowState
+        if let flowError {
+            state = flowError.domain == NSURLErrorDomain && flowError.code == NSURLErrorCancelled ? .cancelled : .failed
+        } else {
+            state = .completed
+        }
+        return finished(state: state, error: flowError, requestBody: requestBody, at: end)
+    }
+
+    /// The final event, for a client whose errors are not `NSError`s: the
+    /// caller says how the flow ended and describes the error.
+    package func finished(state: FlowState, error flowError: FlowError?, requestBody: CapturedBody?, at end: Double? = nil) -> Message {
         let finalTiming = Timing(
             startedAt: start.date,
             requestSent: requestSent,
@@ -254,17 +345,10 @@ struct FlowRecorder {
         var finalResponse = response
         if let capturedResponseBody {
             if response != nil { finalResponse?.body = capturedResponseBody }
-        } else if response != nil, responseBody.size > 0 || error == nil {
+        } else if response != nil, responseBody.size > 0 || flowError == nil {
             finalResponse?.body = responseBody.captured
         }
-        if let response = finalResponse, Self.isDecoded(response) { finalResponse?.body?.isDecoded = true }
-        let flowError = error.map(Self.flowError)
-        let state: FlowState
-        if let flowError {
-            state = flowError.domain == NSURLErrorDomain && flowError.code == NSURLErrorCancelled ? .cancelled : .failed
-        } else {
-            state = .completed
-        }
+        if let response = finalResponse, responseBodyIsDecoded ?? Self.isDecoded(response) { finalResponse?.body?.isDecoded = true }
         return .flowFinished(FlowFinished(
             id: id,
             state: state,

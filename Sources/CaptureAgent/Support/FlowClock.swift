@@ -4,7 +4,7 @@ import Foundation
 /// `Timing.startedAt` (display only) and a monotonic clock for every offset,
 /// so a wall-clock step can never make a duration negative. Injected so tests
 /// can drive time.
-struct FlowClock: Sendable {
+package struct FlowClock: Sendable {
     /// Wall-clock now.
     var wallNow: @Sendable () -> Date
     /// Monotonic now, in nanoseconds from an arbitrary origin.

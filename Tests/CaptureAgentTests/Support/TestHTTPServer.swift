@@ -177,7 +177,7 @@ final class TestHTTPServer: @unchecked Sendable {
     }
 }
 
-private final class RecordingHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class RecordingHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 

@@ -1,0 +1,143 @@
+import AsyncHTTPClient
+import CaptureAgent
+import CaptureAgentAsyncHTTPClient
+import Foundation
+import NIOCore
+import WireProtocol
+
+/// Section 1's AsyncHTTPClient rows: GET 1 KiB at concurrency 16 through one
+/// `HTTPClient`, without capture and with `agent.capture(&configuration)`
+/// (inspector reading, and no inspector), against the same ``BenchServer``,
+/// in interleaved rounds like the URLSession rows.
+enum AHCCaptureBenchmark {
+    enum Mode: CaseIterable {
+        case none, agentWithInspector, agentWithoutInspector
+
+        var label: String {
+            switch self {
+            case .none: "AsyncHTTPClient, no capture"
+            case .agentWithInspector: "AsyncHTTPClient captured, inspector reading"
+            case .agentWithoutInspector: "AsyncHTTPClient captured, no inspector"
+            }
+        }
+    }
+
+    static let concurrency = 16
+    /// Target: captured wall time per request at most this times the plain one.
+    static let target = 1.05
+
+    /// Runs the rounds and adds the rows and notes to section 1's report.
+    static func addRows(to table: inout Table, notes: inout [String], tiny: Bool, _ environment: CaptureBenchmark.Environment) throws {
+        let count = tiny ? 100 : 5_000
+        let workload = "AHC GET 1 KiB, c=16"
+        for mode in Mode.allCases { _ = try runOnce(mode, count: 20, environment) }
+        var results: [Mode: [CaptureBenchmark.RunResult]] = [:]
+        for round in 0 ..< CaptureBenchmark.rounds {
+            for offset in Mode.allCases.indices {
+                let mode = Mode.allCases[(round + offset) % Mode.allCases.count]
+                results[mode, default: []].append(try runOnce(mode, count: count, environment))
+            }
+        }
+        let baseline = results[.none] ?? []
+        for mode in Mode.allCases {
+            let runs = results[mode]!
+            let wall = median(runs.map(\.wall))
+            let ratio = median(zip(runs, baseline).map { $0.wall / $1.wall })
+            let latencies = runs.flatMap(\.latencies).sorted()
+            var cellNotes: [String] = []
+            switch mode {
+            case .agentWithInspector:
+                cellNotes.append("\(runs.count) runs: inspector got \(runs.map(\.flowsSeen).reduce(0, +))/\(count * runs.count) flows, "
+                    + "\(runs.map(\.droppedEvents).reduce(0, +)) events dropped")
+            case .agentWithoutInspector:
+                cellNotes.append("\(runs.count) runs: \(runs.map(\.droppedEvents).reduce(0, +)) events dropped unencoded")
+            case .none:
+                break
+            }
+            let failures = runs.map(\.failures).reduce(0, +)
+            if failures > 0 {
+                cellNotes.append("\(failures) FAILED")
+                notes.append("\(workload), \(mode.label): \(failures) requests failed, first: \(runs.compactMap(\.firstFailure).first ?? "?")")
+            }
+            table.add([
+                workload, mode.label, "\(count)", formatCount(Double(count) / wall),
+                format(percentile(latencies, 0.5) * 1000, 2), format(percentile(latencies, 0.99) * 1000, 2),
+                format(ratio, 2) + "x", "-", cellNotes.joined(separator: "; "),
+            ])
+            if mode != .none {
+                notes.append(String(format: "%@ at concurrency 16: %.2fx no-capture wall time (%@, target ≤ %.2fx)",
+                                    mode.label, ratio, ratio <= target ? "target met" : "target MISSED", target))
+            }
+        }
+    }
+
+    static func runOnce(_ mode: Mode, count: Int, _ environment: CaptureBenchmark.Environment) throws -> CaptureBenchmark.RunResult {
+        var configuration = HTTPClient.Configuration()
+        configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = concurrency
+        var agent: CaptureAgent?
+        let flowsBefore = environment.inspector.flowsFinished
+        if mode != .none {
+            let destination: Endpoint = mode == .agentWithInspector ? environment.inspector.endpoint : .unix(path: environment.nobodyPath)
+            let started = try CaptureBenchmark.startAgent(destination: destination, connectionWait: 2)
+            agent = started
+            started.capture(&configuration)
+        }
+        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let url = "http://127.0.0.1:\(environment.server.port)/item/"
+        let outcome = Box<(wall: Double, latencies: [Double], failures: Int, first: String?)>()
+        let done = DispatchSemaphore(value: 0)
+        Task {
+            let started = DispatchTime.now().uptimeNanoseconds
+            let perTask = (0 ..< concurrency).map { chain in stride(from: chain, to: count, by: concurrency).map { $0 } }
+            let results = await withTaskGroup(of: ([Double], Int, String?).self) { group in
+                for indices in perTask {
+                    group.addTask {
+                        var latencies: [Double] = []
+                        var failures = 0
+                        var first: String?
+                        for index in indices {
+                            let begin = DispatchTime.now().uptimeNanoseconds
+                            do {
+                                let response = try await client.execute(HTTPClientRequest(url: url + String(index)), timeout: .seconds(60))
+                                let body = try await response.body.collect(upTo: 1 << 20)
+                                if response.status != .ok || body.readableBytes != BenchServer.getBodySize {
+                                    failures += 1
+                                    first = first ?? "status \(response.status.code), \(body.readableBytes) bytes"
+                                }
+                            } catch {
+                                failures += 1
+                                first = first ?? "\(error)"
+                            }
+                            latencies.append(Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9)
+                        }
+                        return (latencies, failures, first)
+                    }
+                }
+                var all: [([Double], Int, String?)] = []
+                for await result in group { all.append(result) }
+                return all
+            }
+            let wall = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+            outcome.value = (wall, results.flatMap(\.0), results.map(\.1).reduce(0, +), results.compactMap(\.2).first)
+            try? await client.shutdown()
+            done.signal()
+        }
+        done.wait()
+        let measured = outcome.value!
+        var result = CaptureBenchmark.RunResult(requests: count, wall: measured.wall, latencies: measured.latencies, innerSessions: 0,
+                                                failures: measured.failures, firstFailure: measured.first)
+        if let agent {
+            agent.stop()
+            result.droppedEvents = agent.statistics.droppedEvents
+            if mode == .agentWithInspector {
+                result.flowsSeen = environment.inspector.waitForFlows(flowsBefore + count, timeout: 10) - flowsBefore
+            }
+        }
+        return result
+    }
+}
+
+/// A value handed from a task to the waiting thread (the semaphore orders the two).
+private final class Box<Value>: @unchecked Sendable {
+    var value: Value?
+}

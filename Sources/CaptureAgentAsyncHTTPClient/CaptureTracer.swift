@@ -1,0 +1,204 @@
+import CaptureAgent
+import Foundation
+import NIOConcurrencyHelpers
+import Tracing
+import WireProtocol
+
+/// The tracer ``CaptureAgent/capture(_:)`` puts in an `HTTPClient.Configuration`.
+///
+/// It forwards everything to the tracer the configuration had (spans,
+/// context injection and extraction), so the app's tracing works as before;
+/// with the default no-op tracer nothing is injected into requests either.
+///
+/// AsyncHTTPClient 1.37.0 starts one span around each async
+/// `execute(_:deadline:)` (HTTPClient+tracing.swift), from before a
+/// connection is looked for until the final response head, redirects
+/// included, and records the error that ends it. That is how the capture
+/// learns of requests that never reach a connection. The future-based API's
+/// spans (RequestBag+Tracing.swift) start only once a connection is
+/// assigned, and the channel handlers see everything from there, so those
+/// are only forwarded.
+struct CaptureTracer: Tracer {
+    typealias Span = CaptureSpan
+
+    let inner: (any Tracer)?
+    let client: ClientCapture
+
+    init(wrapping inner: (any Tracer)?, client: ClientCapture) {
+        self.inner = inner
+        self.client = client
+    }
+
+    func startSpan<Instant: TracerInstant>(
+        _ operationName: String,
+        context: @autoclosure () -> ServiceContext,
+        ofKind kind: SpanKind,
+        at instant: @autoclosure () -> Instant,
+        function: String,
+        file fileID: String,
+        line: UInt
+    ) -> CaptureSpan {
+        func start(_ tracer: some Tracer) -> any Tracing.Span {
+            tracer.startSpan(operationName, context: context(), ofKind: kind, at: instant(), function: function, file: fileID, line: line)
+        }
+        let span: any Tracing.Span = inner.map { start($0) } ?? NoOpTracer.NoOpSpan(context: context())
+        let watched = kind == .client && fileID != "AsyncHTTPClient/RequestBag+Tracing.swift"
+        return CaptureSpan(inner: span, request: watched ? TracedRequest(client: client) : nil)
+    }
+
+    /// Nothing to flush here: AsyncHTTPClient never flushes its tracer, and
+    /// the app flushes its own tracer, not this wrapper.
+    func forceFlush() {}
+
+    func inject<Carrier, Inject>(_ context: ServiceContext, into carrier: inout Carrier, using injector: Inject)
+    where Inject: Injector, Carrier == Inject.Carrier {
+        inner?.inject(context, into: &carrier, using: injector)
+    }
+
+    func extract<Carrier, Extract>(_ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract)
+    where Extract: Extractor, Carrier == Extract.Carrier {
+        inner?.extract(carrier, into: &context, using: extractor)
+    }
+}
+
+/// A span of the app's tracer, watched: the request's method and URL from
+/// the attributes AsyncHTTPClient sets, its error, its end.
+struct CaptureSpan: Tracing.Span {
+    let inner: any Tracing.Span
+    let request: TracedRequest?
+
+    var context: ServiceContext { inner.context }
+
+    var operationName: String {
+        get { inner.operationName }
+        nonmutating set { inner.operationName = newValue }
+    }
+
+    var attributes: SpanAttributes {
+        get { inner.attributes }
+        nonmutating set {
+            inner.attributes = newValue
+            request?.update(from: newValue)
+        }
+    }
+
+    var isRecording: Bool { inner.isRecording }
+
+    func setStatus(_ status: SpanStatus) { inner.setStatus(status) }
+    func addEvent(_ event: SpanEvent) { inner.addEvent(event) }
+    func addLink(_ link: SpanLink) { inner.addLink(link) }
+
+    func recordError<Instant: TracerInstant>(_ error: Error, attributes: SpanAttributes, at instant: @autoclosure () -> Instant) {
+        request?.failed(error)
+        inner.recordError(error, attributes: attributes, at: instant())
+    }
+
+    func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) {
+        inner.end(at: instant())
+        request?.end()
+    }
+}
+
+/// One async request as the tracer sees it, from before it has a connection
+/// until its final response head or its error.
+///
+/// Announced to the client under its URL's ``Key`` once AsyncHTTPClient has
+/// set the URL attribute; a connection that sends that request claims it (so
+/// its error reaches the wire flow), and a redirect announces it again for
+/// the next hop. If it ends with an error while waiting for a connection, no
+/// connection ever carried it: it is logged as a failed flow of its own.
+final class TracedRequest: @unchecked Sendable {
+    private let client: ClientCapture
+    private let lock = NIOLock()
+    // Behind `lock`.
+    private var method = "GET"
+    private var recorder: FlowRecorder?
+    private var url: URL?
+    private var key: String?
+    private var waitingForConnection = false
+    private var error: Error?
+    private var ended = false
+    private var waiters: [@Sendable (Error?) -> Void] = []
+
+    init(client: ClientCapture) {
+        self.client = client
+    }
+
+    /// AsyncHTTPClient sets one attribute at a time (a no-op tracer's span
+    /// reads back empty), method first, full URL later.
+    func update(from attributes: SpanAttributes) {
+        if case .string(let method)? = attributes.get("http.request.method") {
+            lock.withLock { self.method = method }
+        }
+        guard case .string(let text)? = attributes.get("url.full"), let url = URL(string: text), let key = Key.of(url) else { return }
+        let fresh = lock.withLock { () -> Bool in
+            guard self.url == nil, !ended else { return false }
+            self.url = url
+            self.key = key
+            self.recorder = makeRecorder(method: method, url: url)
+            waitingForConnection = true
+            return true
+        }
+        if fresh { client.announce(self, key: key) }
+    }
+
+    private func makeRecorder(method: String, url: URL) -> FlowRecorder {
+        var recorder = FlowRecorder(
+            method: method, url: url, headers: [],
+            sessionID: client.clientID, taskID: client.nextTaskID(),
+            configuration: client.agent.configuration, clock: client.agent.clock
+        )
+        recorder.source = CaptureSource(client: .asyncHTTPClient, path: CaptureSource.Path(rawValue: "tracer"))
+        return recorder
+    }
+
+    var isOpen: Bool { lock.withLock { !ended } }
+
+    /// A connection is sending this request (or its current hop).
+    func carried(by flow: WireFlow) {
+        lock.withLock { waitingForConnection = false }
+    }
+
+    /// The hop just answered with a redirect AsyncHTTPClient will follow to `target`.
+    func redirected(to target: URL, status: Int, method: String) {
+        let next = status == 303 && method != "HEAD" || (status == 301 || status == 302) && method == "POST" ? "GET" : method
+        lock.withLock {
+            self.url = target
+            self.key = Key.of(target)
+            self.recorder = makeRecorder(method: next, url: target)
+            waitingForConnection = true
+        }
+    }
+
+    func failed(_ error: Error) {
+        lock.withLock { if self.error == nil { self.error = error } }
+    }
+
+    /// Calls `body` with the request's error (nil: it succeeded) once it ends.
+    func whenEnded(_ body: @escaping @Sendable (Error?) -> Void) {
+        let now = lock.withLock { () -> Bool in
+            if ended { return true }
+            waiters.append(body)
+            return false
+        }
+        if now { body(lock.withLock { error }) }
+    }
+
+    func end() {
+        let (waiters, error, unsent, key, url) = lock.withLock {
+            () -> ([@Sendable (Error?) -> Void], Error?, FlowRecorder?, String?, URL?) in
+            guard !ended else { return ([], nil, nil, nil, nil) }
+            ended = true
+            defer { self.waiters = [] }
+            return (self.waiters, self.error, waitingForConnection ? recorder : nil, self.key, self.url)
+        }
+        if let key { client.withdraw(self, key: key) }
+        if let error, var recorder = unsent, let url, client.shouldCapture(url) {
+            // Never reached a connection: refused, DNS, connect or pool timeout, cancelled while waiting.
+            if let key, let hops = client.claimRedirect(key: key) { recorder.continuing(after: hops) }
+            client.emit(recorder.started())
+            client.emit(recorder.finished(state: ErrorDescription.state(for: error), error: ErrorDescription.flowError(error), requestBody: nil))
+        }
+        for waiter in waiters { waiter(error) }
+    }
+}

@@ -1,0 +1,225 @@
+import AsyncHTTPClient
+import CaptureAgent
+import Foundation
+import NIOConcurrencyHelpers
+import NIOCore
+import NIOHTTP1
+import NIOHTTP2
+import NIOHTTPCompression
+import NIOSSL
+import WireProtocol
+
+/// The capture state of one captured `HTTPClient.Configuration` (so of the
+/// clients made from it): its flow numbering, the async requests the tracer
+/// has seen but no connection has carried yet, and the redirects whose next
+/// hop is expected.
+///
+/// Shared by the channel handlers of all its connections (each on its own
+/// event loop) and by the tracer (on the app's tasks): everything here is
+/// behind one lock, held only to look up or change a table.
+final class ClientCapture: Sendable {
+    let agent: CaptureAgent
+    /// `NetworkLog.sessionID` of this client's flows.
+    let clientID: Int
+
+    private static let nextClientID = NIOLockedValueBox(1)
+
+    private struct State {
+        var nextTaskID = 1
+        /// Async requests the tracer announced, by ``Key``, oldest first,
+        /// until a connection sends one or the request ends.
+        var pendingRequests: [String: [TracedRequest]] = [:]
+        /// Hops of redirect chains whose next request is expected, by the
+        /// ``Key`` of the redirect's target.
+        var expectedRedirects: [String: [ExpectedRedirect]] = [:]
+        var expectedRedirectCount = 0
+    }
+
+    private struct ExpectedRedirect {
+        var hops: [RedirectHop]
+        var deadline: NIODeadline
+    }
+
+    /// At most this many redirect chains wait for their next hop; a chain
+    /// whose next request never comes (redirects not followed) is forgotten
+    /// after ``redirectWait``.
+    static let maximumExpectedRedirects = 1024
+    static let redirectWait = TimeAmount.seconds(60)
+
+    private let state = NIOLockedValueBox(State())
+
+    init(agent: CaptureAgent) {
+        self.agent = agent
+        self.clientID = Self.nextClientID.withLockedValue { next in
+            defer { next += 1 }
+            return next
+        }
+    }
+
+    func nextTaskID() -> Int {
+        state.withLockedValue { state in
+            defer { state.nextTaskID += 1 }
+            return state.nextTaskID
+        }
+    }
+
+    /// Whether a request for `url` is to be captured now.
+    func shouldCapture(_ url: URL) -> Bool {
+        agent.isCapturing && agent.configuration.shouldCapture(url)
+    }
+
+    func emit(_ message: Message) {
+        agent.emit(message)
+    }
+
+    // MARK: - Requests the tracer saw
+
+    func announce(_ request: TracedRequest, key: String) {
+        state.withLockedValue { $0.pendingRequests[key, default: []].append(request) }
+    }
+
+    /// The oldest announced request a connection is now sending, if any.
+    func claimRequest(key: String) -> TracedRequest? {
+        state.withLockedValue { state in
+            guard var waiting = state.pendingRequests[key], !waiting.isEmpty else { return nil }
+            let first = waiting.removeFirst()
+            state.pendingRequests[key] = waiting.isEmpty ? nil : waiting
+            return first
+        }
+    }
+
+    func withdraw(_ request: TracedRequest, key: String) {
+        state.withLockedValue { state in
+            guard var waiting = state.pendingRequests[key] else { return }
+            waiting.removeAll { $0 === request }
+            state.pendingRequests[key] = waiting.isEmpty ? nil : waiting
+        }
+    }
+
+    // MARK: - Redirect chains
+
+    /// A response redirected to `key`: the request AsyncHTTPClient sends
+    /// there next continues the chain `hops`.
+    func expectRedirect(to key: String, hops: [RedirectHop]) {
+        let now = NIODeadline.now()
+        state.withLockedValue { state in
+            if state.expectedRedirectCount >= Self.maximumExpectedRedirects {
+                for (target, chains) in state.expectedRedirects {
+                    let live = chains.filter { $0.deadline > now }
+                    state.expectedRedirectCount -= chains.count - live.count
+                    state.expectedRedirects[target] = live.isEmpty ? nil : live
+                }
+                guard state.expectedRedirectCount < Self.maximumExpectedRedirects else { return }
+            }
+            state.expectedRedirects[key, default: []].append(ExpectedRedirect(hops: hops, deadline: now + Self.redirectWait))
+            state.expectedRedirectCount += 1
+        }
+    }
+
+    /// The hops that led to a request for `key`, when one redirected there.
+    func claimRedirect(key: String) -> [RedirectHop]? {
+        let now = NIODeadline.now()
+        return state.withLockedValue { state in
+            guard var chains = state.expectedRedirects[key] else { return nil }
+            var found: [RedirectHop]?
+            while !chains.isEmpty, found == nil {
+                let chain = chains.removeFirst()
+                state.expectedRedirectCount -= 1
+                if chain.deadline > now { found = chain.hops }
+            }
+            state.expectedRedirects[key] = chains.isEmpty ? nil : chains
+            return found
+        }
+    }
+
+    // MARK: - Installing on a channel
+
+    enum ChannelKind {
+        case http1Connection
+        case http2Stream
+    }
+
+    /// Adds the capture handlers to a channel AsyncHTTPClient has just set up.
+    /// Never fails the connection: if the pipeline is not as expected, the
+    /// channel simply goes uncaptured.
+    func install(on channel: Channel, kind: ChannelKind) -> EventLoopFuture<Void> {
+        guard channel.eventLoop.inEventLoop else {
+            return channel.eventLoop.submit { self.installNow(on: channel, kind: kind) }
+        }
+        installNow(on: channel, kind: kind)
+        return channel.eventLoop.makeSucceededVoidFuture()
+    }
+
+    private func installNow(on channel: Channel, kind: ChannelKind) {
+        let pipeline = channel.pipeline.syncOperations
+        // Right behind the HTTP codec, where requests and responses are whole
+        // HTTP parts and nothing of AsyncHTTPClient's own is in between.
+        let codec: ChannelHandler?
+        let scheme: String
+        switch kind {
+        case .http1Connection:
+            codec = try? pipeline.handler(type: ByteToMessageHandler<HTTPResponseDecoder>.self)
+            scheme = (try? pipeline.handler(type: NIOSSLClientHandler.self)) == nil ? "http" : "https"
+        case .http2Stream:
+            codec = try? pipeline.handler(type: HTTP2FramePayloadToHTTP1ClientCodec.self)
+            scheme = "https"
+        }
+        guard let codec else { return }
+        let decompressor = try? pipeline.handler(type: NIOHTTPResponseDecompressor.self)
+        let exchange = ChannelExchange(client: self, scheme: scheme, isHTTP2: kind == .http2Stream, decodes: decompressor != nil)
+        do {
+            try pipeline.addHandler(WireCaptureHandler(exchange: exchange), position: .after(codec))
+            if let decompressor {
+                // Behind the decompressor: the body as the app gets it, and the
+                // request head before the decompressor adds Accept-Encoding.
+                try pipeline.addHandler(DecodedCaptureHandler(exchange: exchange), position: .after(decompressor))
+            }
+        } catch {
+            // A half-installed pair would record nonsense: the handler that
+            // is in passes everything through unrecorded.
+            exchange.disable()
+        }
+    }
+}
+
+/// Describes an error of AsyncHTTPClient (or NIO under it) for the log.
+enum ErrorDescription {
+    static func flowError(_ error: Error) -> FlowError {
+        let type = String(reflecting: Swift.type(of: error))
+        let domain = type.split(separator: ".").first.map(String.init) ?? type
+        if let clientError = error as? HTTPClientError {
+            return FlowError(domain: domain, code: 0, message: clientError.description)
+        }
+        let nsError = error as NSError
+        let code = nsError.domain == type ? 0 : nsError.code
+        return FlowError(domain: domain, code: code, message: String(describing: error))
+    }
+
+    /// Whether `error` says the request was cancelled (not failed).
+    static func isCancellation(_ error: Error) -> Bool {
+        if error is CancellationError { return true }
+        if let clientError = error as? HTTPClientError { return clientError == .cancelled }
+        return false
+    }
+
+    static func state(for error: Error) -> FlowState {
+        isCancellation(error) ? .cancelled : .failed
+    }
+}
+
+/// The lookup key of a request: host, port and origin-form URI, as
+/// AsyncHTTPClient builds them (`URL.uri` in its HTTPHandler.swift), so a
+/// URL the app gave and the head a connection sends meet. The scheme is left
+/// out: the connection's view of it (TLS or not) is a guess for HTTP/1.
+enum Key {
+    static func of(_ url: URL) -> String? {
+        guard let host = url.host?.lowercased(), !host.isEmpty else { return nil }
+        let scheme = url.scheme?.lowercased() ?? "http"
+        let port = url.port ?? (scheme == "https" ? 443 : 80)
+        var uri = url.path.isEmpty ? "/" : (URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedPath ?? url.path)
+        if uri.isEmpty { uri = "/" }
+        if let query = url.query { uri += "?" + query }
+        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
+        return "\(bare):\(port)\(uri)"
+    }
+}
