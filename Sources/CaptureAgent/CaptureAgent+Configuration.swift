@@ -138,8 +138,12 @@ extension CaptureAgent {
 extension CaptureAgent.Configuration {
     /// Whether a request for `url` is captured.
     package func shouldCapture(_ url: URL) -> Bool {
-        let host = url.host ?? ""
-        let text = url.absoluteString
+        shouldCapture(host: url.host ?? "", url: url.absoluteString)
+    }
+
+    /// Whether a request for the URL `text`, whose host is `host`, is captured.
+    package func shouldCapture(host: String, url text: String) -> Bool {
+        if excludedHosts.isEmpty, excludedURLs.isEmpty, includedHosts.isEmpty, includedURLs.isEmpty { return true }
         if excludedHosts.contains(where: { Glob.matches($0, host) }) { return false }
         if excludedURLs.contains(where: { Glob.matches($0, text) }) { return false }
         let hostIncluded = includedHosts.isEmpty || includedHosts.contains { Glob.matches($0, host) }
@@ -153,6 +157,15 @@ extension CaptureAgent.Configuration {
         return headers.map { header in
             redactedHeaders.contains { HTTPHeader.namesMatch($0, header.name) } ? HTTPHeader(name: header.name, value: redactionMarker) : header
         }
+    }
+
+    /// `text`, a URL, redacted as a `URL` is; parsed only when
+    /// it may hold credentials or a redacted query item.
+    package func redacting(urlText text: String) -> String {
+        let mayHaveQuery = !redactedQueryItems.isEmpty && text.utf8.contains(UInt8(ascii: "?"))
+        let mayHaveCredentials = text.utf8.contains(UInt8(ascii: "@"))
+        guard mayHaveQuery || mayHaveCredentials, let url = URL(string: text) else { return text }
+        return redacting(url)
     }
 
     /// `url` as text with credentials (`user:password@`) and the values of

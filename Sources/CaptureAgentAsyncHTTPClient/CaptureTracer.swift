@@ -112,7 +112,8 @@ final class TracedRequest: @unchecked Sendable {
     private let lock = NIOLock()
     // Behind `lock`.
     private var method = "GET"
-    private var recorder: FlowRecorder?
+    /// When the current hop started waiting for a connection.
+    private var start: FlowClock.Start?
     private var url: URL?
     private var key: String?
     private var waitingForConnection = false
@@ -135,18 +136,19 @@ final class TracedRequest: @unchecked Sendable {
             guard self.url == nil, !ended else { return false }
             self.url = url
             self.key = key
-            self.recorder = makeRecorder(method: method, url: url)
+            self.start = client.agent.clock.start()
             waitingForConnection = true
             return true
         }
         if fresh { client.announce(self, key: key) }
     }
 
-    private func makeRecorder(method: String, url: URL) -> FlowRecorder {
+    /// The flow of a request that never reached a connection.
+    private func makeRecorder(method: String, url: URL, start: FlowClock.Start?) -> FlowRecorder {
         var recorder = FlowRecorder(
             method: method, url: url, headers: [],
             sessionID: client.clientID, taskID: client.nextTaskID(),
-            configuration: client.agent.configuration, clock: client.agent.clock
+            configuration: client.configuration, clock: client.agent.clock, start: start
         )
         recorder.source = CaptureSource(client: .asyncHTTPClient, path: CaptureSource.Path(rawValue: "tracer"))
         return recorder
@@ -162,10 +164,12 @@ final class TracedRequest: @unchecked Sendable {
     /// The hop just answered with a redirect AsyncHTTPClient will follow to `target`.
     func redirected(to target: URL, status: Int, method: String) {
         let next = status == 303 && method != "HEAD" || (status == 301 || status == 302) && method == "POST" ? "GET" : method
+        let start = client.agent.clock.start()
         lock.withLock {
             self.url = target
             self.key = Key.of(target)
-            self.recorder = makeRecorder(method: next, url: target)
+            self.method = next
+            self.start = start
             waitingForConnection = true
         }
     }
@@ -185,16 +189,17 @@ final class TracedRequest: @unchecked Sendable {
     }
 
     func end() {
-        let (waiters, error, unsent, key, url) = lock.withLock {
-            () -> ([@Sendable (Error?) -> Void], Error?, FlowRecorder?, String?, URL?) in
-            guard !ended else { return ([], nil, nil, nil, nil) }
+        let (waiters, error, unsent, key, url, method, start) = lock.withLock {
+            () -> ([@Sendable (Error?) -> Void], Error?, Bool, String?, URL?, String, FlowClock.Start?) in
+            guard !ended else { return ([], nil, false, nil, nil, "", nil) }
             ended = true
             defer { self.waiters = [] }
-            return (self.waiters, self.error, waitingForConnection ? recorder : nil, self.key, self.url)
+            return (self.waiters, self.error, waitingForConnection, self.key, self.url, self.method, self.start)
         }
         if let key { client.withdraw(self, key: key) }
-        if let error, var recorder = unsent, let url, client.shouldCapture(url) {
+        if let error, unsent, let url, client.shouldCapture(url) {
             // Never reached a connection: refused, DNS, connect or pool timeout, cancelled while waiting.
+            var recorder = makeRecorder(method: method, url: url, start: start)
             if let key, let hops = client.claimRedirect(key: key) { recorder.continuing(after: hops) }
             client.emit(recorder.started())
             client.emit(recorder.finished(state: ErrorDescription.state(for: error), error: ErrorDescription.flowError(error), requestBody: nil))

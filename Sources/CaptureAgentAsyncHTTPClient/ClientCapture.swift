@@ -19,6 +19,8 @@ import WireProtocol
 /// behind one lock, held only to look up or change a table.
 final class ClientCapture: Sendable {
     let agent: CaptureAgent
+    /// The agent's configuration (a copy: it never changes).
+    let configuration: CaptureAgent.Configuration
     /// `NetworkLog.sessionID` of this client's flows.
     let clientID: Int
 
@@ -50,6 +52,7 @@ final class ClientCapture: Sendable {
 
     init(agent: CaptureAgent) {
         self.agent = agent
+        self.configuration = agent.configuration
         self.clientID = Self.nextClientID.withLockedValue { next in
             defer { next += 1 }
             return next
@@ -65,7 +68,38 @@ final class ClientCapture: Sendable {
 
     /// Whether a request for `url` is to be captured now.
     func shouldCapture(_ url: URL) -> Bool {
-        agent.isCapturing && agent.configuration.shouldCapture(url)
+        agent.isCapturing && configuration.shouldCapture(url)
+    }
+
+    /// Whether a request for the URL `text` on `host` is to be captured now.
+    func shouldCapture(host: String, url text: String) -> Bool {
+        agent.isCapturing && configuration.shouldCapture(host: host, url: text)
+    }
+
+    /// What a connection sending a request for `key` takes over, in one
+    /// look at the tables: its flow number, the async request the tracer
+    /// announced for it, and the hops of the redirect that led to it.
+    func claim(key: String) -> (taskID: Int, traced: TracedRequest?, hops: [RedirectHop]?) {
+        state.withLockedValue { state in
+            let taskID = state.nextTaskID
+            state.nextTaskID += 1
+            var traced: TracedRequest?
+            if var waiting = state.pendingRequests[key], !waiting.isEmpty {
+                traced = waiting.removeFirst()
+                state.pendingRequests[key] = waiting.isEmpty ? nil : waiting
+            }
+            var hops: [RedirectHop]?
+            if state.expectedRedirectCount > 0, var chains = state.expectedRedirects[key] {
+                let now = NIODeadline.now()
+                while !chains.isEmpty, hops == nil {
+                    let chain = chains.removeFirst()
+                    state.expectedRedirectCount -= 1
+                    if chain.deadline > now { hops = chain.hops }
+                }
+                state.expectedRedirects[key] = chains.isEmpty ? nil : chains
+            }
+            return (taskID, traced, hops)
+        }
     }
 
     func emit(_ message: Message) {
@@ -76,16 +110,6 @@ final class ClientCapture: Sendable {
 
     func announce(_ request: TracedRequest, key: String) {
         state.withLockedValue { $0.pendingRequests[key, default: []].append(request) }
-    }
-
-    /// The oldest announced request a connection is now sending, if any.
-    func claimRequest(key: String) -> TracedRequest? {
-        state.withLockedValue { state in
-            guard var waiting = state.pendingRequests[key], !waiting.isEmpty else { return nil }
-            let first = waiting.removeFirst()
-            state.pendingRequests[key] = waiting.isEmpty ? nil : waiting
-            return first
-        }
     }
 
     func withdraw(_ request: TracedRequest, key: String) {
@@ -207,19 +231,61 @@ enum ErrorDescription {
     }
 }
 
-/// The lookup key of a request: host, port and origin-form URI, as
-/// AsyncHTTPClient builds them (`URL.uri` in its HTTPHandler.swift), so a
-/// URL the app gave and the head a connection sends meet. The scheme is left
-/// out: the connection's view of it (TLS or not) is a guess for HTTP/1.
+/// The lookup key of a request: host, port, decoded path and query, so a URL
+/// the app gave (as the tracer reports it) and the head a connection sends
+/// (`Host` and origin-form URI, as AsyncHTTPClient builds them in
+/// HTTPHandler.swift, `URL.uri`) meet without parsing a URL per request on
+/// the connection. The scheme is left out: the connection's view of it (TLS
+/// or not) is a guess for HTTP/1.
 enum Key {
-    static func of(_ url: URL) -> String? {
-        guard let host = url.host?.lowercased(), !host.isEmpty else { return nil }
-        let scheme = url.scheme?.lowercased() ?? "http"
-        let port = url.port ?? (scheme == "https" ? 443 : 80)
-        var uri = url.path.isEmpty ? "/" : (URLComponents(url: url, resolvingAgainstBaseURL: true)?.percentEncodedPath ?? url.path)
-        if uri.isEmpty { uri = "/" }
-        if let query = url.query { uri += "?" + query }
-        let bare = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-        return "\(bare):\(port)\(uri)"
+    static func make(host: some StringProtocol, port: Int, path: some StringProtocol, query: (some StringProtocol)?) -> String {
+        var key = host.lowercased()
+        key += ":"
+        key += String(port)
+        key += path.isEmpty ? "/" : String(path)
+        if let query {
+            key += "?"
+            key += query
+        }
+        return key
     }
+
+    static func defaultPort(scheme: String) -> Int {
+        scheme.lowercased() == "https" ? 443 : 80
+    }
+
+    static func of(_ url: URL) -> String? {
+        guard var host = url.host, !host.isEmpty else { return nil }
+        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        return make(host: host, port: url.port ?? defaultPort(scheme: url.scheme ?? "http"), path: url.path, query: url.query)
+    }
+
+    /// From a request head's `Host` field and origin-form URI.
+    static func of(hostField: String, uri: String, scheme: String) -> String {
+        var host = Substring(hostField)
+        var port = defaultPort(scheme: scheme)
+        if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
+            let rest = host[host.index(after: close)...]
+            host = host[host.index(after: host.startIndex) ..< close]
+            if rest.hasPrefix(":"), let number = Int(rest.dropFirst()) { port = number }
+        } else if let colon = host.lastIndex(of: ":"), let number = Int(host[host.index(after: colon)...]) {
+            port = number
+            host = host[..<colon]
+        }
+        let question = uri.firstIndex(of: "?")
+        let rawPath = question.map { uri[..<$0] } ?? Substring(uri)
+        let path = rawPath.contains("%") ? (rawPath.removingPercentEncoding ?? String(rawPath)) : String(rawPath)
+        return make(host: host, port: port, path: path, query: question.map { uri[uri.index(after: $0)...] })
+    }
+}
+
+/// `text/html; charset=utf-8` → `text/html`, byte by byte (this runs for
+/// every response; Foundation's trimming costs more than the rest of it).
+func mimeType(of contentType: String?) -> String? {
+    guard let contentType else { return nil }
+    var bytes = Substring(contentType).utf8
+    if let semicolon = bytes.firstIndex(of: UInt8(ascii: ";")) { bytes = bytes[..<semicolon] }
+    while let first = bytes.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { bytes = bytes.dropFirst() }
+    while let last = bytes.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { bytes = bytes.dropLast() }
+    return String(Substring(bytes)).lowercased()
 }

@@ -48,23 +48,23 @@ final class ChannelExchange: @unchecked Sendable {
         flow = nil
         let appHead = headBeforeDecompressor ?? head
         headBeforeDecompressor = nil
-        guard let url = url(of: head), client.shouldCapture(url) else { return }
+        guard let target = target(of: head), client.shouldCapture(host: target.host, url: target.url) else { return }
         let (appHeaders, added) = Self.split(wire: head.headers, app: appHead.headers)
+        let claimed = client.claim(key: target.key)
         var recorder = FlowRecorder(
             method: head.method.rawValue,
-            url: url,
+            url: target.url,
             headers: appHeaders,
             sessionID: client.clientID,
-            taskID: client.nextTaskID(),
-            configuration: client.agent.configuration,
+            taskID: claimed.taskID,
+            configuration: client.configuration,
             clock: client.agent.clock
         )
         recorder.setClientHeaders(added)
         recorder.source = CaptureSource(client: .asyncHTTPClient, path: .wire)
-        let key = Key.of(url)
-        if let key, let hops = client.claimRedirect(key: key) { recorder.continuing(after: hops) }
-        let flow = WireFlow(recorder: recorder, url: url, eventLoop: eventLoop, limit: client.agent.configuration.bodyCaptureLimit)
-        if let key, let traced = client.claimRequest(key: key) {
+        if let hops = claimed.hops { recorder.continuing(after: hops) }
+        let flow = WireFlow(recorder: recorder, url: target.url, eventLoop: eventLoop, limit: client.configuration.bodyCaptureLimit)
+        if let traced = claimed.traced {
             flow.traced = traced
             traced.carried(by: flow)
         }
@@ -95,18 +95,17 @@ final class ChannelExchange: @unchecked Sendable {
         // 1xx heads are interim: the final one follows.
         if head.status.code >= 100, head.status.code < 200, head.status != .switchingProtocols { return }
         let headers = head.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
-        let contentType = head.headers.first(name: "content-type")
-        let mimeType = contentType?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
+        let mimeType = mimeType(of: head.headers.first(name: "content-type"))
         client.emit(flow.recorder.received(statusCode: Int(head.status.code), headers: headers, mimeType: mimeType))
         if decodes {
             let coding = head.headers.first(name: "content-encoding")?.lowercased()
             flow.recorder.responseBodyIsDecoded = coding == "gzip" || coding == "deflate"
         }
         if (300 ..< 400).contains(Int(head.status.code)), let location = head.headers.first(name: "location"),
-           let target = URL(string: location, relativeTo: flow.url)?.absoluteURL, let key = Key.of(target) {
+           let base = URL(string: flow.url), let target = URL(string: location, relativeTo: base)?.absoluteURL, let key = Key.of(target) {
             flow.isRedirect = true
             var hop = flow.recorder
-            hop.redirected(statusCode: Int(head.status.code), from: flow.url, to: target)
+            hop.redirected(statusCode: Int(head.status.code), from: base, to: target)
             client.expectRedirect(to: key, hops: hop.redirectHops)
             // An async request keeps its span across hops: the next hop carries it on.
             if let traced = flow.traced, traced.isOpen {
@@ -194,12 +193,18 @@ final class ChannelExchange: @unchecked Sendable {
 
     // MARK: Helpers
 
-    /// The request's absolute URL: the scheme of the connection, the `Host`
-    /// field and the origin-form URI (or an absolute URI, through a proxy).
-    private func url(of head: HTTPRequestHead) -> URL? {
-        if head.uri.contains("://") { return URL(string: head.uri) }
-        guard let host = head.headers.first(name: "host") else { return nil }
-        return URL(string: "\(scheme)://\(host)\(head.uri)")
+    /// The request's absolute URL as text (the scheme of the connection, the
+    /// `Host` field and the origin-form URI; or an absolute URI, through a
+    /// proxy), its host and its ``Key``. No URL is parsed for the common case.
+    private func target(of head: HTTPRequestHead) -> (url: String, host: String, key: String)? {
+        if head.uri.contains("://") {
+            guard let url = URL(string: head.uri), let key = Key.of(url) else { return nil }
+            return (head.uri, url.host ?? "", key)
+        }
+        guard let hostField = head.headers.first(name: "host") else { return nil }
+        let key = Key.of(hostField: hostField, uri: head.uri, scheme: scheme)
+        let host = key[..<(key.lastIndex(of: ":") ?? key.endIndex)]
+        return ("\(scheme)://\(hostField)\(head.uri)", String(host), key)
     }
 
     /// Splits the fields on the wire into the app's and those AsyncHTTPClient
@@ -228,7 +233,7 @@ final class ChannelExchange: @unchecked Sendable {
 final class WireFlow: @unchecked Sendable {
     // Touched only on `eventLoop` (the traced request hands errors over there).
     var recorder: FlowRecorder
-    let url: URL
+    let url: String
     let eventLoop: EventLoop
     var requestBody: BodyCapture
     var unreadRequestBytes = 0
@@ -237,7 +242,7 @@ final class WireFlow: @unchecked Sendable {
     var channelError: Error?
     var isDone = false
 
-    init(recorder: FlowRecorder, url: URL, eventLoop: EventLoop, limit: Int) {
+    init(recorder: FlowRecorder, url: String, eventLoop: EventLoop, limit: Int) {
         self.recorder = recorder
         self.url = url
         self.eventLoop = eventLoop

@@ -66,7 +66,38 @@ package struct FlowRecorder {
         sessionID: Int,
         taskID: Int,
         configuration: CaptureAgent.Configuration,
-        clock: FlowClock
+        clock: FlowClock,
+        start: FlowClock.Start? = nil
+    ) {
+        self.init(method: method, redactedURL: url.map(configuration.redacting) ?? "", headers: headers,
+                  sessionID: sessionID, taskID: taskID, configuration: configuration, clock: clock, start: start)
+    }
+
+    /// The same, for a URL given as text (redacted here too: parsed only
+    /// when it has a query or credentials to redact).
+    package init(
+        method: String,
+        url: String,
+        headers: [HTTPHeader],
+        sessionID: Int,
+        taskID: Int,
+        configuration: CaptureAgent.Configuration,
+        clock: FlowClock,
+        start: FlowClock.Start? = nil
+    ) {
+        self.init(method: method, redactedURL: configuration.redacting(urlText: url), headers: headers,
+                  sessionID: sessionID, taskID: taskID, configuration: configuration, clock: clock, start: start)
+    }
+
+    private init(
+        method: String,
+        redactedURL: String,
+        headers: [HTTPHeader],
+        sessionID: Int,
+        taskID: Int,
+        configuration: CaptureAgent.Configuration,
+        clock: FlowClock,
+        start: FlowClock.Start?
     ) {
         self.init(method: method, url: url, headers: headers, sessionID: sessionID, taskID: taskID,
                   configuration: configuration, clock: clock, start: nil)
@@ -88,11 +119,7 @@ package struct FlowRecorder {
         self.clock = clock
         self.start = start ?? clock.start()
         self.responseBody = BodyCapture(limit: configuration.bodyCaptureLimit)
-        self.request = Request(
-            method: method,
-            url: url.map(configuration.redacting) ?? "",
-            headers: configuration.redacting(headers)
-        )
+        self.request = Request(method: method, url: redactedURL, headers: configuration.redacting(headers))
     }
 
     /// The headers the request goes out with, as far as Foundation exposes

@@ -16,12 +16,12 @@ package struct FlowClock: Sendable {
     )
 
     /// A point in time on both clocks, taken together at the start of a flow.
-    struct Start: Sendable {
+    package struct Start: Sendable {
         let date: Date
         let nanoseconds: UInt64
     }
 
-    func start() -> Start {
+    package func start() -> Start {
         Start(date: wallNow(), nanoseconds: monotonicNanoseconds())
     }
 
