@@ -150,7 +150,7 @@ final class TracedRequest: @unchecked Sendable {
             sessionID: client.clientID, taskID: client.nextTaskID(),
             configuration: client.configuration, clock: client.agent.clock, start: start
         )
-        recorder.source = CaptureSource(client: .asyncHTTPClient, path: CaptureSource.Path(rawValue: "tracer"))
+        recorder.source = CaptureSource(client: .asyncHTTPClient, path: .tracer)
         return recorder
     }
 

@@ -341,5 +341,8 @@ public struct CaptureSource: Codable, Sendable, Equatable {
         public static let resent = Path(rawValue: "re-sent")
         /// Read off the connection's channel pipeline, as the bytes went out and came in.
         public static let wire = Path(rawValue: "wire")
+        /// Seen only by the client's tracer: the request ended before any
+        /// connection carried it (refused, DNS, connect or pool timeout).
+        public static let tracer = Path(rawValue: "tracer")
     }
 }

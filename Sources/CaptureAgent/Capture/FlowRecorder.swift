@@ -99,20 +99,6 @@ package struct FlowRecorder {
         clock: FlowClock,
         start: FlowClock.Start?
     ) {
-        self.init(method: method, url: url, headers: headers, sessionID: sessionID, taskID: taskID,
-                  configuration: configuration, clock: clock, start: nil)
-    }
-
-    private init(
-        method: String,
-        url: URL?,
-        headers: [HTTPHeader],
-        sessionID: Int,
-        taskID: Int,
-        configuration: CaptureAgent.Configuration,
-        clock: FlowClock,
-        start: FlowClock.Start?
-    ) {
         self.sessionID = sessionID
         self.taskID = taskID
         self.configuration = configuration

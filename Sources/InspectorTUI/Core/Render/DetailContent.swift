@@ -212,6 +212,7 @@ enum DetailContent {
         case .inPlace?: "\(source.client), in place (the client ran the app's own request)"
         case .resent?: "\(source.client), re-sent (the agent sent the request on the app's behalf)"
         case .wire?: "\(source.client), on the wire (read off the connection)"
+        case .tracer?: "\(source.client), by its tracer (it never reached a connection)"
         case let path?: "\(source.client), \(path)"
         case nil: "\(source.client)"
         }
