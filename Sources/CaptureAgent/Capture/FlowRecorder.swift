@@ -31,8 +31,8 @@ package struct FlowRecorder {
     package var source: CaptureSource?
     /// Whether the response body bytes are after the client removed a
     /// content coding; nil: as libcurl does, whenever `Content-Encoding`
-    /// names one (URLSession).
-    package var responseBodyIsDecoded: Bool?
+    /// names one (what URLSession flows start with; the other clients say).
+    package var responseBodyIsDecoded: Bool? = false
 
     init(
         request urlRequest: URLRequest,
@@ -55,6 +55,7 @@ package struct FlowRecorder {
             start: start
         )
         source = CaptureSource(client: .urlSession, path: path)
+        responseBodyIsDecoded = nil
     }
 
     /// A flow for a request described by plain values; `headers` as the app
