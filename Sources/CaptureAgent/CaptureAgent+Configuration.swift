@@ -92,6 +92,15 @@ extension CaptureAgent {
         /// bytes of their bodies) the agent keeps, unredacted, so a viewer
         /// can replay them. Nothing is kept without control.
         public var replayLimits = ReplayLimits()
+        /// With control allowed: how long a flow held at a viewer's
+        /// breakpoint waits for an answer before it goes on unmodified
+        /// (default 60 seconds). A flow never waits longer, and never
+        /// outlives the viewer's connection.
+        ///
+        /// ```swift
+        /// let agent = try CaptureAgent.start(.init { $0.allowsControl = true; $0.breakpointTimeout = 10 })
+        /// ```
+        public var breakpointTimeout: TimeInterval = 60
 
         /// The bounds of the replay buffer.
         ///

@@ -57,6 +57,8 @@ public final class CaptureAgent: Sendable {
     /// Recent requests as the app made them, for a viewer's replays; holds
     /// nothing unless control is allowed.
     let replays: ReplayBuffer
+    /// The connected viewer's breakpoints; never active unless control is allowed.
+    let breakpoints: Breakpoints
     /// Whether this agent accepts a viewer's rules, as its hello says.
     public let allowsControl: Bool
     private let isRunning = Locked(true)
@@ -174,21 +176,34 @@ public final class CaptureAgent: Sendable {
         self.rules = rules
         let replays = ReplayBuffer(limits: configuration.replayLimits)
         self.replays = replays
+        let breakpoints = Breakpoints(timeout: configuration.breakpointTimeout)
+        let marker = configuration.redactionMarker
+        self.breakpoints = breakpoints
         var control: (@Sendable (ViewerMessage) -> Void)?
+        var viewerGone: (@Sendable () -> Void)?
         if allowsControl {
             control = { @Sendable message in
                 switch message {
                 case .rules(let list): rules.replace(with: list)
-                case .replay(let id): replays.replay(id)
+                case .replay(let id): replays.replay(id, edited: nil, marker: marker)
+                case .editedReplay(let id, let request): replays.replay(id, edited: request, marker: marker)
+                case .intercept(let filter): breakpoints.intercept(filter)
+                case .resume(let resume): breakpoints.decide(resume.id, .resume(resume))
+                case .kill(let id): breakpoints.decide(id, .kill)
                 case .receipt: break
                 }
+            }
+            viewerGone = { @Sendable in
+                rules.replace(with: [])
+                breakpoints.releaseAll(.viewerGone)
             }
         }
         self.streamer = EventStreamer(
             destination: destination,
             hello: hello,
             limits: .init(maximumEvents: configuration.maximumPendingEvents, maximumBytes: configuration.maximumPendingBytes),
-            control: control
+            control: control,
+            viewerGone: viewerGone
         )
     }
 

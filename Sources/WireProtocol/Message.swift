@@ -16,6 +16,10 @@ public enum Message: Sendable, Equatable {
     case flowFinished(FlowFinished)
     /// The agent's own health: events it had to drop so far.
     case status(AgentStatus)
+    /// A breakpoint holds a flow (only after the viewer asked for breakpoints).
+    case held(FlowHold)
+    /// A held flow goes on.
+    case released(FlowRelease)
 
     /// The `type` string of this kind on the wire.
     public var kind: String {
@@ -25,12 +29,14 @@ public enum Message: Sendable, Equatable {
         case .flowResponse: Kind.flowResponse.rawValue
         case .flowFinished: Kind.flowFinished.rawValue
         case .status: Kind.status.rawValue
+        case .held: Kind.held.rawValue
+        case .released: Kind.released.rawValue
         }
     }
 
     /// The message kinds this library knows.
     public enum Kind: String, Sendable, CaseIterable {
-        case hello, flowStarted, flowResponse, flowFinished, status
+        case hello, flowStarted, flowResponse, flowFinished, status, held, released
     }
 }
 
@@ -146,6 +152,9 @@ public struct FlowFinished: Codable, Sendable, Equatable {
     /// they were only known once the request had gone out; they replace the
     /// started flow's list.
     public var clientHeaders: [HTTPHeader]?
+    /// What changed the flow, when that was only known at its end (a
+    /// response edited at a breakpoint); replaces the started flow's record.
+    public var changes: FlowChanges?
 
     /// Creates the event.
     public init(
@@ -156,7 +165,8 @@ public struct FlowFinished: Codable, Sendable, Equatable {
         error: FlowError? = nil,
         timing: Timing,
         redirects: [RedirectHop] = [],
-        clientHeaders: [HTTPHeader]? = nil
+        clientHeaders: [HTTPHeader]? = nil,
+        changes: FlowChanges? = nil
     ) {
         self.id = id
         self.state = state
@@ -166,6 +176,7 @@ public struct FlowFinished: Codable, Sendable, Equatable {
         self.timing = timing
         self.redirects = redirects
         self.clientHeaders = clientHeaders
+        self.changes = changes
     }
 }
 
@@ -200,6 +211,7 @@ extension NetworkLog {
         if let finalResponse = event.response { response = finalResponse }
         if let body = event.requestBody { request.body = body }
         if let clientHeaders = event.clientHeaders { request.clientHeaders = clientHeaders }
+        if let changes = event.changes { self.changes = changes }
         error = event.error
         timing = event.timing
         redirects = event.redirects
@@ -224,6 +236,8 @@ extension Message: Codable {
         case .flowResponse: self = .flowResponse(try FlowResponse(from: decoder))
         case .flowFinished: self = .flowFinished(try FlowFinished(from: decoder))
         case .status: self = .status(try AgentStatus(from: decoder))
+        case .held: self = .held(try FlowHold(from: decoder))
+        case .released: self = .released(try FlowRelease(from: decoder))
         case nil: throw UnknownKind(type: type)
         }
     }
@@ -237,6 +251,8 @@ extension Message: Codable {
         case .flowResponse(let event): try event.encode(to: encoder)
         case .flowFinished(let event): try event.encode(to: encoder)
         case .status(let status): try status.encode(to: encoder)
+        case .held(let hold): try hold.encode(to: encoder)
+        case .released(let release): try release.encode(to: encoder)
         }
     }
 

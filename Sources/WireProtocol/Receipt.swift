@@ -73,6 +73,20 @@ public enum ViewerMessage: Sendable, Equatable {
     /// Send this flow's request again, as the app first sent it (the agent
     /// keeps recent requests unredacted for this), as a new flow.
     case replay(FlowID)
+    /// Send this request instead of the flow's, as a new flow: what a
+    /// person made of the flow's request in an editor. Redacted header
+    /// values and a body still marked truncated are the original's.
+    /// On the wire this is a `replay` with a `request`.
+    case editedReplay(FlowID, Request)
+    /// Hold the app's flows that match this filter (the inspector's filter
+    /// language) at a breakpoint, before the request goes out and again
+    /// before the app sees the response; nil or empty holds nothing. Like
+    /// rules, it lasts while this viewer stays connected.
+    case intercept(String?)
+    /// Let a held flow go on, perhaps edited.
+    case resume(FlowResume)
+    /// End a held flow: the app gets a cancellation error.
+    case kill(FlowID)
 
     /// The message as one frame.
     ///
@@ -91,13 +105,40 @@ public enum ViewerMessage: Sendable, Equatable {
             }
             return FrameEncoder.frame(payload: Data(writer.bytes))
         case .replay(let id):
-            var writer = JSONWriter()
-            writer.object { object in
+            return Self.frame { object in
                 object.field("type", "replay")
                 object.field("id", id)
             }
-            return FrameEncoder.frame(payload: Data(writer.bytes))
+        case .editedReplay(let id, let request):
+            return Self.frame { object in
+                object.field("type", "replay")
+                object.field("id", id)
+                object.field("request", request)
+            }
+        case .intercept(let filter):
+            return Self.frame { object in
+                object.field("type", "intercept")
+                object.field("filter", filter ?? "")
+            }
+        case .resume(let resume):
+            return Self.frame { object in
+                object.field("type", "resume")
+                object.field("id", resume.id)
+                object.field("request", resume.request)
+                object.field("response", resume.response)
+            }
+        case .kill(let id):
+            return Self.frame { object in
+                object.field("type", "kill")
+                object.field("id", id)
+            }
         }
+    }
+
+    private static func frame(_ fields: (inout JSONWriter) -> Void) -> Data {
+        var writer = JSONWriter()
+        writer.object { object in fields(&object) }
+        return FrameEncoder.frame(payload: Data(writer.bytes))
     }
 }
 
@@ -148,15 +189,41 @@ public struct ViewerMessageDecoder: Sendable {
                 }
                 return .rules(rules)
             case "replay" where acceptsRules:
-                guard let text = value["id"]?.stringValue, let id = FlowID(text) else {
-                    throw WireError.malformedPayload("replay.id must be a flow id (a UUID string)")
+                let id = try Self.flowID(in: value, of: kind)
+                guard value["request"] != nil else { return .replay(id) }
+                do {
+                    return .editedReplay(id, try JSONReader(value).decode("request"))
+                } catch {
+                    throw error.wireError
                 }
-                return .replay(id)
+            case "intercept" where acceptsRules:
+                guard let filter = value["filter"]?.stringValue else {
+                    throw WireError.malformedPayload("intercept.filter must be a string (empty: hold nothing)")
+                }
+                return .intercept(filter.isEmpty ? nil : filter)
+            case "resume" where acceptsRules:
+                let id = try Self.flowID(in: value, of: kind)
+                do {
+                    let reader = JSONReader(value)
+                    return .resume(FlowResume(id: id, request: try reader.decodeIfPresent("request"),
+                                              response: try reader.decodeIfPresent("response")))
+                } catch {
+                    throw error.wireError
+                }
+            case "kill" where acceptsRules:
+                return .kill(try Self.flowID(in: value, of: kind))
             default:
                 continue
             }
         }
         return nil
+    }
+
+    private static func flowID(in value: JSONValue, of kind: String) throws(WireError) -> FlowID {
+        guard let text = value["id"]?.stringValue, let id = FlowID(text) else {
+            throw WireError.malformedPayload("\(kind).id must be a flow id (a UUID string)")
+        }
+        return id
     }
 }
 
@@ -166,7 +233,7 @@ extension Message {
     public var isFlowEvent: Bool {
         switch self {
         case .flowStarted, .flowResponse, .flowFinished: true
-        case .hello, .status: false
+        case .hello, .status, .held, .released: false
         }
     }
 }

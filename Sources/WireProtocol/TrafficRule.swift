@@ -141,14 +141,22 @@ public struct FlowChanges: Codable, Sendable, Equatable {
     public var mockedFrom: String?
     /// A person asked for this request again, from this flow.
     public var replayOf: FlowID?
+    /// What a person edited at a breakpoint (or before a replay): the
+    /// request, the response, or both. Nil when nobody edited the flow.
+    public var edited: [HoldPhase]?
+    /// The response as the server sent it, when a person edited it at a
+    /// breakpoint (the flow's `response` is what the app got).
+    public var originalResponse: Response?
 
     /// Creates a change record.
     public init(rules: [String], originalURL: String? = nil, originalHeaders: [HTTPHeader]? = nil, mockedFrom: String? = nil,
-                replayOf: FlowID? = nil) {
+                replayOf: FlowID? = nil, edited: [HoldPhase]? = nil, originalResponse: Response? = nil) {
         self.rules = rules
         self.originalURL = originalURL
         self.originalHeaders = originalHeaders
         self.mockedFrom = mockedFrom
         self.replayOf = replayOf
+        self.edited = edited
+        self.originalResponse = originalResponse
     }
 }

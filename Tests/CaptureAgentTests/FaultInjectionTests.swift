@@ -159,7 +159,7 @@ final class FaultInjectionTests: XCTestCase, @unchecked Sendable {
             second.allMessages.filter {
                 switch $0 {
                 case .flowStarted, .flowResponse, .flowFinished: true
-                case .hello, .status: false
+                case .hello, .status, .held, .released: false
                 }
             }.count
         }

@@ -86,8 +86,13 @@ final class CaptureURLProtocol: URLProtocol {
         // A request a viewer's rule changes (or answers) goes the re-sending
         // path, which can send a request other than the app's. Download
         // tasks stay in place: the re-sending path cannot run them.
-        let ruled: RuleSet.Outcome = task is URLSessionDownloadTask ? .unchanged : agent?.rules.rules.apply(to: task.originalRequest ?? request) ?? .unchanged
-        if let agent, case .unchanged = ruled, CapturePath.choose(for: task, request: request, internals: internals) == .inPlace,
+        let isDownload = task is URLSessionDownloadTask
+        let ruled: RuleSet.Outcome = isDownload ? .unchanged : agent?.rules.rules.apply(to: task.originalRequest ?? request) ?? .unchanged
+        // While a viewer asks for breakpoints every flow goes the re-sending
+        // path, the one that can hold a request, and a response before the app sees it.
+        let intercepting = !isDownload && agent.map { $0.allowsControl && $0.breakpoints.isActive } ?? false
+        if let agent, case .unchanged = ruled, !intercepting,
+           CapturePath.choose(for: task, request: request, internals: internals) == .inPlace,
            let nextClass = NextProtocol.protocolClass(
                for: task.currentRequest ?? request,
                sessionClasses: internals.session?.configuration.protocolClasses,
@@ -106,7 +111,8 @@ final class CaptureURLProtocol: URLProtocol {
         flow.owner = self
         mode = .resent(flow)
         agent?.count(.resent)
-        flow.begin(task: task, request: request, internals: internals, cachedResponse: cachedResponse, rules: ruled)
+        flow.begin(task: task, request: request, internals: internals, cachedResponse: cachedResponse, rules: ruled,
+                   intercepting: intercepting)
     }
 
     override func stopLoading() {
@@ -154,6 +160,26 @@ final class CaptureFlow: @unchecked Sendable {
         var limit: Int
     }
     private var delivery = TaskInternals.Delivery.wholeBodyOnce
+    /// Whether the viewer's breakpoints may hold this flow.
+    private var intercepting = false
+    /// What a flow held before its request goes out needs to go on.
+    private struct HeldRequest {
+        var request: URLRequest
+        var appRequest: URLRequest
+        var body: TaskInternals.Body
+        var internals: TaskInternals
+        var cachedResponse: CachedURLResponse?
+        var demux: Demux
+        var changes: FlowChanges?
+    }
+    private var heldRequest: HeldRequest?
+    /// A response held before the app sees it: the head, then the whole body.
+    private struct HeldResponse {
+        var head: URLResponse
+        var body = Data()
+        var complete = false
+    }
+    private var heldResponse: HeldResponse?
     private var completionTaskDelegate: URLSessionDataDelegate?
     private var bufferedBody = Data()
     /// True once the client has been told how the task ended, or the task
@@ -210,16 +236,26 @@ final class CaptureFlow: @unchecked Sendable {
     /// (see ``clientGate``), then cancels the inner task.
     func cancel() {
         clientGate.withLock { $0 = true }
-        queue.async { self.innerTask?.cancel() }
+        queue.async {
+            // A held flow ends here: the hold's decision finds the client done.
+            if self.heldRequest != nil || self.heldResponse?.complete == true, let id = self.recorder?.id {
+                self.agent?.breakpoints.decide(id, .release(.cancelled))
+            }
+            self.innerTask?.cancel()
+        }
     }
 
     // MARK: - Starting
 
     /// `cachedResponse`: what corelibs' cache lookup for `task` found, passed on to the inner task.
     /// `rules`: what the viewer's traffic rules made of the request.
+    /// `intercepting`: the viewer's breakpoints may hold the flow.
     func begin(task: URLSessionTask, request: URLRequest, internals: TaskInternals, cachedResponse: CachedURLResponse?,
-               rules: RuleSet.Outcome) {
-        queue.async { self.start(task: task, request: request, internals: internals, cachedResponse: cachedResponse, rules: rules) }
+               rules: RuleSet.Outcome, intercepting: Bool = false) {
+        queue.async {
+            self.intercepting = intercepting
+            self.start(task: task, request: request, internals: internals, cachedResponse: cachedResponse, rules: rules)
+        }
     }
 
     private func start(task: URLSessionTask, request appRequest: URLRequest, internals: TaskInternals, cachedResponse: CachedURLResponse?,
@@ -256,7 +292,8 @@ final class CaptureFlow: @unchecked Sendable {
         if agent.allowsControl {
             if let origin = agent.replays.origin(of: task) {
                 changes = changes ?? FlowChanges(rules: [])
-                changes?.replayOf = origin
+                changes?.replayOf = origin.id
+                if origin.edited { changes?.edited = [.request] }
             }
             let body: Data? = if case .data(let data)? = internals.body { data } else { appRequest.httpBody }
             agent.replays.remember(recorder.id, request: appRequest, body: body, configuration: internals.session?.configuration)
@@ -276,6 +313,30 @@ final class CaptureFlow: @unchecked Sendable {
         }
 
         let body = internals.body ?? Self.body(in: request, of: task)
+        if intercepting {
+            var pending = recorder
+            if case .data(let data) = body { pending.setRequestBody(CapturedBody(capturing: data, cap: limit)) }
+            if agent.breakpoints.matches(pending.log) {
+                self.recorder = pending
+                agent.emit(pending.started())
+                agent.emit(.held(FlowHold(id: pending.id, phase: .request, timeout: agent.breakpoints.timeout)))
+                heldRequest = HeldRequest(request: request, appRequest: appRequest, body: body, internals: internals,
+                                          cachedResponse: cachedResponse, demux: demux, changes: changes)
+                agent.breakpoints.hold(pending.id, phase: .request) { decision in
+                    self.queue.async { self.endRequestHold(decision) }
+                }
+                return
+            }
+        }
+        launch(request: request, body: body, recorder: recorder, announce: true, internals: internals, cachedResponse: cachedResponse, demux: demux)
+    }
+
+    /// Sends `request` through the inner session; `announce`: emit `flowStarted` first.
+    private func launch(request: URLRequest, body: TaskInternals.Body, recorder recorded: FlowRecorder, announce: Bool,
+                        internals: TaskInternals, cachedResponse: CachedURLResponse?, demux: Demux) {
+        guard let agent, let task else { return }
+        var recorder = recorded
+        let limit = agent.configuration.bodyCaptureLimit
         let make: (URLSession) -> URLSessionTask
         switch body {
         case .none:
@@ -305,7 +366,7 @@ final class CaptureFlow: @unchecked Sendable {
         }
 
         self.recorder = recorder
-        agent.emit(recorder.started())
+        if announce { agent.emit(recorder.started()) }
         // The demux may have been invalidated since it was looked up (the
         // agent stopped); a fresh one serves, else the task fails cleanly.
         guard let inner = demux.task(for: self, cachedResponse: cachedResponse, make)
@@ -316,6 +377,121 @@ final class CaptureFlow: @unchecked Sendable {
         innerTask = inner
         inner.resume()
         if case .none = body { self.recorder?.markRequestSent() }
+    }
+
+    // MARK: - Breakpoints (on `queue`)
+
+    /// The viewer (or a timeout, or the app) decided about a held request.
+    private func endRequestHold(_ decision: Breakpoints.Decision) {
+        guard let held = heldRequest, var recorder, let agent else { return }
+        heldRequest = nil
+        let reason: FlowRelease.Reason = switch decision {
+        case .kill: .killed
+        case .resume: .resumed
+        case .release(let reason): reason
+        }
+        agent.emit(.released(FlowRelease(id: recorder.id, phase: .request, reason: reason)))
+        if case .kill = decision {
+            return endHeld(with: URLError(.cancelled))
+        }
+        guard !clientIsDone else {
+            // The app cancelled the task while it was held; corelibs reports that.
+            return endHeld(with: nil)
+        }
+        var request = held.request
+        var body = held.body
+        var announce = false
+        if case .resume(let resume?) = decision, let edit = resume.request {
+            let originalBody: Data? = if case .data(let data) = held.body { data } else { nil }
+            request = Breakpoints.request(edit, applyingTo: held.request, body: originalBody, marker: agent.configuration.redactionMarker)
+            let keepsBody = edit.body?.isTruncated == true
+            if !keepsBody { body = request.httpBody.map { .data($0) } ?? .none }
+            recorder.replaceRequest(request, additionalHeaders: held.internals.session?.configuration.httpAdditionalHeaders, keepingBody: keepsBody)
+            var changes = held.changes ?? FlowChanges(rules: [])
+            changes.edited = [.request]
+            if request.url != held.appRequest.url { changes.originalURL = changes.originalURL ?? held.appRequest.url?.absoluteString }
+            let appHeaders = FlowRecorder.sortedHeaders(held.appRequest.allHTTPHeaderFields ?? [:])
+            if FlowRecorder.sortedHeaders(request.allHTTPHeaderFields ?? [:]) != appHeaders {
+                changes.originalHeaders = changes.originalHeaders ?? appHeaders
+            }
+            recorder.setChanges(changes)
+            announce = true
+        }
+        launch(request: request, body: body, recorder: recorder, announce: announce, internals: held.internals,
+               cachedResponse: held.cachedResponse, demux: held.demux)
+    }
+
+    /// Ends a held flow without (more) network: killed (`error`), or cancelled by the app.
+    private func endHeld(with error: URLError?) {
+        if let recorder {
+            agent?.emit(recorder.finished(error: error ?? URLError(.cancelled), requestBody: requestStream.current?.captured))
+        }
+        recorder = nil
+        original = nil
+        task = nil
+        completionTaskDelegate = nil
+        streamSource.withLock { $0 = nil }
+        if let error { fail(error) }
+    }
+
+    /// The viewer (or a timeout, or the app) decided about a held response.
+    private func endResponseHold(_ decision: Breakpoints.Decision) {
+        guard let held = heldResponse, held.complete, var recorder, let agent else { return }
+        heldResponse = nil
+        let reason: FlowRelease.Reason = switch decision {
+        case .kill: .killed
+        case .resume: .resumed
+        case .release(let reason): reason
+        }
+        agent.emit(.released(FlowRelease(id: recorder.id, phase: .response, reason: reason)))
+        if case .kill = decision {
+            return endHeld(with: URLError(.cancelled))
+        }
+        guard !clientIsDone else { return endHeld(with: nil) }
+        var head = held.head
+        var body = held.body
+        var changes: FlowChanges?
+        if case .resume(let resume?) = decision, let edit = resume.response, let http = head as? HTTPURLResponse {
+            let original = recorder.currentResponse
+            (head, body) = {
+                let (response, data) = Breakpoints.response(edit, applyingTo: http, body: held.body, marker: agent.configuration.redactionMarker)
+                return (response as URLResponse, data)
+            }()
+            if let response = head as? HTTPURLResponse { recorder.replaceResponse(response, body: body) }
+            var edited = recorder.changes ?? FlowChanges(rules: [])
+            edited.edited = (edited.edited ?? []) + [.response]
+            edited.originalResponse = original
+            recorder.setChanges(edited)
+            changes = recorder.changes
+        }
+        var finished = recorder.finished(error: nil, requestBody: requestStream.current?.captured)
+        if case .flowFinished(var event) = finished, let changes {
+            event.changes = changes
+            finished = .flowFinished(event)
+        }
+        agent.emit(finished)
+        self.recorder = nil
+        deliverWhole(head: head, body: body)
+    }
+
+    /// Gives the app a whole response at once (one held at a breakpoint).
+    private func deliverWhole(head: URLResponse, body: Data) {
+        let delivery = delivery
+        if delivery == .wholeBodyOnce, !body.isEmpty, let delegate = completionTaskDelegate, let original,
+           let dataTask = task as? URLSessionDataTask {
+            original.delegateQueue.addOperation {
+                delegate.urlSession(original, dataTask: dataTask, didReceive: body)
+            }
+        }
+        original = nil
+        task = nil
+        completionTaskDelegate = nil
+        streamSource.withLock { $0 = nil }
+        withClient { client, owner in client.urlProtocol(owner, didReceive: head, cacheStoragePolicy: .notAllowed) }
+        withClient(finishing: true) { client, owner in
+            if !body.isEmpty { client.urlProtocol(owner, didLoad: body) }
+            client.urlProtocolDidFinishLoading(owner)
+        }
     }
 
     /// A map-local rule answered: the app gets the file as a response, and
@@ -450,6 +626,12 @@ final class CaptureFlow: @unchecked Sendable {
             // as in its own transfer, only the last response's body counts.
             self.bufferedBody = Data()
             if let event = self.recorder?.received(response) { self.agent?.emit(event) }
+            // A breakpoint decides on the response head; the app sees it once the hold ends.
+            if self.intercepting, let agent = self.agent, let log = self.recorder?.log, agent.breakpoints.matches(log) {
+                self.heldResponse = HeldResponse(head: response)
+                return
+            }
+            self.heldResponse = nil
             // Custom protocols are never cached by corelibs; say so explicitly.
             self.withClient { client, owner in client.urlProtocol(owner, didReceive: response, cacheStoragePolicy: .notAllowed) }
         }
@@ -458,6 +640,10 @@ final class CaptureFlow: @unchecked Sendable {
     func innerDidReceive(_ data: Data) {
         queue.async {
             self.recorder?.receivedBody(data)
+            if self.heldResponse != nil {
+                self.heldResponse?.body.append(data)
+                return
+            }
             guard !self.clientIsDone else { return }
             switch self.delivery {
             case .delegateChunks:
@@ -478,6 +664,22 @@ final class CaptureFlow: @unchecked Sendable {
 
     func innerDidComplete(error: Error?) {
         queue.async {
+            if self.heldResponse != nil, error == nil, let agent = self.agent, let recorder = self.recorder, !self.clientIsDone {
+                // The whole response is in: hold it for the viewer.
+                self.heldResponse?.complete = true
+                agent.emit(.held(FlowHold(id: recorder.id, phase: .response, response: recorder.currentResponse,
+                                          timeout: agent.breakpoints.timeout)))
+                agent.breakpoints.hold(recorder.id, phase: .response) { decision in
+                    self.queue.async { self.endResponseHold(decision) }
+                }
+                return
+            }
+            if let held = self.heldResponse {
+                // Failed after the head (or cancelled): the app gets the head it was owed, then the outcome.
+                self.heldResponse = nil
+                self.withClient { client, owner in client.urlProtocol(owner, didReceive: held.head, cacheStoragePolicy: .notAllowed) }
+                self.bufferedBody = held.body
+            }
             if let recorder = self.recorder {
                 self.agent?.emit(recorder.finished(error: error, requestBody: self.requestStream.current?.captured))
                 self.recorder = nil

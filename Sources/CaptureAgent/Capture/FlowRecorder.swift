@@ -151,6 +151,40 @@ package struct FlowRecorder {
         Timing(startedAt: start.date, requestSent: requestSent, firstResponseByte: firstResponseByte)
     }
 
+    /// The flow as it stands: the request, and the response with the body
+    /// so far (what a breakpoint's filter sees, and what a held response shows).
+    var log: NetworkLog {
+        NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, response: currentResponse, timing: timing,
+                   redirects: redirects, source: source, changes: changes)
+    }
+
+    /// The response head with the body captured so far.
+    var currentResponse: Response? {
+        guard var response else { return nil }
+        response.body = responseBody.captured
+        return response
+    }
+
+    /// A person edited the request at a breakpoint: the log shows what is
+    /// sent instead (redacted), with the same flow id; the body is the
+    /// request's data, or the one recorded before when `keepingBody`.
+    mutating func replaceRequest(_ urlRequest: URLRequest, additionalHeaders: [AnyHashable: Any]?, keepingBody: Bool) {
+        let body = keepingBody ? request.body : nil
+        request = Request(
+            method: urlRequest.httpMethod ?? "GET",
+            url: urlRequest.url.map(configuration.redacting) ?? "",
+            headers: configuration.redacting(Self.requestHeaders(urlRequest.allHTTPHeaderFields ?? [:], additional: additionalHeaders)),
+            body: keepingBody ? body : urlRequest.httpBody.map { CapturedBody(capturing: $0, cap: configuration.bodyCaptureLimit) }
+        )
+    }
+
+    /// A person edited the response at a breakpoint: the log shows what the
+    /// app got instead.
+    mutating func replaceResponse(_ urlResponse: HTTPURLResponse, body: Data) {
+        _ = record(urlResponse)
+        responseBody.append(body)
+    }
+
     package func started() -> Message {
         .flowStarted(NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, timing: timing, source: source, changes: changes))
     }

@@ -316,7 +316,7 @@ final class InPlaceFlow: @unchecked Sendable {
             )
             recorder.setRequestBody(Self.requestBody(internals.body, limit: agent.configuration.bodyCaptureLimit))
             if agent.allowsControl {
-                if let origin = agent.replays.origin(of: task) { recorder.setChanges(FlowChanges(rules: [], replayOf: origin)) }
+                if let origin = agent.replays.origin(of: task) { recorder.setChanges(origin.changes) }
                 let body: Data? = if case .data(let data)? = internals.body { data } else { originalRequest.httpBody }
                 agent.replays.remember(recorder.id, request: originalRequest, body: body, configuration: session?.configuration)
             }

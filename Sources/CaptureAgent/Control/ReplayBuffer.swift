@@ -23,7 +23,7 @@ package final class ReplayBuffer: Sendable {
         var entries: [Entry] = []
         var bytes = 0
         /// Replay tasks in flight, by task, with the flow they replay.
-        var origins: [ObjectIdentifier: FlowID] = [:]
+        var origins: [ObjectIdentifier: Origin] = [:]
     }
 
     private let limits: CaptureAgent.Configuration.ReplayLimits
@@ -55,20 +55,38 @@ package final class ReplayBuffer: Sendable {
         }
     }
 
-    /// Sends the request of flow `id` again; does nothing for a flow no
-    /// longer (or never) kept.
-    func replay(_ id: FlowID) {
+    /// Where a replay comes from.
+    package struct Origin: Sendable {
+        /// The flow replayed.
+        var id: FlowID
+        /// Whether a person edited the request first.
+        var edited: Bool
+
+        /// The change record of the replay's flow.
+        var changes: FlowChanges {
+            FlowChanges(rules: [], replayOf: id, edited: edited ? [.request] : nil)
+        }
+    }
+
+    /// Sends the request of flow `id` again, or what a person made of it in
+    /// an editor (`edited`, see ``Breakpoints/request(_:applyingTo:body:marker:)``);
+    /// does nothing for a flow no longer (or never) kept.
+    func replay(_ id: FlowID, edited: Request?, marker: String) {
         guard let entry = state.withLock({ $0.entries.last { $0.id == id } }) else { return }
+        var request = entry.request
+        if let edited {
+            request = Breakpoints.request(edited, applyingTo: request, body: request.httpBody, marker: marker)
+        }
         let session = URLSession(configuration: entry.configuration)
         // swift-corelibs-foundation keeps a task's completion handler until
         // it is done; the session goes once its one task has finished.
-        let task = session.dataTask(with: entry.request) { _, _, _ in session.finishTasksAndInvalidate() }
-        state.withLock { $0.origins[ObjectIdentifier(task)] = id }
+        let task = session.dataTask(with: request) { _, _, _ in session.finishTasksAndInvalidate() }
+        state.withLock { $0.origins[ObjectIdentifier(task)] = Origin(id: id, edited: edited != nil) }
         task.resume()
     }
 
     /// The flow a replay task replays, taken out once asked (each task asks once, as it starts).
-    func origin(of task: URLSessionTask) -> FlowID? {
+    func origin(of task: URLSessionTask) -> Origin? {
         state.withLock { $0.origins.removeValue(forKey: ObjectIdentifier(task)) }
     }
 

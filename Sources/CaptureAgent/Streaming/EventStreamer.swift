@@ -71,15 +71,19 @@ final class EventStreamer: @unchecked Sendable {
     /// Called with empty rules whenever a connection ends: rules live only
     /// as long as the viewer that sent them.
     private let control: (@Sendable (ViewerMessage) -> Void)?
+    /// Called whenever a connection ends, for an agent that accepts control.
+    private let viewerGone: (@Sendable () -> Void)?
 
     /// Receipts are tiny; rules may carry map-local files.
     private var viewerFrameLimit: Int { control == nil ? 64 * 1024 : 16 * 1024 * 1024 }
 
-    init(destination: Endpoint, hello: Hello, limits: Limits, control: (@Sendable (ViewerMessage) -> Void)? = nil) {
+    init(destination: Endpoint, hello: Hello, limits: Limits, control: (@Sendable (ViewerMessage) -> Void)? = nil,
+         viewerGone: (@Sendable () -> Void)? = nil) {
         self.destination = destination
         self.hello = hello
         self.limits = limits
         self.control = control
+        self.viewerGone = viewerGone
         self.receipts = ViewerMessageDecoder(maximumFrameSize: control == nil ? 64 * 1024 : 16 * 1024 * 1024, acceptsRules: control != nil)
     }
 
@@ -288,7 +292,7 @@ final class EventStreamer: @unchecked Sendable {
                     try write(encoder.encode(.status(AgentStatus(droppedEvents: drops, queuedEvents: queued))), events: 0, on: socket)
                 }
                 if let frame = FrameFitting.frame(for: next.message, encoder: encoder) {
-                    try write(frame, events: 1, on: socket)
+                    try write(frame, events: next.message.isFlowEvent ? 1 : 0, on: socket)
                 }
                 locked { statistics.framesWritten += statusDue ? 2 : 1 }
             } catch {
@@ -337,7 +341,7 @@ final class EventStreamer: @unchecked Sendable {
                         switch message {
                         case .receipt(let receipt):
                             acknowledged = max(acknowledged ?? 0, min(receipt.events, written))
-                        case .rules, .replay:
+                        default:
                             control?(message)
                         }
                     }
@@ -364,8 +368,8 @@ final class EventStreamer: @unchecked Sendable {
             }
         }
         unread.reset()
-        // The viewer's rules go with it; requests from now on are the app's own.
-        control?(.rules([]))
+        // The viewer's rules and breakpoints go with it; requests from now on are the app's own.
+        viewerGone?()
         condition.lock()
         isConnected = false
         socketDescriptor = -1
@@ -395,7 +399,9 @@ extension Message {
             return [log.request.body, log.response?.body].compactMap { $0 }
         case .flowFinished(let event):
             return [event.requestBody, event.response?.body].compactMap { $0 }
-        case .hello, .flowResponse, .status:
+        case .held(let hold):
+            return [hold.response?.body].compactMap { $0 }
+        case .hello, .flowResponse, .status, .released:
             return []
         }
     }
@@ -421,7 +427,10 @@ extension Message {
             event.requestBody = cut(event.requestBody)
             event.response = cut(event.response)
             return .flowFinished(event)
-        case .hello, .flowResponse, .status:
+        case .held(var hold):
+            hold.response = cut(hold.response)
+            return .held(hold)
+        case .hello, .flowResponse, .status, .released:
             return self
         }
     }

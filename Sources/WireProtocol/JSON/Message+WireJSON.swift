@@ -112,13 +112,16 @@ extension FlowChanges: JSONWritable, JSONReadable {
             $0.field("rules", rules.map(JSONString.init)); $0.field("originalURL", originalURL)
             if let originalHeaders { $0.field("originalHeaders", originalHeaders) }
             $0.field("mockedFrom", mockedFrom); $0.field("replayOf", replayOf)
+            if let edited { $0.field("edited", edited) }
+            $0.field("originalResponse", originalResponse)
         }
     }
     init(json: JSONReader) throws(JSONFieldError) {
         self.init(rules: try json.array("rules", of: JSONString.self).map(\.text),
                   originalURL: try json.optionalString("originalURL"),
                   originalHeaders: try json.optionalArray("originalHeaders"),
-                  mockedFrom: try json.optionalString("mockedFrom"), replayOf: try json.decodeIfPresent("replayOf"))
+                  mockedFrom: try json.optionalString("mockedFrom"), replayOf: try json.decodeIfPresent("replayOf"),
+                  edited: try json.optionalArray("edited"), originalResponse: try json.decodeIfPresent("originalResponse"))
     }
 }
 
@@ -230,8 +233,14 @@ extension Message {
                 writer.field("requestBody", event.requestBody); writer.field("error", event.error)
                 writer.field("timing", event.timing); writer.field("redirects", event.redirects)
                 if let clientHeaders = event.clientHeaders { writer.field("clientHeaders", clientHeaders) }
+                writer.field("changes", event.changes)
             case .status(let status):
                 writer.field("droppedEvents", status.droppedEvents); writer.field("queuedEvents", status.queuedEvents)
+            case .held(let hold):
+                writer.field("id", hold.id); writer.field("phase", hold.phase); writer.field("response", hold.response)
+                writer.field("timeout", hold.timeout)
+            case .released(let release):
+                writer.field("id", release.id); writer.field("phase", release.phase); writer.field("reason", release.reason)
             }
         }
         return writer.bytes
@@ -269,9 +278,14 @@ extension Message {
                 id: try json.decode("id"), state: try json.decode("state"), response: try json.decodeIfPresent("response"),
                 requestBody: try json.decodeIfPresent("requestBody"), error: try json.decodeIfPresent("error"),
                 timing: try json.decode("timing"), redirects: try json.array("redirects"),
-                clientHeaders: try json.optionalArray("clientHeaders")))
+                clientHeaders: try json.optionalArray("clientHeaders"), changes: try json.decodeIfPresent("changes")))
         case .status:
             return .status(AgentStatus(droppedEvents: try json.int("droppedEvents"), queuedEvents: try json.int("queuedEvents")))
+        case .held:
+            return .held(FlowHold(id: try json.decode("id"), phase: try json.decode("phase"),
+                                  response: try json.decodeIfPresent("response"), timeout: try json.double("timeout")))
+        case .released:
+            return .released(FlowRelease(id: try json.decode("id"), phase: try json.decode("phase"), reason: try json.decode("reason")))
         case nil:
             return nil
         }

@@ -99,7 +99,7 @@ public struct FlowAssembler: Sendable {
             let source = connectionOfFlow.removeValue(forKey: event.id) ?? connection
             compactOrderIfNeeded()
             return [Finished(log: log, agent: agents[source])]
-        case .hello, .status:
+        case .hello, .status, .held, .released:
             break
         }
         return []

@@ -46,6 +46,8 @@ public struct FlowStore: Sendable {
         public internal(set) var revision = 0
         /// The mark and comment the person added (viewer-side, not from the agent).
         public internal(set) var annotation = FlowAnnotation()
+        /// Set while the flow's agent holds it at a breakpoint.
+        public internal(set) var hold: FlowHold?
 
         var bodyBytes: Int {
             (log.request.body?.data.count ?? 0) + (log.response?.body?.data.count ?? 0)
@@ -150,6 +152,22 @@ public struct FlowStore: Sendable {
         records[index].annotation = annotation
         records[index].revision += 1
         return [.updated(sequence)]
+    }
+
+    /// Notes that the agent holds flow `hold.id` at a breakpoint, or (nil)
+    /// that flow `id` goes on. Unknown flows are ignored.
+    public mutating func setHold(_ hold: FlowHold?, of id: FlowID) -> [Change] {
+        guard let sequence = sequences[id], sequenceRange.contains(sequence) else { return [] }
+        let index = sequence - baseSequence
+        guard records[index].hold != hold else { return [] }
+        records[index].hold = hold
+        records[index].revision += 1
+        return [.updated(sequence)]
+    }
+
+    /// Sequence numbers of the held flows, oldest first (of `agent` only, when given).
+    public func heldSequences(agent: Int? = nil) -> [Int] {
+        allRecords.lazy.filter { $0.hold != nil && (agent == nil || $0.agent == agent) }.map(\.sequence)
     }
 
     /// Sequence numbers of the marked flows, oldest first.

@@ -97,12 +97,18 @@ public struct Session: Sendable {
         case let .disconnected(connection, reason):
             guard let index = agentIndex[connection] else { break }
             agents[index].isConnected = false
+            // The agent lets its held flows go on when its viewer goes.
+            var changes: [FlowStore.Change] = []
+            for sequence in store.heldSequences(agent: index) {
+                if let id = store[sequence]?.log.id { changes += store.setHold(nil, of: id) }
+            }
             let name = agents[index].hello.appName
             if let reason {
                 log("\(name) disconnected: \(reason)", level: .error, at: date)
             } else {
                 log("\(name) disconnected", at: date)
             }
+            return changes
         case let .rejected(peer, reason):
             log("rejected connection from \(peer): \(reason)", level: .error, at: date)
         }
@@ -128,6 +134,11 @@ public struct Session: Sendable {
         case .status(let status):
             if let agent { agents[agent].droppedEvents = status.droppedEvents }
             return []
+        case .held(let hold):
+            return store.setHold(hold, of: hold.id)
+        case .released(let release):
+            guard let sequence = store.sequence(of: release.id), store[sequence]?.hold?.phase == release.phase else { return [] }
+            return store.setHold(nil, of: release.id)
         }
     }
 
