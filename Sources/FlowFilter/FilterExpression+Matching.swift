@@ -42,6 +42,8 @@ extension FilterExpression {
             }
         case .pending:
             return !log.state.isFinal
+        case .hasResponse:
+            return log.response != nil
         case .marked:
             return marked
         case .comment(let pattern):

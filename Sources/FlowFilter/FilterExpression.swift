@@ -53,6 +53,10 @@ public indirect enum FilterExpression: Sendable, Equatable {
     case error
     /// `~p`: the flow has not reached a final state.
     case pending
+    /// `~s`: the flow has a response (mitmproxy's "match response"); `~q`,
+    /// a request with no response, is its negation. Breakpoint filters use
+    /// them to hold only requests or only responses.
+    case hasResponse
     /// `~marked`: the person marked the flow in the inspector (never true elsewhere).
     case marked
     /// `~comment`: the comment the person gave the flow in the inspector matches.
@@ -127,6 +131,7 @@ extension FilterExpression {
         ("~t REGEX", "content type"),
         ("~e", "failed, cancelled or errored"),
         ("~p", "not finished yet"),
+        ("~q, ~s", "no response yet; has a response (breakpoints: requests, responses)"),
         ("~marked", "marked (M)"),
         ("~comment REGEX", "the flow's comment (#)"),
         ("! & | ( )", "not, and (also a space), or, grouping"),

@@ -96,6 +96,8 @@ struct FilterParser {
         switch name {
         case "e": return .error
         case "p": return .pending
+        case "s": return .hasResponse
+        case "q": return .not(.hasResponse)
         case "marked": return .marked
         case "comment": return .comment(try regularExpressionArgument(for: name))
         case "m": return .method(try argument(for: name).text.uppercased())

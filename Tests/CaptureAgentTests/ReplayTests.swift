@@ -78,6 +78,30 @@ final class ReplayTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(delegate.completions.current, callbacksBefore, "the app's delegate never hears of the replay")
     }
 
+    func testAnEditedReplaySendsTheEditKeepingRedactedValuesAndSaysItWasEdited() throws {
+        let (agent, _, original) = try run(allowsControl: true)
+        defer { agent.stop() }
+        var edited = original.request
+        edited.method = "PUT"
+        edited.headers.append(HTTPHeader(name: "X-Try", value: "2"))
+        edited.body = CapturedBody(data: Data("order=9".utf8))
+        XCTAssertEqual(edited.headers.first("Authorization"), "<redacted>")
+        inspector.write(ViewerMessage.editedReplay(original.id, edited).frame(), toConnection: 0)
+
+        XCTAssertTrue(eventually { self.server.requests.count == 2 })
+        let again = server.requests[1]
+        XCTAssertEqual(again.method, "PUT")
+        XCTAssertEqual(again.body, Array("order=9".utf8))
+        XCTAssertEqual(again.headers.first { $0.name.lowercased() == "x-try" }?.value, "2")
+        XCTAssertEqual(again.headers.first { $0.name.lowercased() == "authorization" }?.value, "Bearer s3cret",
+                       "the marker stands for the app's own value")
+        XCTAssertTrue(eventually { self.inspector.finishedFlows(urlSuffix: "/text?replay=1").count == 2 })
+        let replayed = try XCTUnwrap(inspector.finishedFlows(urlSuffix: "/text?replay=1").first { $0.id != original.id })
+        XCTAssertEqual(replayed.changes?.replayOf, original.id)
+        XCTAssertEqual(replayed.changes?.edited, [.request])
+        XCTAssertEqual(replayed.request.method, "PUT")
+    }
+
     func testAnAppThatDidNotAllowControlIgnoresAReplay() throws {
         let (agent, _, original) = try run(allowsControl: false)
         defer { agent.stop() }

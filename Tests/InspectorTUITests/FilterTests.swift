@@ -234,6 +234,11 @@ final class FilterTests: XCTestCase {
         assertMatches("~p", flow(status: nil, state: .pending))
         assertMatches("~p", flow(state: .responded))
         assertMisses("~p", flow(state: .completed))
+        assertMatches("~q", flow(status: nil, state: .pending))
+        assertMisses("~q", flow(state: .responded))
+        assertMatches("~s", flow(state: .responded))
+        assertMisses("~s", flow(status: nil, state: .pending))
+        assertMatches("~s & ~c 200", flow(state: .completed))
         assertMisses("~p", flow(status: nil, state: .failed))
     }
 
@@ -402,10 +407,10 @@ final class FilterTests: XCTestCase {
         let operators = FilterExpression.syntaxSummary.flatMap { row in
             row.syntax.split(whereSeparator: { $0 == " " || $0 == "," }).filter { $0.hasPrefix("~") }
         }
-        XCTAssertEqual(Set(operators), ["~m", "~c", "~d", "~u", "~h", "~hq", "~hs", "~b", "~bq", "~bs", "~t", "~e", "~p", "~marked", "~comment"])
+        XCTAssertEqual(Set(operators), ["~m", "~c", "~d", "~u", "~h", "~hq", "~hs", "~b", "~bq", "~bs", "~t", "~e", "~p", "~q", "~s", "~marked", "~comment"])
         for name in operators {
             let argument = name == "~c" ? "200" : "x"
-            let text = ["~e", "~p", "~marked"].contains(name) ? String(name) : "\(name) \(argument)"
+            let text = ["~e", "~p", "~q", "~s", "~marked"].contains(name) ? String(name) : "\(name) \(argument)"
             XCTAssertNoThrow(try FilterExpression.parse(text), text)
         }
     }

@@ -59,6 +59,40 @@ final class ProtocolDocumentTests: XCTestCase {
         XCTAssertEqual(try decoder.next(), .replay(Fixtures.flowID))
     }
 
+    func testTheBreakpointExamplesDecodeToViewerMessages() throws {
+        let url = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/PROTOCOL.md")
+        let text = try String(contentsOf: url, encoding: .utf8)
+        let examples = text.components(separatedBy: "```json-viewer\n").dropFirst().compactMap { $0.components(separatedBy: "\n```").first }
+        XCTAssertEqual(examples.count, 3)
+        var decoder = ViewerMessageDecoder(maximumFrameSize: 1 << 20, acceptsRules: true)
+        for example in examples { decoder.append(contentsOf: FrameEncoder.frame(payload: Data(example.utf8))) }
+        let id = try XCTUnwrap(FlowID("00000000-0000-4000-8000-000000000001"))
+        XCTAssertEqual(try decoder.next(), .intercept("~d api.example.com & ~m POST"))
+        XCTAssertEqual(try decoder.next(), .resume(FlowResume(id: id, request: Request(
+            method: "POST", url: "https://api.example.com/v1/orders", headers: [HTTPHeader(name: "Authorization", value: "<redacted>")],
+            body: CapturedBody(data: Data("{}".utf8))))))
+        XCTAssertEqual(try decoder.next(), .kill(id))
+        XCTAssertNil(try decoder.next())
+    }
+
+    func testEveryViewerMessageSurvivesItsFrame() throws {
+        let id = FlowID()
+        let messages: [ViewerMessage] = [
+            .intercept("~u /a"), .intercept(nil), .kill(id), .resume(FlowResume(id: id)),
+            .resume(FlowResume(id: id, response: Response(statusCode: 201, headers: [HTTPHeader(name: "A", value: "b")],
+                                                          body: CapturedBody(data: Data([0, 1]))))),
+            .editedReplay(id, Request(method: "PUT", url: "http://h/x", headers: [])), .replay(id),
+        ]
+        var decoder = ViewerMessageDecoder(maximumFrameSize: 1 << 20, acceptsRules: true)
+        for message in messages { decoder.append(contentsOf: message.frame()) }
+        for message in messages { XCTAssertEqual(try decoder.next(), message) }
+        var closed = ViewerMessageDecoder(maximumFrameSize: 1 << 20, acceptsRules: false)
+        for message in messages { closed.append(contentsOf: message.frame()) }
+        XCTAssertNil(try closed.next(), "an agent without control skips every one")
+    }
+
     func testTheReceiptExampleDecodesToAReceipt() throws {
         let url = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

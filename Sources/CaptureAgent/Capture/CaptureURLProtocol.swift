@@ -392,11 +392,11 @@ final class CaptureFlow: @unchecked Sendable {
         }
         agent.emit(.released(FlowRelease(id: recorder.id, phase: .request, reason: reason)))
         if case .kill = decision {
-            return endHeld(with: URLError(.cancelled))
+            return endHeld(cancellingTask: true)
         }
         guard !clientIsDone else {
             // The app cancelled the task while it was held; corelibs reports that.
-            return endHeld(with: nil)
+            return endHeld(cancellingTask: false)
         }
         var request = held.request
         var body = held.body
@@ -421,17 +421,21 @@ final class CaptureFlow: @unchecked Sendable {
                cachedResponse: held.cachedResponse, demux: held.demux)
     }
 
-    /// Ends a held flow without (more) network: killed (`error`), or cancelled by the app.
-    private func endHeld(with error: URLError?) {
+    /// Ends a held flow as cancelled, without (more) network. A kill
+    /// (`cancellingTask`) cancels the app's task, so the app sees exactly
+    /// what a cancellation shows, `task.error` included: corelibs sets that
+    /// on `cancel()`, never from a custom protocol's failure.
+    private func endHeld(cancellingTask: Bool) {
         if let recorder {
-            agent?.emit(recorder.finished(error: error ?? URLError(.cancelled), requestBody: requestStream.current?.captured))
+            agent?.emit(recorder.finished(error: URLError(.cancelled), requestBody: requestStream.current?.captured))
         }
+        let appTask = task
         recorder = nil
         original = nil
         task = nil
         completionTaskDelegate = nil
         streamSource.withLock { $0 = nil }
-        if let error { fail(error) }
+        if cancellingTask { appTask?.cancel() }
     }
 
     /// The viewer (or a timeout, or the app) decided about a held response.
@@ -445,9 +449,9 @@ final class CaptureFlow: @unchecked Sendable {
         }
         agent.emit(.released(FlowRelease(id: recorder.id, phase: .response, reason: reason)))
         if case .kill = decision {
-            return endHeld(with: URLError(.cancelled))
+            return endHeld(cancellingTask: true)
         }
-        guard !clientIsDone else { return endHeld(with: nil) }
+        guard !clientIsDone else { return endHeld(cancellingTask: false) }
         var head = held.head
         var body = held.body
         var changes: FlowChanges?
