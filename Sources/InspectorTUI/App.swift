@@ -74,7 +74,7 @@ struct App {
             }
             let events = inbox.drain()
             if !events.isEmpty {
-                _ = Reducer.reduce(&state, .inbox(events, at: Date()))
+                _ = perform(Reducer.reduce(&state, .inbox(events, at: Date())))
                 save(events)
                 // In the store, so on screen: the agents may count them as delivered.
                 inbox.acknowledge(Inbox.takenEvents(in: events))
@@ -91,6 +91,11 @@ struct App {
         case .quit: return false
         case .copyToClipboard(let text): terminal.sendControlSequence(osc52Clipboard(text))
         case .control(let message, let connection): inbox.send(message, to: connection)
+        case .batch(let effects):
+            for effect in effects where !perform(effect) { return false }
+        case .edit(let session):
+            let (text, failure) = terminal.runOutside { Editor.edit(session.text) }
+            return perform(Reducer.reduce(&state, .edited(session, text: text, failure: failure)))
         case let .exportHAR(flows, annotations, path):
             let path = path ?? FileManager.default.currentDirectoryPath + "/netinspect-\(Self.fileStamp()).har"
             do {

@@ -63,6 +63,23 @@ final class Terminal {
         endwin()
     }
 
+    /// Leaves curses mode while `body` runs (an editor needs the terminal),
+    /// then comes back and redraws everything.
+    func runOutside<Result>(_ body: () -> Result) -> Result {
+        guard isActive else { return body() }
+        def_prog_mode()
+        netinspect_disable_mouse()
+        curs_set(1)
+        endwin()
+        let result = body()
+        reset_prog_mode()
+        curs_set(0)
+        _ = netinspect_enable_mouse()
+        invalidate()
+        refresh()
+        return result
+    }
+
     /// The terminal's current size.
     var size: Size {
         Size(width: Int(getmaxx(netinspect_stdscr())), height: Int(getmaxy(netinspect_stdscr())))

@@ -50,7 +50,11 @@ final class RobustnessTests: XCTestCase {
                 // Enter accepts a comment.
                 case .annotationsChanged: XCTAssertTrue([Key.character("M"), .character("U"), .enter].contains(key), "step \(step)")
                 case .saveFlows: XCTFail("only the command bar saves; step \(step)")
-                case .control: XCTAssertEqual(key, .character("r"), "only replay talks to an agent; step \(step)")
+                case .control: XCTAssertTrue([Key.character("r"), .character("a"), .character("X")].contains(key),
+                                             "only replay and breakpoint keys talk to an agent; step \(step)")
+                // `A` resumes all; Enter accepts an intercept filter.
+                case .batch: XCTAssertTrue([Key.character("A"), .enter].contains(key), "step \(step)")
+                case .edit: XCTAssertEqual(key, .character("e"), "step \(step)")
                 }
             }
             let rows = state.rows

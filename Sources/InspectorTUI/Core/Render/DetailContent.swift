@@ -20,6 +20,7 @@ enum DetailContent {
             lines.append(StyledLine("from \(hello.appName) (pid \(hello.processID) on \(hello.hostName)), session \(record.log.sessionID) task \(record.log.taskID)", .dim))
         }
         if let source = record.log.source { lines.append(StyledLine(sourceLine(source), .dim)) }
+        if let hold = record.hold { lines += holdLines(hold) }
         if let changes = record.log.changes { lines += changeLines(changes) }
         lines.append("")
         lines += requestHeaders(request, client: record.log.source?.client)
@@ -33,9 +34,26 @@ enum DetailContent {
         return lines
     }
 
+    /// What a held flow waits for, and the keys that answer it.
+    static func holdLines(_ hold: FlowHold) -> [StyledLine] {
+        let what = hold.phase == .request ? "before its request is sent" : "before the app sees its response"
+        return ["", StyledLine([
+            Span("HELD ", .warning),
+            Span("at a breakpoint \(what): a resumes, e edits (saving resumes with the edit), X kills; "
+                 + "it goes on unmodified after \(Int(hold.timeout)) s"),
+        ])]
+    }
+
     private static func response(_ record: FlowStore.Record) -> [StyledLine] {
         let log = record.log
         var lines: [StyledLine] = []
+        if let hold = record.hold, hold.phase == .response, let held = hold.response {
+            lines += holdLines(hold)
+            lines.append(StyledLine("The response as it arrived (the app has not seen it):", .dim))
+            var shown = record
+            shown.log.response = held
+            return lines + response(shown.withoutHold)
+        }
         if let response = log.response {
             lines.append(StyledLine([
                 Span("HTTP \(response.statusCode) \(Format.reason(response.statusCode))", Format.style(forStatus: response.statusCode)),
@@ -88,6 +106,13 @@ enum DetailContent {
         }
         if let path = changes.mockedFrom {
             lines.append(StyledLine([Span("Mocked ", .warning), Span("answered from \(path); nothing went on the network")]))
+        }
+        if let edited = changes.edited, !edited.isEmpty {
+            let what = edited.map(\.rawValue).joined(separator: " and ")
+            lines.append(StyledLine([Span("Edited ", .warning), Span("by you: the \(what), at a breakpoint or before a replay")]))
+        }
+        if let original = changes.originalResponse {
+            lines.append(StyledLine([Span("Edited ", .warning), Span("the server answered \(original.statusCode) \(Format.reason(original.statusCode)); the app got what you saved")]))
         }
         if let headers = changes.originalHeaders {
             let fields = headers.map { "\($0.name): \($0.value)" }.joined(separator: ", ")

@@ -137,12 +137,13 @@ extension Renderer {
         var path = Format.displayPath(of: log.request.url)
         if let operation = GraphQL.operation(of: log.request) { path += "  ⟨\(operation)⟩" }
         if let marker = changeMarker(log.changes) { path = marker + " " + path }
+        if let hold = record.hold { path = "⏸ " + (hold.phase == .request ? "request " : "response ") + path }
         let name = record.agent.flatMap { state.session.agents.indices.contains($0) ? state.session.agents[$0].hello.appName : nil }
         return [
             .time: Span(Format.time(log.timing.startedAt, in: state.timeZone), .dim),
             .app: Span(name ?? "?", .dim),
             .method: Span(log.request.method, .method),
-            .code: statusSpans(log)[0],
+            .code: record.hold == nil ? statusSpans(log)[0] : Span("HELD", .warning),
             .host: Span(record.host, .host),
             .path: Span(path),
             .type: Span(Format.shortContentType(log.response?.mimeType ?? log.response?.headers.first("Content-Type")), .dim),
@@ -157,6 +158,7 @@ extension Renderer {
     /// replay, `±` headers edited.
     static func changeMarker(_ changes: FlowChanges?) -> String? {
         guard let changes else { return nil }
+        if changes.edited != nil { return "✎" }
         if changes.mockedFrom != nil { return "≡" }
         if changes.replayOf != nil { return "↻" }
         if changes.originalURL != nil { return "→" }

@@ -160,6 +160,9 @@ public enum Renderer {
         let session = state.session
         var parts = ["\(state.rows.count)/\(session.store.count) flows"]
         if let filter = state.filterDescription { parts.append("filter: \(filter)") }
+        if let intercept = state.interceptFilter { parts.append("intercept: \(intercept)") }
+        let held = session.store.heldSequences().count
+        if held > 0 { parts.append("HELD \(held)") }
         parts.append("sort: \(state.sortDescription)")
         if let paused = state.pausedRows {
             let hidden = state.view.count - paused.count

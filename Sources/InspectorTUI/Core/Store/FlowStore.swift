@@ -52,6 +52,13 @@ public struct FlowStore: Sendable {
         var bodyBytes: Int {
             (log.request.body?.data.count ?? 0) + (log.response?.body?.data.count ?? 0)
         }
+
+        /// The same record, not held (to draw a held response as it arrived).
+        var withoutHold: Record {
+            var copy = self
+            copy.hold = nil
+            return copy
+        }
     }
 
     /// What a mutation did, so views can update incrementally.
@@ -161,14 +168,21 @@ public struct FlowStore: Sendable {
         let index = sequence - baseSequence
         guard records[index].hold != hold else { return [] }
         records[index].hold = hold
+        if hold == nil { heldIDs.remove(id) } else { heldIDs.insert(id) }
         records[index].revision += 1
         return [.updated(sequence)]
     }
 
     /// Sequence numbers of the held flows, oldest first (of `agent` only, when given).
     public func heldSequences(agent: Int? = nil) -> [Int] {
-        allRecords.lazy.filter { $0.hold != nil && (agent == nil || $0.agent == agent) }.map(\.sequence)
+        heldIDs.compactMap { id in
+            guard let sequence = sequences[id], let record = self[sequence], record.hold != nil, agent == nil || record.agent == agent else { return nil }
+            return sequence
+        }.sorted()
     }
+
+    /// The flows held now (a few at most, so the status bar counts them cheaply).
+    private var heldIDs: Set<FlowID> = []
 
     /// Sequence numbers of the marked flows, oldest first.
     public var markedSequences: [Int] {
@@ -198,6 +212,7 @@ public struct FlowStore: Sendable {
     public mutating func removeAll() -> [Change] {
         records.removeAll()
         sequences.removeAll()
+        heldIDs.removeAll()
         head = 0
         baseSequence = nextSequence
         bodyCursor = nextSequence

@@ -65,6 +65,8 @@ public struct Prompt: Sendable, Equatable {
         case comment(Int)
         /// A command line (`:`).
         case command
+        /// The breakpoint filter (`i`).
+        case intercept
     }
 
     /// What the text is for.
@@ -90,6 +92,7 @@ public struct Prompt: Sendable, Equatable {
         case .bodySearch: "Find in body: "
         case .comment: "Comment: "
         case .command: ":"
+        case .intercept: "Intercept (empty: none): "
         }
     }
 }
@@ -160,6 +163,8 @@ public struct AppState: Sendable {
     public internal(set) var commandHistory: [String] = []
     /// The list columns chosen with `:columns`; nil shows the default set.
     public internal(set) var chosenColumns: [ListColumn]?
+    /// The breakpoint filter sent to agents that accept control (`i`); nil: none.
+    public internal(set) var interceptFilter: String?
 
     var searchFilter: FilterExpression?
     var expressionFilter: FilterExpression?

@@ -58,4 +58,9 @@ public enum Command: String, Sendable, CaseIterable {
     case saveFlows = "flows.save"
     case chooseColumns = "list.columns"
     case replay = "flow.replay"
+    case intercept = "intercept.set"
+    case resume = "flow.resume"
+    case resumeAll = "flows.resumeAll"
+    case kill = "flow.kill"
+    case edit = "flow.edit"
 }

@@ -23,6 +23,9 @@ public enum Action: Sendable {
     case click(row: Int, column: Int)
     /// The mouse wheel turned: negative up, positive down, in lines.
     case wheel(Int)
+    /// The person closed the editor of an ``Effect/edit(_:)``: the text as
+    /// saved, or nil when the editor could not run (`failure` says why).
+    case edited(EditSession, text: String?, failure: String?)
 }
 
 /// What the reducer asks of the program after an action.
@@ -44,6 +47,11 @@ public enum Effect: Sendable, Equatable {
     case annotationsChanged([FlowID: FlowAnnotation])
     /// Send this control message to the agent on this connection.
     case control(ViewerMessage, to: ConnectionID)
+    /// Several effects, in order.
+    indirect case batch([Effect])
+    /// Open this text in the person's `$EDITOR`, then report back with
+    /// ``Action/edited(_:text:failure:)``.
+    case edit(EditSession)
 }
 
 /// Turns actions into state changes. Pure: no I/O, no clock, no terminal;
@@ -74,6 +82,9 @@ public enum Reducer {
             state.view.apply(changes, from: state.session.store)
             if changes.contains(.cleared) { state.pausedRows = state.pausedRows.map { _ in [] } }
             state.syncCursor()
+            return interceptForNewAgents(events, in: state)
+        case let .edited(session, text, failure):
+            return edited(session, text: text, failure: failure, in: &state)
         case let .notify(text, isError):
             state.notice = Notice(text: text, isError: isError)
             // A notice goes at the next key; an error stays in the event log.
@@ -184,6 +195,8 @@ public enum Reducer {
                 return .none
             }
             return replay(selection, in: &state)
+        case .intercept, .resume, .resumeAll, .kill, .edit:
+            return breakpointCommand(command, on: state.selection, in: &state)
         case .exportHAR:
             let store = state.session.store
             return .exportHAR(state.rows.compactMap { store[$0]?.log }, annotations: store.annotations, path: nil)
@@ -266,6 +279,8 @@ public enum Reducer {
         switch command {
         case .filterPrompt where argument != nil:
             applyFilter(argument, in: &state)
+        case .intercept where argument != nil:
+            return setIntercept(argument ?? "", in: &state)
         case .search where argument != nil:
             state.searchText = argument
             state.searchFilter = argument.map(FilterExpression.freeText)
@@ -361,6 +376,8 @@ public enum Reducer {
             return copy(command, of: detail.sequence, in: &state)
         case .replay:
             return replay(detail.sequence, in: &state)
+        case .intercept, .resume, .resumeAll, .kill, .edit:
+            return breakpointCommand(command, on: detail.sequence, in: &state)
         case .toggleMark, .editComment, .setDiffBase, .openDiff:
             return flowCommand(command, on: detail.sequence, in: &state)
         case .searchBody:
@@ -406,20 +423,9 @@ public enum Reducer {
     /// back like any other, marked as a replay. Only an app that allows
     /// control and is still connected can.
     private static func replay(_ sequence: Int, in state: inout AppState) -> Effect {
-        guard let record = state.session.store[sequence] else { return .none }
-        guard let index = record.agent, state.session.agents.indices.contains(index) else {
-            state.notice = Notice(text: "This flow came from no live app (a file?): nothing can replay it", isError: true)
-            return .none
-        }
-        let agent = state.session.agents[index]
-        guard agent.isConnected else {
-            state.notice = Notice(text: "\(agent.hello.appName) is no longer connected: it cannot replay", isError: true)
-            return .none
-        }
-        guard agent.hello.acceptsControl else {
-            state.notice = Notice(text: "\(agent.hello.appName) does not allow control: start it with NETINSPECT_CONTROL=1 to replay", isError: true)
-            return .none
-        }
+        guard let record = state.session.store[sequence],
+              let agent = controllableAgent(of: record, doing: "replay", in: &state)
+        else { return .none }
         state.notice = Notice(text: "Asked \(agent.hello.appName) to replay \(record.log.request.method) \(Format.displayPath(of: record.log.request.url))",
                               isError: false)
         return .control(.replay(record.log.id), to: agent.connection)
@@ -538,6 +544,8 @@ public enum Reducer {
                 state.rebuildView()
             case .filter:
                 applyFilter(text, in: &state)
+            case .intercept:
+                return setIntercept(text, in: &state)
             case .bodySearch:
                 guard case .detail(var detail) = state.mode else { break }
                 detail.search = text.isEmpty ? nil : text
