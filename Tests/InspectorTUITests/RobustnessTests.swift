@@ -51,6 +51,9 @@ final class RobustnessTests: XCTestCase {
                 case .annotationsChanged: XCTAssertTrue([Key.character("M"), .character("U"), .enter].contains(key), "step \(step)")
                 case .saveFlows: XCTFail("only the command bar saves; step \(step)")
                 case .control: XCTAssertEqual(key, .character("r"), "only replay talks to an agent; step \(step)")
+                // Enter accepts a typed rule; space and t switch one on.
+                case .loadRule: XCTAssertTrue([Key.enter, .character(" "), .character("t")].contains(key), "step \(step)")
+                case .rulesChanged: XCTAssertTrue([Key.character(" "), .character("t"), .character("K"), .character("J"), .character("y")].contains(key), "step \(step)")
                 }
             }
             let rows = state.rows

@@ -58,4 +58,12 @@ public enum Command: String, Sendable, CaseIterable {
     case saveFlows = "flows.save"
     case chooseColumns = "list.columns"
     case replay = "flow.replay"
+    case openRules = "rules.open"
+    case addRule = "rules.add"
+    case editRule = "rules.edit"
+    case toggleRule = "rules.toggle"
+    case deleteRule = "rules.delete"
+    case moveRuleUp = "rules.moveUp"
+    case moveRuleDown = "rules.moveDown"
+    case saveRules = "rules.save"
 }
