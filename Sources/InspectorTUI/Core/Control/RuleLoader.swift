@@ -126,6 +126,11 @@ public enum RuleLoader {
     /// Splits `KIND SPEC`, the form of a rules file's lines and of the
     /// rules view's prompt, e.g. `map-remote |api.example.com|127.0.0.1:8080`.
     /// Only the kind is checked here; ``load(_:spec:relativeTo:)`` checks the rest.
+    ///
+    /// ```swift
+    /// let (kind, spec) = try RuleLoader.parseLine("modify-headers /X-Env/staging")
+    /// // kind == .modifyHeaders, spec == "/X-Env/staging"
+    /// ```
     public static func parseLine(_ line: String) throws(RuleError) -> (kind: TrafficRule.Kind, spec: String) {
         let parts = line.trimmingCharacters(in: .whitespaces).split(separator: " ", maxSplits: 1)
         guard parts.count == 2, let kind = TrafficRule.Kind(rawValue: String(parts[0])) else {
