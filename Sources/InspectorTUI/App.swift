@@ -96,6 +96,21 @@ struct App {
         case .edit(let session):
             let (text, failure) = terminal.runOutside { Editor.edit(session.text) }
             return perform(Reducer.reduce(&state, .edited(session, text: text, failure: failure)))
+        case .loadRule(let request):
+            let result = Result { () throws(RuleLoader.RuleError) in
+                try RuleLoader.load(request.kind, spec: request.spec, relativeTo: request.directory)
+            }
+            return perform(Reducer.reduce(&state, .ruleLoaded(request, result)))
+        case .rulesChanged(let book):
+            inbox.replaceRules(book.inForce)
+            if let path = book.path {
+                do {
+                    try RuleLoader.save(book, to: path)
+                    apply(.rulesSaved(.saved(path: path)))
+                } catch {
+                    apply(.rulesSaved(.failed(path: path, reason: error.description)))
+                }
+            }
         case let .exportHAR(flows, annotations, path):
             let path = path ?? FileManager.default.currentDirectoryPath + "/netinspect-\(Self.fileStamp()).har"
             do {

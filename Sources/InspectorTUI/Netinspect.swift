@@ -73,19 +73,30 @@ struct Netinspect: ParsableCommand {
     var modifyHeaders: [String] = []
 
     @Option(name: .customLong("rules"), help: ArgumentHelp(
-        "Read traffic rules from a file, one a line: 'map-remote |a|b', 'map-local |a|./file', 'modify-headers /N/V'; # comments.",
+        "Read traffic rules from a file, one a line: 'map-remote |a|b', 'map-local |a|./file', 'modify-headers /N/V'; # comments; '# off: KIND SPEC' is a rule that is off. The UI's rules view (R) saves its changes back to this file.",
         valueName: "file"))
     var rulesFile: String?
 
     /// The traffic rules the options give: the file's first, then the flags'.
     var trafficRules: [TrafficRule] {
+        get throws { try ruleBook.inForce }
+    }
+
+    /// The rules as the rules view shows them: the file's (with those that
+    /// are off and its comments), then the flags'.
+    var ruleBook: RuleBook {
         get throws {
             do {
-                var rules = try rulesFile.map { path throws(RuleLoader.RuleError) in try RuleLoader.loadFile(at: path) } ?? []
-                for spec in mapRemote { rules.append(try RuleLoader.load(.mapRemote, spec: spec)) }
-                for spec in mapLocal { rules.append(try RuleLoader.load(.mapLocal, spec: spec)) }
-                for spec in modifyHeaders { rules.append(try RuleLoader.load(.modifyHeaders, spec: spec)) }
-                return rules
+                var book = try rulesFile.map { path throws(RuleLoader.RuleError) in try RuleLoader.readBook(at: path) } ?? RuleBook()
+                let flags: [(TrafficRule.Kind, [String])] = [(.mapRemote, mapRemote), (.mapLocal, mapLocal), (.modifyHeaders, modifyHeaders)]
+                for (kind, specs) in flags {
+                    for spec in specs {
+                        var entry = RuleBook.Entry(try RuleLoader.load(kind, spec: spec), origin: .flag)
+                        entry.spec = spec
+                        book.entries.append(entry)
+                    }
+                }
+                return book
             } catch {
                 throw ValidationError(error.description)
             }
@@ -154,7 +165,10 @@ struct Netinspect: ParsableCommand {
         let saver = save.map(FlowLineWriter.opening(path:))
 
         let inbox = Inbox()
-        let listener = InspectorListener(configuration: try listenerConfiguration, inbox: inbox)
+        let rules = try ruleBook
+        var configuration = try listenerConfiguration
+        configuration.rules = rules.inForce
+        let listener = InspectorListener(configuration: configuration, inbox: inbox)
         // A ListenerError (say, another netinspect on the socket) is printed
         // as it is, without the usage text a ValidationError would add.
         let bound = flowsFromFile == nil ? try listener.start() : []
@@ -166,7 +180,7 @@ struct Netinspect: ParsableCommand {
         let terminal = try Terminal(mouse: !noMouse)
         defer { terminal.restore() }
         var app = App(
-            state: AppState(limits: FlowStore.Limits(maximumFlows: maxFlows, bodyMemoryBudget: bodyBudget * 1024 * 1024)),
+            state: AppState(limits: FlowStore.Limits(maximumFlows: maxFlows, bodyMemoryBudget: bodyBudget * 1024 * 1024), rules: rules),
             inbox: inbox,
             terminal: terminal,
             saver: saver

@@ -117,9 +117,10 @@ extension AppState {
     }
 
     /// Opens a prompt with `key` (`f`, `/`), replaces its text and applies it.
-    mutating func enter(_ text: String, after key: String) {
+    @discardableResult
+    mutating func enter(_ text: String, after key: String) -> Effect {
         press(key, "C-u")
         type(text)
-        press("enter")
+        return press("enter")
     }
 }

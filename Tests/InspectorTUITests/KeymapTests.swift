@@ -60,9 +60,10 @@ final class KeymapTests: XCTestCase {
         XCTAssertNil(Key(spec: "jj"))
     }
 
-    func testHelpListsEveryCommandOfTheListAndDetail() {
+    func testHelpListsEveryCommandOfTheListDetailAndRulesView() {
         let help = HelpContent.lines(for: .standard).map(\.text).joined(separator: "\n")
-        for binding in Keymap.standard.bindings where binding.context == .list || binding.context == .detail {
+        XCTAssertTrue(help.contains("Rules view (R)"), help)
+        for binding in Keymap.standard.bindings where [.list, .detail, .rules].contains(binding.context) {
             XCTAssertTrue(help.contains(binding.help), "help lacks '\(binding.help)'")
         }
     }

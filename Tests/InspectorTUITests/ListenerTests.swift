@@ -115,6 +115,41 @@ final class ListenerTests: ListenerTestCase {
         XCTAssertEqual(try plain.viewerMessages { _ in false }.filter { if case .replay = $0 { true } else { false } }, [])
     }
 
+    /// Rules replaced while running (the rules view) reach every connected
+    /// agent that accepts control at once, an empty list included, and an
+    /// agent that connects later gets the newest list, not the starting one.
+    func testReplacedRulesReachConnectedAgentsNowAndLaterAgentsAtTheirHello() throws {
+        let startup = [try TrafficRule(.mapRemote, spec: "|a.example|b.example")]
+        let (_, inbox, _) = try startListener(rules: startup)
+        var controlHello = hello("Controlled")
+        controlHello.acceptsControl = true
+        let early = try TestAgent(unix: socketPath())
+        try early.send(.hello(controlHello))
+        XCTAssertEqual(try early.viewerMessages { $0.count >= 2 }, [.rules(startup), .receipt(Receipt(events: 0))])
+        let plain = try TestAgent(unix: socketPath())
+        try plain.send(.hello(hello("Plain")))
+        XCTAssertEqual(try plain.viewerMessages { !$0.isEmpty }, [.receipt(Receipt(events: 0))])
+        XCTAssertEqual(inbox.collect(count: 2).count, 2)
+
+        let replaced = [try TrafficRule(.modifyHeaders, spec: "/X-Env/staging"), try TrafficRule(.mapRemote, spec: "|c.example|d.example")]
+        XCTAssertTrue(inbox.replaceRules(replaced))
+        XCTAssertEqual(try early.viewerMessages { !$0.isEmpty }, [.rules(replaced)])
+
+        let late = try TestAgent(unix: socketPath())
+        try late.send(.hello(controlHello))
+        XCTAssertEqual(try late.viewerMessages { $0.count >= 2 }, [.rules(replaced), .receipt(Receipt(events: 0))],
+                       "a later agent gets the rules in force now, once")
+
+        XCTAssertTrue(inbox.replaceRules([]))
+        XCTAssertEqual(try early.viewerMessages { !$0.isEmpty }, [.rules([])], "an empty list removes the rules")
+        XCTAssertEqual(try late.viewerMessages { !$0.isEmpty }, [.rules([])])
+        XCTAssertEqual(try plain.viewerMessages { _ in false }.filter { if case .rules = $0 { true } else { false } }, [],
+                       "an agent that does not accept control never gets rules")
+        let last = try TestAgent(unix: socketPath())
+        try last.send(.hello(controlHello))
+        XCTAssertEqual(try last.viewerMessages { !$0.isEmpty }, [.receipt(Receipt(events: 0))], "no rules in force: none sent")
+    }
+
     func testMessagesSplitAcrossWritesAndPackedInOneWrite() throws {
         let (_, inbox, _) = try startListener()
         let agent = try TestAgent(unix: socketPath())

@@ -55,6 +55,9 @@ final class RobustnessTests: XCTestCase {
                 // `A` resumes all; Enter accepts an intercept filter.
                 case .batch: XCTAssertTrue([Key.character("A"), .enter].contains(key), "step \(step)")
                 case .edit: XCTAssertEqual(key, .character("e"), "step \(step)")
+                // Enter accepts a typed rule; space and t switch one on.
+                case .loadRule: XCTAssertTrue([Key.enter, .character(" "), .character("t")].contains(key), "step \(step)")
+                case .rulesChanged: XCTAssertTrue([Key.character(" "), .character("t"), .character("K"), .character("J"), .character("y")].contains(key), "step \(step)")
                 }
             }
             let rows = state.rows

@@ -83,4 +83,72 @@ final class RuleLoaderTests: XCTestCase {
             XCTAssertTrue(Netinspect.message(for: error).contains("cannot be combined with --read"), Netinspect.message(for: error))
         }
     }
+
+    /// What the rules view reads: rules that are off (`# off: KIND SPEC`)
+    /// and the comments between rules, written back unchanged.
+    func testARulesBookKeepsRulesThatAreOffAndCommentsWordForWord() throws {
+        let text = """
+            # staging
+            map-remote |api.example.com|staging.example.com
+
+            # off: map-local |/a|missing.json
+            # off: not a rule, only a comment
+            modify-headers /~d example.com/X-Env/staging
+            # the end
+
+            """
+        let path = scratch.appendingPathComponent("rules.txt").path
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        let book = try RuleLoader.readBook(at: path)
+        XCTAssertEqual(book.entries.map(\.text), ["map-remote |api.example.com|staging.example.com", "map-local |/a|missing.json",
+                                                  "modify-headers /~d example.com/X-Env/staging"])
+        XCTAssertEqual(book.entries.map(\.isEnabled), [true, false, true], "a rule that is off is not checked against the disk")
+        XCTAssertEqual(book.fileText, text)
+        XCTAssertEqual(try RuleLoader.loadFile(at: path).map(\.description),
+                       ["map-remote |api.example.com|staging.example.com", "modify-headers /~d example.com/X-Env/staging"],
+                       "the flags' reader (and --dump) skips rules that are off, as an older netinspect does")
+    }
+
+    func testDeletingARuleKeepsTheCommentsAboveIt() throws {
+        let path = scratch.appendingPathComponent("rules.txt").path
+        try "# one\nmap-remote |a|b\n# two\nmap-remote |c|d\n".write(toFile: path, atomically: true, encoding: .utf8)
+        var book = try RuleLoader.readBook(at: path)
+        book.remove(at: 1)
+        XCTAssertEqual(book.fileText, "# one\nmap-remote |a|b\n# two\n")
+        book.remove(at: 0)
+        XCTAssertEqual(book.fileText, "# one\n# two\n")
+    }
+
+    func testABookNetinspectCreatesSaysHowToReadIt() throws {
+        var book = RuleBook(entries: [RuleBook.Entry(try TrafficRule(.mapRemote, spec: "|a|b")),
+                                      RuleBook.Entry(kind: .modifyHeaders, spec: "/X-A/1", rule: nil),
+                                      RuleBook.Entry(try TrafficRule(.mapRemote, spec: "|flag|x"), origin: .flag)])
+        let lines = book.fileText.split(separator: "\n")
+        XCTAssertEqual(lines.dropFirst(), ["map-remote |a|b", "# off: modify-headers /X-A/1"], "flag rules are not the file's")
+        XCTAssertTrue(lines.first?.hasPrefix("# netinspect traffic rules") == true, "\(lines)")
+        book.entries.removeAll()
+        let path = scratch.appendingPathComponent("new.txt").path
+        try RuleLoader.save(book, to: path)
+        XCTAssertEqual(try RuleLoader.readBook(at: path).entries, [])
+    }
+
+    /// Saving replaces the file in one rename: it keeps its permissions,
+    /// a symbolic link stays a link to the saved file, and nothing is left beside it.
+    func testSavingIsAtomicAndKeepsTheFilesModeAndLink() throws {
+        let real = scratch.appendingPathComponent("real.txt").path
+        let link = scratch.appendingPathComponent("link.txt").path
+        try "map-remote |a|b\n".write(toFile: real, atomically: true, encoding: .utf8)
+        XCTAssertEqual(chmod(real, 0o600), 0)
+        try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: real)
+        var book = try RuleLoader.readBook(at: link)
+        book.entries[0].rule = nil
+        try RuleLoader.save(book, to: link)
+        XCTAssertEqual(try String(contentsOfFile: real, encoding: .utf8), "# off: map-remote |a|b\n")
+        XCTAssertEqual(try FileManager.default.destinationOfSymbolicLink(atPath: link), real)
+        XCTAssertEqual(try FileManager.default.attributesOfItem(atPath: real)[.posixPermissions] as? Int, 0o600)
+        XCTAssertEqual(try FileManager.default.contentsOfDirectory(atPath: scratch.path).sorted(), ["link.txt", "real.txt"])
+        XCTAssertThrowsError(try RuleLoader.save(book, to: scratch.appendingPathComponent("no/such/dir/r.txt").path)) { error in
+            XCTAssertTrue("\(error)".contains("cannot save the rules"), "\(error)")
+        }
+    }
 }

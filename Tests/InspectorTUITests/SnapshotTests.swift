@@ -71,6 +71,22 @@ final class SnapshotTests: XCTestCase {
         assertSnapshot(ofMixedStateAfter: ["?"], named: "help")
     }
 
+    func testRulesView() throws {
+        var book = RuleBook(entries: [
+            RuleBook.Entry(try TrafficRule(.mapRemote, spec: "|api.example.com|127.0.0.1:8080")),
+            RuleBook.Entry(kind: .modifyHeaders, spec: "/~d example.com/X-Env/staging", rule: nil),
+            RuleBook.Entry(try TrafficRule(.modifyHeaders, spec: "/X-Debug/1"), origin: .flag),
+        ], path: "/home/dev/rules.txt")
+        book.lastSave = .saved(path: "/home/dev/rules.txt")
+        var state = Fixtures.mixedState()
+        state = AppState(size: state.size, timeZone: Fixtures.utc, rules: book)
+        var hello = Fixtures.hello()
+        hello.acceptsControl = true
+        _ = Reducer.reduce(&state, .inbox([.connected(ConnectionID(1), hello, peer: "unix")], at: Fixtures.epoch))
+        state.press("R", "j")
+        assertSnapshot(state, named: "rules")
+    }
+
     func testFilterError() {
         var state = Fixtures.mixedState()
         state.enter("~c 5xx &", after: "f")

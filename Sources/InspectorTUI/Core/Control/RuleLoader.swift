@@ -1,5 +1,10 @@
 import FlowFilter
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import WireProtocol
 
 /// Turns what a person typed (`--map-remote`, `--map-local`,
@@ -57,9 +62,25 @@ public enum RuleLoader {
     }
 
     /// Reads a rules file: one rule a line, `KIND SPEC` (`map-remote |a|b`),
-    /// blank lines and `#` comments ignored. Relative map-local paths are
+    /// blank lines and `#` comments ignored, so are rules that are off
+    /// (`# off: KIND SPEC`, see ``RuleBook``). Relative map-local paths are
     /// taken from the file's directory.
     public static func loadFile(at path: String) throws(RuleError) -> [TrafficRule] {
+        try readBook(at: path).inForce
+    }
+
+    /// Reads a rules file with everything the rules view shows and saves
+    /// back: the rules that are on (checked and loaded as ``load(_:spec:relativeTo:)``
+    /// does), those that are off (`# off: KIND SPEC`: their syntax is
+    /// checked, their files are read only when they are switched on), and
+    /// the comments between them. An `# off:` line that is not a rule is an
+    /// ordinary comment.
+    ///
+    /// ```swift
+    /// let book = try RuleLoader.readBook(at: "rules.txt")
+    /// book.entries.map(\.isEnabled)   // [true, false]
+    /// ```
+    public static func readBook(at path: String) throws(RuleError) -> RuleBook {
         let url = URL(fileURLWithPath: path)
         let text: String
         do {
@@ -67,28 +88,103 @@ public enum RuleLoader {
         } catch {
             throw RuleError(description: "--rules \(path): cannot read it (\(error.localizedDescription))")
         }
-        var rules: [TrafficRule] = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        var book = RuleBook(path: path)
+        book.writesHeader = false
+        var comments: [String] = []
+        var lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        if lines.last == "" { lines.removeLast() }
+        for (index, rawLine) in lines.enumerated() {
             let line = rawLine.trimmingCharacters(in: .whitespaces)
-            guard !line.isEmpty, !line.hasPrefix("#") else { continue }
-            let parts = line.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, let kind = TrafficRule.Kind(rawValue: String(parts[0])) else {
-                let kinds = TrafficRule.Kind.allCases.map(\.rawValue).joined(separator: ", ")
-                throw RuleError(description: "--rules \(path):\(index + 1): expected 'KIND SPEC' with KIND one of \(kinds)")
+            if line.hasPrefix(RuleBook.disabledPrefix),
+               let (kind, spec) = try? parseLine(String(line.dropFirst(RuleBook.disabledPrefix.count))),
+               (try? TrafficRule(kind, spec: spec)) != nil {
+                var entry = RuleBook.Entry(kind: kind, spec: spec, rule: nil)
+                entry.leadingLines = comments
+                comments = []
+                book.entries.append(entry)
+                continue
+            }
+            guard !line.isEmpty, !line.hasPrefix("#") else {
+                comments.append(rawLine)
+                continue
             }
             do {
-                rules.append(try load(kind, spec: String(parts[1]).trimmingCharacters(in: .whitespaces),
-                                      relativeTo: url.deletingLastPathComponent()))
+                let (kind, spec) = try parseLine(line)
+                var entry = RuleBook.Entry(try load(kind, spec: spec, relativeTo: url.deletingLastPathComponent()))
+                entry.spec = spec
+                entry.leadingLines = comments
+                comments = []
+                book.entries.append(entry)
             } catch {
                 throw RuleError(description: "--rules \(path):\(index + 1): \(error.description)")
             }
         }
-        return rules
+        book.trailingLines = comments
+        return book
+    }
+
+    /// Splits `KIND SPEC`, the form of a rules file's lines and of the
+    /// rules view's prompt, e.g. `map-remote |api.example.com|127.0.0.1:8080`.
+    /// Only the kind is checked here; ``load(_:spec:relativeTo:)`` checks the rest.
+    ///
+    /// ```swift
+    /// let (kind, spec) = try RuleLoader.parseLine("modify-headers /X-Env/staging")
+    /// // kind == .modifyHeaders, spec == "/X-Env/staging"
+    /// ```
+    public static func parseLine(_ line: String) throws(RuleError) -> (kind: TrafficRule.Kind, spec: String) {
+        let parts = line.trimmingCharacters(in: .whitespaces).split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, let kind = TrafficRule.Kind(rawValue: String(parts[0])) else {
+            let kinds = TrafficRule.Kind.allCases.map(\.rawValue).joined(separator: ", ")
+            throw RuleError(description: "expected 'KIND SPEC' with KIND one of \(kinds), e.g. 'map-remote |api.example.com|127.0.0.1:8080'")
+        }
+        return (kind, String(parts[1]).trimmingCharacters(in: .whitespaces))
     }
 
     /// Writes rules back in the format ``loadFile(at:)`` reads.
     public static func fileText(_ rules: [TrafficRule]) -> String {
         rules.map { "\($0.kind.rawValue) \($0.spec)\n" }.joined()
+    }
+
+    /// Saves a book's ``RuleBook/fileText`` to `path` atomically: written to
+    /// a new file beside it, flushed, then renamed over it, so a reader (or
+    /// a crash) never sees half a file. The file keeps its permissions; a
+    /// symbolic link is followed, not replaced.
+    ///
+    /// ```swift
+    /// try RuleLoader.save(book, to: "rules.txt")
+    /// ```
+    public static func save(_ book: RuleBook, to path: String) throws(RuleError) {
+        let target = URL(fileURLWithPath: path).resolvingSymlinksInPath()
+        var status = stat()
+        let mode = stat(target.path, &status) == 0 ? status.st_mode & 0o7777 : 0o644
+        let temporary = target.deletingLastPathComponent()
+            .appendingPathComponent(".\(target.lastPathComponent).netinspect-\(getpid())-\(UInt32.random(in: 0...UInt32.max))")
+        func failure(_ what: String) -> RuleError {
+            let reason = String(cString: strerror(errno))
+            unlink(temporary.path)
+            return RuleError(description: "cannot save the rules to \(path): \(what) (\(reason))")
+        }
+        let descriptor = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode_t(mode))
+        guard descriptor >= 0 else { throw failure("cannot create a file beside it") }
+        let bytes = Array(book.fileText.utf8)
+        var written = 0
+        while written < bytes.count {
+            let count = bytes[written...].withUnsafeBytes { write(descriptor, $0.baseAddress, $0.count) }
+            if count < 0, errno == EINTR { continue }
+            guard count > 0 else {
+                close(descriptor)
+                throw failure("write failed")
+            }
+            written += count
+        }
+        // The umask may have narrowed the mode given to open().
+        _ = fchmod(descriptor, mode_t(mode))
+        guard fsync(descriptor) == 0 else {
+            close(descriptor)
+            throw failure("fsync failed")
+        }
+        close(descriptor)
+        guard rename(temporary.path, target.path) == 0 else { throw failure("rename failed") }
     }
 
     private static func localFiles(at path: String, relativeTo directory: URL?, spec: String) throws(RuleError) -> [TrafficRule.LocalFile] {

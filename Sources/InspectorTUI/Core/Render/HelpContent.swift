@@ -6,8 +6,9 @@ enum HelpContent {
     private static let sections: [(KeyContext, String)] = [
         (.list, "Flow list"),
         (.detail, "Detail view"),
+        (.rules, "Rules view (R)"),
         (.global, "Everywhere"),
-        (.prompt, "Typing a search, filter, comment or command"),
+        (.prompt, "Typing a search, filter, comment, rule or command"),
         (.confirm, "Questions"),
     ]
 

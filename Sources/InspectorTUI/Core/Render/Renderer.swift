@@ -28,6 +28,7 @@ public enum Renderer {
         case .detail(let detail): drawDetail(state, detail, on: &screen)
         case .events(let scroll): drawEvents(state, scroll: scroll, on: &screen)
         case .diff(let diff): drawDiff(state, diff, on: &screen)
+        case .rules(let cursor): drawRules(state, cursor: cursor, on: &screen)
         }
         if state.showsHelp { drawHelp(state, on: &screen) }
         if let overlay = state.overlay { drawOverlay(overlay, on: &screen) }
@@ -134,6 +135,11 @@ public enum Renderer {
             let visible = String(prompt.text.suffix(max(0, screen.size.width - used - 2)))
             let typed = screen.write(visible, row: row, column: used)
             screen.write("▏", row: row, column: used + typed, style: .prompt)
+            // What was wrong with the text last accepted, above it while it is fixed.
+            if let notice = state.notice, notice.isError, row >= 1 {
+                screen.fill(row: row - 1, style: .normal)
+                screen.write(notice.text, row: row - 1, column: 0, style: .error)
+            }
             if prompt.purpose == .command {
                 let candidates = CommandBar.candidates(prompt.text)
                 let hint = prompt.text.isEmpty ? "Tab completes; :help lists every command"
@@ -144,6 +150,8 @@ public enum Renderer {
             let question = switch confirmation {
             case .clearFlows: "Clear all \(state.session.store.count) flows? (y/n)"
             case .quit: "Quit netinspect? (y/n)"
+            case .deleteRule(let index):
+                "Delete rule \(index + 1), \(state.rules.entries.indices.contains(index) ? state.rules.entries[index].text : "?")? (y/n)"
             }
             screen.write(question, row: row, column: 0, style: .warning)
         } else if let notice = state.notice {

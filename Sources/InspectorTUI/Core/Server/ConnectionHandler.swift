@@ -13,8 +13,9 @@ final class ListenerContext: Sendable {
     let token: String?
     let maximumFrameSize: Int
     let helloTimeout: Duration?
-    /// The traffic rules as one frame, for agents that accept control.
-    let rulesFrame: [UInt8]?
+    /// The traffic rules in force as one frame, for agents that accept
+    /// control (nil for none); replaced by ``replaceRules(_:)``.
+    private let rulesFrame: NIOLoopBoundBox<[UInt8]?>
     /// The one loop every connection runs on; `parked` belongs to it.
     let eventLoop: any EventLoop
     /// Connections the full inbox refused, in the order they were refused.
@@ -29,8 +30,9 @@ final class ListenerContext: Sendable {
         token = configuration.token
         maximumFrameSize = configuration.maximumFrameSize
         helloTimeout = configuration.helloTimeout
-        rulesFrame = configuration.rules.isEmpty ? nil : Array(ViewerMessage.rules(configuration.rules).frame())
         self.eventLoop = eventLoop
+        rulesFrame = .makeBoxSendingValue(
+            configuration.rules.isEmpty ? nil : Array(ViewerMessage.rules(configuration.rules).frame()), eventLoop: eventLoop)
         parked = .makeBoxSendingValue([], eventLoop: eventLoop)
         accepted = .makeBoxSendingValue([:], eventLoop: eventLoop)
     }
@@ -52,6 +54,24 @@ final class ListenerContext: Sendable {
         inbox.setControlHandler { [self] message, connection in
             let frame = Array(message.frame())
             eventLoop.execute { self.accepted.value[connection]?.sendControl(frame) }
+        }
+        inbox.setRulesHandler { [self] rules in
+            let frame = Array(ViewerMessage.rules(rules).frame())
+            eventLoop.execute { self.replaceRules(rules.isEmpty ? nil : frame, sending: frame) }
+        }
+    }
+
+    /// The rules a connection that accepts control gets after its hello; on the event loop.
+    var currentRulesFrame: [UInt8]? { rulesFrame.value }
+
+    /// New rules: kept for connections still to come, sent to every one
+    /// that accepts control now. Both on the loop that runs every
+    /// handshake, so each agent gets the new rules exactly once, either
+    /// way; an empty list goes out too, as it removes the old rules.
+    private func replaceRules(_ kept: [UInt8]?, sending frame: [UInt8]) {
+        rulesFrame.value = kept
+        for connection in accepted.value.values where connection.acceptsControl {
+            connection.sendControl(frame)
         }
     }
 
@@ -139,6 +159,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
     private var isDelivering = false
     /// Events of this connection the UI has taken (the receipt count).
     private var takenEvents = 0
+    /// The agent's hello said it accepts control: it gets the rules.
+    private(set) var acceptsControl = false
     /// A receipt could not be written while the channel was not writable
     /// (an agent that does not read): the latest count goes when it is.
     private var isReceiptDue = false
@@ -198,15 +220,15 @@ final class ConnectionHandler: ChannelDuplexHandler {
         sendReceipt()
     }
 
-    /// Writes the receipt for everything taken so far. Receipts are
-    /// cumulative, so while the agent does not read (the channel is not
-    /// writable) nothing piles up here: the latest goes once it can.
-    /// Writes a control frame (a replay) to this agent.
+    /// Writes a control frame (a replay, new rules) to this agent.
     func sendControl(_ frame: [UInt8]) {
         guard let context, !isClosing, !isInactive else { return }
         context.writeAndFlush(NIOAny(ByteBuffer(bytes: frame)), promise: nil)
     }
 
+    /// Writes the receipt for everything taken so far. Receipts are
+    /// cumulative, so while the agent does not read (the channel is not
+    /// writable) nothing piles up here: the latest goes once it can.
     private func sendReceipt() {
         guard let context, !isClosing, !isInactive else { return }
         guard context.channel.isWritable else {
@@ -305,7 +327,8 @@ final class ConnectionHandler: ChannelDuplexHandler {
         shared.register(self, as: id)
         // Rules go before the first receipt: an agent that waits for that
         // receipt at start-up then has them for the app's first request.
-        if hello.acceptsControl, let rulesFrame = shared.rulesFrame, let context {
+        acceptsControl = hello.acceptsControl
+        if hello.acceptsControl, let rulesFrame = shared.currentRulesFrame, let context {
             context.write(NIOAny(ByteBuffer(bytes: rulesFrame)), promise: nil)
         }
         // Tells the agent that receipts will come (see ``Receipt``).

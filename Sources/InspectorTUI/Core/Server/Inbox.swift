@@ -92,6 +92,8 @@ public final class Inbox: Sendable {
         var onTaken: (@Sendable ([ConnectionID: Int]) -> Void)?
         /// Where ``send(_:to:)`` goes (the listener, which writes it to that agent).
         var onControl: (@Sendable (ViewerMessage, ConnectionID) -> Void)?
+        /// Where ``replaceRules(_:)`` goes (the listener).
+        var onRules: (@Sendable ([TrafficRule]) -> Void)?
     }
 
     /// The bound that ``offer(_:bytes:)`` applies.
@@ -208,6 +210,27 @@ public final class Inbox: Sendable {
         guard let handler = queue.withLockedValue({ $0.onControl }) else { return false }
         handler(message, connection)
         return true
+    }
+
+    /// Puts new traffic rules in force: every connected agent that accepts
+    /// control gets them now (each `rules` message replaces the last; an
+    /// empty list removes them), and every agent that connects later gets
+    /// them after its hello instead of the listener's starting rules.
+    ///
+    /// ```swift
+    /// inbox.replaceRules([try TrafficRule(.mapRemote, spec: "|api.example.com|127.0.0.1:8080")])
+    /// ```
+    /// - Returns: false when no listener is attached (a file opened with `--read`).
+    @discardableResult
+    public func replaceRules(_ rules: [TrafficRule]) -> Bool {
+        guard let handler = queue.withLockedValue({ $0.onRules }) else { return false }
+        handler(rules)
+        return true
+    }
+
+    /// What ``replaceRules(_:)`` calls; it must only hand work to another thread.
+    func setRulesHandler(_ handler: (@Sendable ([TrafficRule]) -> Void)?) {
+        queue.withLockedValue { $0.onRules = handler }
     }
 
     /// What ``send(_:to:)`` calls; it must only hand work to another thread.

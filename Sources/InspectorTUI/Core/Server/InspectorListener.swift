@@ -106,6 +106,8 @@ public final class InspectorListener: Sendable {
         // No drain may hand work to the loop once it has shut down.
         running.context.inbox.setSpaceHandler(nil)
         running.context.inbox.setTakenHandler(nil)
+        running.context.inbox.setControlHandler(nil)
+        running.context.inbox.setRulesHandler(nil)
         // Asked while our sockets still listen; see isServedByThisProcess.
         let ours = running.socketFiles.filter(UnixSocketFile.isServedByThisProcess)
         for channel in running.channels { try? channel.close().wait() }

@@ -27,6 +27,8 @@ public enum Mode: Sendable, Equatable {
     case events(scroll: Int)
     /// The differences between two flows.
     case diff(DiffState)
+    /// The traffic rules (``AppState/rules``), with the selected row.
+    case rules(cursor: Int)
 }
 
 /// The diff view's own state.
@@ -67,6 +69,8 @@ public struct Prompt: Sendable, Equatable {
         case command
         /// The breakpoint filter (`i`).
         case intercept
+        /// A traffic rule, `KIND SPEC`: a new one, or the one at this index of the rules view.
+        case rule(replacing: Int?)
     }
 
     /// What the text is for.
@@ -93,6 +97,8 @@ public struct Prompt: Sendable, Equatable {
         case .comment: "Comment: "
         case .command: ":"
         case .intercept: "Intercept (empty: none): "
+        case .rule(nil): "New rule (KIND SPEC): "
+        case .rule: "Edit rule (KIND SPEC): "
         }
     }
 }
@@ -103,6 +109,8 @@ public enum Confirmation: Sendable, Equatable {
     case clearFlows
     /// `q` on the list: leave netinspect (`Q` leaves without asking).
     case quit
+    /// `d` in the rules view: delete the rule at this index.
+    case deleteRule(Int)
 }
 
 /// A one-line note at the bottom of the screen, until the next key.
@@ -165,6 +173,8 @@ public struct AppState: Sendable {
     public internal(set) var chosenColumns: [ListColumn]?
     /// The breakpoint filter sent to agents that accept control (`i`); nil: none.
     public internal(set) var interceptFilter: String?
+    /// The traffic rules: what the rules view shows and agents that accept control get.
+    public internal(set) var rules: RuleBook
 
     var searchFilter: FilterExpression?
     var expressionFilter: FilterExpression?
@@ -176,9 +186,11 @@ public struct AppState: Sendable {
         limits: FlowStore.Limits = FlowStore.Limits(),
         size: Size = .minimum,
         timeZone: TimeZone = .current,
-        keymap: Keymap = .standard
+        keymap: Keymap = .standard,
+        rules: RuleBook = RuleBook()
     ) {
         self.session = Session(limits: limits)
+        self.rules = rules
         self.size = size
         self.timeZone = timeZone
         self.keymap = keymap
@@ -199,8 +211,14 @@ public struct AppState: Sendable {
         switch mode {
         case .list: return .list
         case .detail: return .detail
+        case .rules: return .rules
         case .events, .diff: return .help
         }
+    }
+
+    /// Connected agents whose app accepts control: those the rules reach.
+    public var controlledAgents: Int {
+        session.agents.reduce(0) { $0 + ($1.isConnected && $1.hello.acceptsControl ? 1 : 0) }
     }
 
     /// The sort order as shown in the status bar, e.g. `time↓`.

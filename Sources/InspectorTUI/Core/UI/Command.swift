@@ -63,4 +63,12 @@ public enum Command: String, Sendable, CaseIterable {
     case resumeAll = "flows.resumeAll"
     case kill = "flow.kill"
     case edit = "flow.edit"
+    case openRules = "rules.open"
+    case addRule = "rules.add"
+    case editRule = "rules.edit"
+    case toggleRule = "rules.toggle"
+    case deleteRule = "rules.delete"
+    case moveRuleUp = "rules.moveUp"
+    case moveRuleDown = "rules.moveDown"
+    case saveRules = "rules.save"
 }

@@ -1,3 +1,5 @@
+import WireProtocol
+
 /// The command bar (`:`): every ``Command`` by name, some with arguments,
 /// completion of names and arguments, and the parsing of a typed line.
 ///
@@ -51,6 +53,21 @@ public enum CommandBar {
         Entry(command: .copySwift, alias: "swift", argument: nil, help: "Copy the selected flow as Swift URLRequest code"),
         Entry(command: .copyHTTPie, alias: "httpie", argument: nil, help: "Copy the selected flow as an HTTPie command"),
         Entry(command: .replay, alias: "replay", argument: nil, help: "Send the selected request again through the app's agent"),
+        Entry(command: .intercept, alias: "intercept", argument: "[FILTER]",
+              help: "Hold the flows that match FILTER at a breakpoint (~q requests only, ~s responses only); without FILTER, asks"),
+        Entry(command: .resume, alias: "resume", argument: nil, help: "Resume the selected held flow"),
+        Entry(command: .resumeAll, alias: nil, argument: nil, help: "Resume every held flow"),
+        Entry(command: .kill, alias: "kill", argument: nil, help: "Kill the selected held flow: the app gets a cancellation"),
+        Entry(command: .edit, alias: "edit", argument: nil, help: "Edit the held flow in $EDITOR (saving resumes it), or edit then replay"),
+        Entry(command: .openRules, alias: "rules", argument: nil, help: "Open the traffic rules view"),
+        Entry(command: .addRule, alias: "rule", argument: "[KIND SPEC]", help: "Add a traffic rule, e.g. map-remote |api.example.com|127.0.0.1:8080 (none: type it)",
+              choices: TrafficRule.Kind.allCases.map(\.rawValue)),
+        Entry(command: .editRule, alias: nil, argument: nil, help: "Edit the selected rule (rules view)"),
+        Entry(command: .toggleRule, alias: nil, argument: nil, help: "Switch the selected rule on or off (rules view)"),
+        Entry(command: .deleteRule, alias: nil, argument: nil, help: "Delete the selected rule, after asking (rules view)"),
+        Entry(command: .moveRuleUp, alias: nil, argument: nil, help: "Move the selected rule up (rules view)"),
+        Entry(command: .moveRuleDown, alias: nil, argument: nil, help: "Move the selected rule down (rules view)"),
+        Entry(command: .saveRules, alias: nil, argument: "[FILE]", help: "Save the rules to FILE (none: the --rules file) and keep saving there after each change"),
         Entry(command: .open, alias: "open", argument: nil, help: "Open the selected flow"),
         Entry(command: .back, alias: "back", argument: nil, help: "Back"),
         Entry(command: .togglePause, alias: "pause", argument: nil, help: "Pause or resume the list"),

@@ -6,6 +6,8 @@ public enum KeyContext: String, Sendable, CaseIterable {
     case list
     /// The detail view of one flow.
     case detail
+    /// The traffic rules view (`R`).
+    case rules
     /// The help overlay and the event log.
     case help
     /// A yes/no question.
@@ -75,6 +77,7 @@ public struct Keymap: Sendable {
         bind("?", "help.toggle", .global, "Show or hide this help"),
         bind("E", "events.show", .global, "Show the event log"),
         bind(":", "command.open", .global, "Command bar: run any command by name (Tab completes)"),
+        bind("R", "rules.open", .global, "Traffic rules: list, add, switch on or off, delete (saved to --rules FILE)"),
 
         bind("enter", "flow.open", .list, "Open the selected flow"),
         bind("q", "app.askToQuit", .list, "Quit (asks first)"),
@@ -129,6 +132,14 @@ public struct Keymap: Sendable {
         bind("#", "flow.comment", .detail, "Add or edit this flow's comment"),
         bind("b", "diff.base", .detail, "Make this flow the base of a diff"),
         bind("D", "diff.open", .detail, "Diff the base flow with this one"),
+
+        bind("a", "rules.add", .rules, "Add a rule: KIND SPEC, e.g. map-remote |api.example.com|127.0.0.1:8080"),
+        bind("enter", "rules.edit", .rules, "Edit the selected rule"),
+        bind("space", "rules.toggle", .rules, "Switch the selected rule on or off (off: kept in the file, not sent)"),
+        bind("t", "rules.toggle", .rules, "Switch the selected rule on or off (off: kept in the file, not sent)"),
+        bind("d", "rules.delete", .rules, "Delete the selected rule (asks first)"),
+        bind("K", "rules.moveUp", .rules, "Move the selected rule up (order matters: the first map-local that matches answers)"),
+        bind("J", "rules.moveDown", .rules, "Move the selected rule down"),
 
         bind("y", "confirm.yes", .confirm, "Yes"),
         bind("n", "confirm.no", .confirm, "No"),

@@ -26,6 +26,11 @@ public enum Action: Sendable {
     /// The person closed the editor of an ``Effect/edit(_:)``: the text as
     /// saved, or nil when the editor could not run (`failure` says why).
     case edited(EditSession, text: String?, failure: String?)
+    /// The program checked and loaded a rule the rules view asked for
+    /// (``Effect/loadRule(_:)``): the rule, or why it cannot be used.
+    case ruleLoaded(RuleLoad, Result<TrafficRule, RuleLoader.RuleError>)
+    /// The program saved the rules file (``Effect/rulesChanged(_:)``), or could not.
+    case rulesSaved(RuleBook.SaveOutcome)
 }
 
 /// What the reducer asks of the program after an action.
@@ -52,6 +57,13 @@ public enum Effect: Sendable, Equatable {
     /// Open this text in the person's `$EDITOR`, then report back with
     /// ``Action/edited(_:text:failure:)``.
     case edit(EditSession)
+    /// Check a rule as the flags are checked and read its map-local files,
+    /// then report back with ``Action/ruleLoaded(_:_:)``.
+    case loadRule(RuleLoad)
+    /// The rules changed: send ``RuleBook/inForce`` to every agent that
+    /// accepts control (and to those that connect later), save the book to
+    /// its file if it has one, and report back with ``Action/rulesSaved(_:)``.
+    case rulesChanged(RuleBook)
 }
 
 /// Turns actions into state changes. Pure: no I/O, no clock, no terminal;
@@ -110,6 +122,15 @@ public enum Reducer {
             state.clampScrolls()
         case .tick(let date):
             state.now = date
+        case let .ruleLoaded(request, result):
+            return ruleLoaded(request, result, in: &state)
+        case .rulesSaved(let outcome):
+            state.rules.lastSave = outcome
+            if case let .failed(path, reason) = outcome {
+                let text = "Could not save the rules to \(path): \(reason); they are in force, not on disk"
+                state.notice = Notice(text: text, isError: true)
+                state.session.note(text, level: .error, at: state.now ?? Date())
+            }
         }
         return .none
     }
@@ -135,6 +156,14 @@ public enum Reducer {
             guard command == .confirmYes else { return .none }
             switch question {
             case .quit: return .quit
+            case .deleteRule(let index):
+                guard state.rules.entries.indices.contains(index) else { return .none }
+                let text = state.rules.entries[index].text
+                state.rules.remove(at: index)
+                if case .rules(let cursor) = state.mode {
+                    state.mode = .rules(cursor: min(cursor, max(0, state.rules.entries.count - 1)))
+                }
+                return rulesChanged("Deleted \(text)", in: &state)
             case .clearFlows:
                 let changes = state.session.clearFlows()
                 state.view.apply(changes, from: state.session.store)
@@ -147,6 +176,7 @@ public enum Reducer {
         case .help: return scrollCommand(command, in: &state)
         case .list: return listCommand(command, in: &state)
         case .detail: return detailCommand(command, in: &state)
+        case .rules: return rulesCommand(command, in: &state)
         case .global: return .none
         }
     }
@@ -307,6 +337,11 @@ public enum Reducer {
             return .exportHAR(state.rows.compactMap { store[$0]?.log }, annotations: store.annotations, path: argument)
         case .saveFlows:
             return .saveFlows(FlowFile.Contents(flows: state.rows.compactMap { store[$0]?.log }, annotations: store.annotations), path: argument)
+        case .addRule where argument != nil:
+            openRules(in: &state)
+            return ruleRequest(argument ?? "", replacing: nil, in: &state)
+        case .saveRules:
+            return saveRules(to: argument, in: &state)
         case .toggleMark, .editComment, .setDiffBase, .openDiff:
             let target: Int? = if case .detail(let detail) = state.mode { detail.sequence } else { state.selection }
             guard let target else {
@@ -343,7 +378,7 @@ public enum Reducer {
                 }
                 x += width + 1
             }
-        case .events, .diff: break
+        case .events, .diff, .rules: break
         }
         return .none
     }
@@ -483,7 +518,7 @@ public enum Reducer {
         return .none
     }
 
-    private static func commonCommand(_ command: Command, in state: inout AppState) -> Effect {
+    static func commonCommand(_ command: Command, in state: inout AppState) -> Effect {
         switch command {
         case .quit: return .quit
         case .back:
@@ -504,6 +539,15 @@ public enum Reducer {
             state.clampScrolls()
         case .commandBar:
             state.prompt = Prompt(purpose: .command, text: "")
+        case .openRules:
+            openRules(in: &state)
+        case .addRule:
+            openRules(in: &state)
+            state.prompt = Prompt(purpose: .rule(replacing: nil), text: "")
+        case .saveRules:
+            return saveRules(to: nil, in: &state)
+        case .editRule, .toggleRule, .deleteRule, .moveRuleUp, .moveRuleDown:
+            state.notice = Notice(text: "That works in the rules view: press R", isError: true)
         default: break
         }
         return .none
@@ -520,6 +564,9 @@ public enum Reducer {
             state.prompt = nil
         case .completePrompt:
             if prompt.purpose == .command { state.prompt?.text = CommandBar.complete(prompt.text) }
+            if case .rule = prompt.purpose, !prompt.text.contains(" ") {
+                state.prompt?.text = String(CommandBar.complete("rule " + prompt.text).dropFirst("rule ".count))
+            }
         case .historyPrevious, .historyNext:
             guard prompt.purpose == .command, !state.commandHistory.isEmpty else { break }
             let history = state.commandHistory
@@ -538,6 +585,9 @@ public enum Reducer {
                 return runLine(text, in: &state)
             case .comment(let sequence):
                 return annotate(sequence, in: &state) { $0.comment = text }
+            case .rule(let index):
+                guard !text.isEmpty else { break }
+                return ruleRequest(text, replacing: index, in: &state)
             case .search:
                 state.searchText = text.isEmpty ? nil : text
                 state.searchFilter = text.isEmpty ? nil : FilterExpression.freeText(text)
@@ -639,7 +689,7 @@ extension AppState {
             helpScroll = helpScroll.addingReportingOverflow(delta).partialValue
         } else {
             switch mode {
-            case .list: break
+            case .list, .rules: break
             case .detail(var detail):
                 detail.scroll = detail.scroll.addingReportingOverflow(delta).partialValue
                 mode = .detail(detail)
@@ -663,6 +713,8 @@ extension AppState {
         }
         switch mode {
         case .list: break
+        case .rules(let cursor):
+            mode = .rules(cursor: min(max(0, cursor), max(0, rules.entries.count - 1)))
         case .detail(var detail):
             detail.scroll = clamp(detail.scroll, lines: detailLines(detail).count)
             mode = .detail(detail)
