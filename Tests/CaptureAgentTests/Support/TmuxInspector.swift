@@ -15,8 +15,9 @@ final class TmuxInspector {
     private let tmux: String
 
     /// Starts `netinspect --listen unix:PATH` plus `arguments` in an 120x40
-    /// pane and waits (at most 20 s) until it says it is listening.
-    init(name: String, arguments: [String] = []) throws {
+    /// pane, with `environment` added, and waits (at most 20 s) until it
+    /// says it is listening.
+    init(name: String, arguments: [String] = [], environment: [String: String] = [:]) throws {
         let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
         guard let tmux = paths.map({ "\($0)/tmux" }).first(where: FileManager.default.isExecutableFile(atPath:)) else {
             throw XCTSkip("tmux is not installed; the end-to-end tests of the terminal UI need it")
@@ -30,8 +31,9 @@ final class TmuxInspector {
         session = "rules-" + name.filter(\.isLetter).prefix(24) + "-" + unique
         server = "netinspect-agent-tests-\(unique)"
         socketPath = "/tmp/ni-tmux-\(unique).sock"
-        try run(["new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "LANG=C.UTF-8", "-e", "TERM=tmux-256color",
-                 binary.path, "--listen", "unix:\(socketPath)"] + arguments
+        let variables = environment.sorted { $0.key < $1.key }.flatMap { ["-e", "\($0.key)=\($0.value)"] }
+        try run(["new-session", "-d", "-s", session, "-x", "120", "-y", "40", "-e", "LANG=C.UTF-8", "-e", "TERM=tmux-256color"]
+                + variables + [binary.path, "--listen", "unix:\(socketPath)"] + arguments
                 + [";", "set-option", "-t", session, "remain-on-exit", "on"])
         try waitFor("listening on unix:\(socketPath)", timeout: 20)
     }
@@ -46,6 +48,11 @@ final class TmuxInspector {
     /// Types text literally.
     func type(_ text: String) {
         _ = try? run(["send-keys", "-t", session, "-l", text])
+    }
+
+    /// The netinspect process (the pane runs it directly, without a shell).
+    var processID: pid_t {
+        pid_t((try? run(["display-message", "-p", "-t", session, "#{pane_pid}"]))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
     }
 
     /// The pane's text now.
