@@ -57,7 +57,8 @@ for target in $targets; do
         envelope) build envelope Fuzz/Targets/EnvelopeFuzz.swift ;;
         receipts) build receipts Fuzz/Targets/ReceiptFuzz.swift ;;
         control) build_flowfilter
-                 build control -lFlowFilter Sources/CaptureAgent/Control/RuleSet.swift Sources/CaptureAgent/Support/Locked.swift \
+                 build control -lFlowFilter Sources/CaptureAgent/Control/RuleSet.swift Sources/CaptureAgent/Control/Breakpoints.swift \
+                     Sources/CaptureAgent/Support/Locked.swift \
                      Fuzz/Targets/ControlFuzz.swift ;;
         filter) build filter Sources/FlowFilter/*.swift Fuzz/Targets/FilterFuzz.swift ;;
         *) echo "fuzz: unknown target $target" >&2; exit 2 ;;

@@ -1,5 +1,6 @@
 // libFuzzer target: what an agent that accepts control reads from a viewer
-// (receipts and traffic rules), then compiles and applies, over arbitrary
+// (receipts, traffic rules, replays, breakpoint answers), then compiles and
+// applies, over arbitrary
 // bytes cut into arbitrary chunks. Built by Fuzz/run.sh against the
 // instrumented WireProtocol and FlowFilter modules.
 
@@ -17,17 +18,28 @@ private let probe: URLRequest = {
     return request
 }()
 
+private let probeResponse = HTTPURLResponse(
+    url: URL(string: "https://api.example.com/v1/items/7")!, statusCode: 200, httpVersion: "HTTP/1.1",
+    headerFields: ["Content-Type": "application/json", "Authorization": "secret", "Content-Length": "7"]
+)!
+
 /// Invariants checked on every input:
 /// - no crash, no trap, no unbounded buffering (frames are bounded);
-/// - decoded rules re-encode to a frame that decodes to the same rules;
+/// - every decoded message re-encodes to a frame that decodes to the same message;
 /// - compiling and applying any rules to a request never crashes, and a
-///   local answer is a well-formed response.
+///   local answer is a well-formed response;
+/// - an intercept filter compiles or is dropped, and never holds anything by itself;
+/// - an edited request or response applies without a crash, a redacted
+///   value keeps the original, and a response's length fits its body;
+/// - a resume or kill for a flow that is not held finds nothing.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func controlFuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let input = UnsafeBufferPointer(start: start, count: count)
     guard let first = input.first else { return 0 }
     let chunkSize = Int(first % 64) + 1
     var decoder = ViewerMessageDecoder(maximumFrameSize: 64 * 1024, acceptsRules: true)
+    // Answers to flows nobody holds: they must find nothing, whatever they say.
+    let breakpoints = Breakpoints(timeout: 60)
     var offset = 1
     while offset < input.count {
         let end = min(input.count, offset + chunkSize)
@@ -36,12 +48,33 @@ public func controlFuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         while true {
             do {
                 guard let message = try decoder.next() else { break }
-                guard case .rules(let rules) = message else { continue }
-                precondition(rules.count <= ViewerMessageDecoder.maximumRules, "too many rules accepted")
                 var again = ViewerMessageDecoder(maximumFrameSize: 1 << 24, acceptsRules: true)
                 again.append(contentsOf: message.frame())
                 let reread = try again.next()
-                precondition(reread == message, "re-encoding changed the rules")
+                precondition(reread == message, "re-encoding changed the message")
+                switch message {
+                case .receipt, .replay:
+                    continue
+                case .intercept(let filter):
+                    breakpoints.intercept(filter)
+                    precondition(breakpoints.heldCount == 0, "a filter held something by itself")
+                    continue
+                case .kill(let id):
+                    precondition(!breakpoints.decide(id, .kill), "a kill found a flow nobody holds")
+                    continue
+                case .resume(let resume):
+                    precondition(!breakpoints.decide(resume.id, .resume(resume)), "a resume found a flow nobody holds")
+                    if let request = resume.request { checkEdit(request) }
+                    if let response = resume.response { checkEdit(response) }
+                    continue
+                case .editedReplay(_, let request):
+                    checkEdit(request)
+                    continue
+                case .rules:
+                    break
+                }
+                guard case .rules(let rules) = message else { continue }
+                precondition(rules.count <= ViewerMessageDecoder.maximumRules, "too many rules accepted")
                 switch RuleSet(compiling: rules).apply(to: probe) {
                 case .unchanged, .send:
                     break
@@ -56,4 +89,22 @@ public func controlFuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
         }
     }
     return 0
+}
+
+private func checkEdit(_ edit: WireProtocol.Request) {
+    var probeWithSecret = probe
+    probeWithSecret.setValue("Bearer s3cret", forHTTPHeaderField: "Authorization")
+    let request = Breakpoints.request(edit, applyingTo: probeWithSecret, body: probe.httpBody, marker: "<redacted>")
+    if let marked = edit.headers.last(where: { $0.name.lowercased() == "authorization" }), marked.value == "<redacted>",
+       edit.headers.filter({ $0.name.lowercased() == "authorization" }).count == 1 {
+        precondition(request.value(forHTTPHeaderField: "Authorization") == "Bearer s3cret", "the marker did not keep the original")
+    }
+}
+
+private func checkEdit(_ edit: Response) {
+    let (response, body) = Breakpoints.response(edit, applyingTo: probeResponse, body: Data(#"{"a":1}"#.utf8), marker: "<redacted>")
+    precondition((100...999).contains(response.statusCode), "bad status")
+    if let length = response.value(forHTTPHeaderField: "Content-Length") {
+        precondition(length == String(body.count), "the length does not fit the body")
+    }
 }
