@@ -95,11 +95,22 @@ enum Fixtures {
         clientHeaders: [HTTPHeader(name: "Host", value: "127.0.0.1:8080"), HTTPHeader(name: "User-Agent", value: "t")]
     )
 
+    /// A response held at a breakpoint, then released with an edit.
+    static let held = FlowHold(id: sourcedID, phase: .response, response: response, timeout: 60)
+    static let released = FlowRelease(id: sourcedID, phase: .response, reason: .resumed)
+    static let editedFinished = FlowFinished(
+        id: sourcedID, state: .completed,
+        response: Response(statusCode: 201, headers: [HTTPHeader(name: "X-From", value: "breakpoint")], body: CapturedBody(data: Data("edited".utf8))),
+        timing: Timing(startedAt: started, requestSent: 0.01, firstResponseByte: 0.02, finished: 3.5),
+        changes: FlowChanges(rules: [], edited: [.request, .response], originalResponse: response)
+    )
+
     /// One of each kind, hello first, as a connection would carry them.
     static let conversation: [Message] = [
         .hello(hello), .status(status), .flowStarted(log), .flowResponse(flowResponse),
         .flowFinished(flowFinished), .flowFinished(flowFailed),
         .flowStarted(sourcedLog), .flowFinished(sourcedFinished),
+        .held(held), .released(released), .flowFinished(editedFinished),
     ]
 
     static func frames(_ messages: [Message]) throws -> [UInt8] {
