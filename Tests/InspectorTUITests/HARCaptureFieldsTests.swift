@@ -19,7 +19,8 @@ final class HARCaptureFieldsTests: XCTestCase {
                        phases: TransferPhases(dns: 0.004, connect: 0.003, tls: 0.008, wait: 0.030, receive: 0.010, source: "libcurl")),
         state: .completed,
         source: CaptureSource(client: .urlSession, path: .inPlace),
-        changes: FlowChanges(rules: ["map-remote |api.example.com|127.0.0.1:8080"], originalURL: "https://api.example.com/feed")
+        changes: FlowChanges(rules: ["map-remote |api.example.com|127.0.0.1:8080"], originalURL: "https://api.example.com/feed",
+                             replayOf: FlowID("00000000-0000-4000-8000-000000000009"), edited: [.request])
     )
 
     private func entry() throws -> [String: Any] {

@@ -295,8 +295,10 @@ private func captureSource(_ value: JSONValue) -> CaptureSource? {
 
 private func flowChanges(_ value: JSONValue) -> FlowChanges? {
     guard let rules = value["rules"]?.arrayValue else { return nil }
+    let edited = value["edited"]?.arrayValue?.compactMap { $0.stringValue.flatMap(HoldPhase.init(rawValue:)) }
     return FlowChanges(rules: rules.compactMap(\.stringValue), originalURL: value["originalURL"]?.stringValue,
-                       originalHeaders: value["originalHeaders"].map(headers), mockedFrom: value["mockedFrom"]?.stringValue)
+                       originalHeaders: value["originalHeaders"].map(headers), mockedFrom: value["mockedFrom"]?.stringValue,
+                       replayOf: value["replayOf"]?.stringValue.flatMap(FlowID.init), edited: edited?.isEmpty == false ? edited : nil)
 }
 
 /// Offsets from another tool's `timings`: everything before `wait` counts as
