@@ -53,12 +53,12 @@ public final class CaptureAgent: Sendable {
     private let streamer: EventStreamer
     /// The connected viewer's traffic rules; always empty unless the app
     /// allows control (``Configuration/allowsControl`` or `NETINSPECT_CONTROL=1`).
-    let rules: RuleStore
+    package let rules: RuleStore
     /// Recent requests as the app made them, for a viewer's replays; holds
     /// nothing unless control is allowed.
     let replays: ReplayBuffer
     /// The connected viewer's breakpoints; never active unless control is allowed.
-    let breakpoints: Breakpoints
+    package let breakpoints: Breakpoints
     /// Whether this agent accepts a viewer's rules, as its hello says.
     public let allowsControl: Bool
     private let isRunning = Locked(true)

@@ -60,34 +60,135 @@ public struct CaptureMiddleware: ClientMiddleware {
         guard agent.isCapturing, let url = Self.url(of: request, baseURL: baseURL), agent.configuration.shouldCapture(url) else {
             return try await next(request, body, baseURL)
         }
+        var outgoing = Outgoing(request: request, body: body, baseURL: baseURL, url: url)
+        var changes: FlowChanges?
+        let controlled = agent.allowsControl
+        if controlled {
+            switch applyRules(to: outgoing) {
+            case .send(let ruled, let applied):
+                outgoing = ruled
+                changes = applied
+            case .answer(let response, let data, let applied):
+                return answer(response, data, for: outgoing, changes: applied, operationID: operationID)
+            }
+        }
+        var recorder = makeRecorder(for: outgoing, operationID: operationID)
+        if let changes { recorder.setChanges(changes) }
+        let intercepting = controlled && agent.breakpoints.isActive
+        agent.emit(recorder.started())
+        if intercepting, agent.breakpoints.matches(recorder.log) {
+            switch await hold(recorder.id, phase: .request) {
+            case .kill:
+                agent.emit(recorder.finished(state: .cancelled, error: FlowError(domain: "CaptureAgent", code: 0, message: "killed at a breakpoint"),
+                                             requestBody: nil))
+                throw CancellationError()
+            case .release(.cancelled):
+                agent.emit(recorder.finished(state: .cancelled, error: FlowError(domain: "Swift", code: 0, message: "CancellationError()"),
+                                             requestBody: nil))
+                throw CancellationError()
+            case .resume(let resume?):
+                guard let edit = resume.request else { break }
+                let app = outgoing
+                outgoing = applying(edit, to: outgoing)
+                let body = edit.body.flatMap { $0.isTruncated ? nil : $0 }
+                recorder.replaceRequest(method: outgoing.request.method.rawValue, url: outgoing.url,
+                                        headers: outgoing.request.headerFields.map { HTTPHeader(name: $0.name.rawName, value: $0.value) }, body: body)
+                var edited = recorder.changes ?? FlowChanges(rules: [])
+                edited.edited = [.request]
+                if outgoing.url != app.url { edited.originalURL = edited.originalURL ?? app.url.absoluteString }
+                let appHeaders = app.request.headerFields.map { HTTPHeader(name: $0.name.rawName, value: $0.value) }
+                if outgoing.request.headerFields != app.request.headerFields { edited.originalHeaders = edited.originalHeaders ?? appHeaders }
+                recorder.setChanges(edited)
+                agent.emit(recorder.started())
+            case .resume(nil), .release:
+                break
+            }
+        }
+        let flow = OpenAPIFlow(agent: agent, recorder: recorder)
+
+        let sentBody = outgoing.body.map { BodyTap(flow: flow, side: .request).tee($0) }
+        let response: HTTPResponse
+        let responseBody: HTTPBody?
+        do {
+            (response, responseBody) = try await next(outgoing.request, sentBody, outgoing.baseURL)
+        } catch {
+            flow.finish(error: error)
+            throw error
+        }
+        flow.received(response)
+        if intercepting, let held = try await holdResponse(response, body: responseBody, flow: flow) {
+            return held
+        }
+        guard let responseBody else {
+            flow.finish(error: nil)
+            return (response, nil)
+        }
+        return (response, BodyTap(flow: flow, side: .response).tee(responseBody))
+    }
+
+    private func makeRecorder(for outgoing: Outgoing, operationID: String) -> FlowRecorder {
         var recorder = FlowRecorder(
-            method: request.method.rawValue,
-            url: url,
-            headers: request.headerFields.map { HTTPHeader(name: $0.name.rawName, value: $0.value) },
+            method: outgoing.request.method.rawValue,
+            url: outgoing.url,
+            headers: outgoing.request.headerFields.map { HTTPHeader(name: $0.name.rawName, value: $0.value) },
             sessionID: clientID,
             taskID: Self.nextFlowNumber.next(),
             configuration: agent.configuration,
             clock: agent.clock
         )
         recorder.source = CaptureSource(client: .openAPI, operationID: operationID)
-        let flow = OpenAPIFlow(agent: agent, recorder: recorder)
-        agent.emit(recorder.started())
+        return recorder
+    }
 
-        let sentBody = body.map { BodyTap(flow: flow, side: .request).tee($0) }
-        let response: HTTPResponse
-        let responseBody: HTTPBody?
-        do {
-            (response, responseBody) = try await next(request, sentBody, baseURL)
-        } catch {
-            flow.finish(error: error)
-            throw error
+    /// A map-local rule answered: no transport, no network.
+    private func answer(_ response: HTTPResponse, _ data: Data, for outgoing: Outgoing, changes: FlowChanges,
+                        operationID: String) -> (HTTPResponse, HTTPBody?) {
+        var recorder = makeRecorder(for: outgoing, operationID: operationID)
+        recorder.setChanges(changes)
+        agent.emit(recorder.started())
+        recorder.markRequestSent()
+        let headers = response.headerFields.map { HTTPHeader(name: $0.name.rawName, value: $0.value) }
+        agent.emit(recorder.received(statusCode: response.status.code, headers: headers, mimeType: response.headerFields[.contentType]))
+        data.withUnsafeBytes { recorder.receivedBody($0) }
+        agent.emit(recorder.finished(state: .completed, error: nil, requestBody: nil))
+        return (response, HTTPBody(data))
+    }
+
+    /// Holds a response the breakpoint filter matches before the app sees
+    /// it; nil when it does not match, or when its body could not be read
+    /// whole without changing what the app gets (a body read once, of
+    /// unknown or excessive length, goes on unheld).
+    private func holdResponse(_ response: HTTPResponse, body: HTTPBody?, flow: OpenAPIFlow) async throws -> (HTTPResponse, HTTPBody?)? {
+        guard agent.breakpoints.matches(flow.log) else { return nil }
+        let limit = agent.configuration.bodyCaptureLimit
+        var data = Data()
+        if let body {
+            switch body.length {
+            case .known(let length) where length <= limit: break
+            default: guard body.iterationBehavior == .multiple else { return nil }
+            }
+            do {
+                data = try await Data(collecting: body, upTo: limit)
+            } catch {
+                flow.finish(error: error)
+                throw error
+            }
         }
-        flow.received(response)
-        guard let responseBody else {
-            flow.finish(error: nil)
-            return (response, nil)
+        data.withUnsafeBytes { flow.responseChunk(ArraySlice($0)) }
+        var result = (response, data)
+        switch await hold(flow.id, phase: .response, response: flow.log.response) {
+        case .kill, .release(.cancelled):
+            flow.finish(error: CancellationError())
+            throw CancellationError()
+        case .resume(let resume?):
+            guard let edit = resume.response else { break }
+            result = applying(edit, to: response, body: data)
+            flow.replaceResponse(result.0, body: result.1)
+        case .resume(nil), .release:
+            break
         }
-        return (response, BodyTap(flow: flow, side: .response).tee(responseBody))
+        flow.finish(error: nil)
+        return (result.0, body == nil && result.1.isEmpty ? nil : HTTPBody(result.1))
     }
 
     /// The URL the transports build: the base URL's path, then the request's
@@ -124,6 +225,28 @@ final class OpenAPIFlow: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         return body()
+    }
+
+    var id: FlowID { locked { recorder.id } }
+
+    /// The flow as it stands (what a breakpoint's filter sees).
+    var log: NetworkLog { locked { recorder.log } }
+
+    /// A person edited the response at a breakpoint: the log shows what the
+    /// app gets, and what the server had answered.
+    func replaceResponse(_ response: HTTPResponse, body: Data) {
+        let headers = response.headerFields.map { HTTPHeader(name: $0.name.rawName, value: $0.value) }
+        let event = locked { () -> Message in
+            let original = recorder.currentResponse
+            var changes = recorder.changes ?? FlowChanges(rules: [])
+            changes.edited = (changes.edited ?? []) + [.response]
+            changes.originalResponse = original
+            recorder.setChanges(changes, afterStart: true)
+            let event = recorder.received(statusCode: response.status.code, headers: headers, mimeType: response.headerFields[.contentType])
+            body.withUnsafeBytes { recorder.receivedBody($0) }
+            return event
+        }
+        agent.emit(event)
     }
 
     func requestChunk(_ chunk: ArraySlice<UInt8>) {

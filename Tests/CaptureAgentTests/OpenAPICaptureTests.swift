@@ -14,6 +14,11 @@ import XCTest
 /// AsyncHTTPClient transport, against the loopback server; every scenario
 /// without and with the middleware.
 final class OpenAPICaptureTests: AgentTestCase, @unchecked Sendable {
+    /// Control allowed throughout: with no viewer rules or breakpoints, every
+    /// comparison below must still find the app and the server unchanged.
+    override func agentConfiguration(_ configuration: inout CaptureAgent.Configuration) {
+        configuration.allowsControl = true
+    }
     /// What the app sees: the operation's output (status, fields, body) or the error.
     struct Outcome: Equatable {
         var status: Int?
@@ -210,5 +215,118 @@ final class OpenAPICaptureTests: AgentTestCase, @unchecked Sendable {
         XCTAssertEqual(flow.response?.body?.isTruncated, true)
         XCTAssertEqual(flow.request.headers.first { $0.name == "X-Api-Key" }?.value, "<redacted>")
         XCTAssertTrue(flow.request.url.hasSuffix("?token=%3Credacted%3E"))
+    }
+
+    // MARK: - Rules and breakpoints (a viewer's control)
+
+    private func push(_ message: ViewerMessage) {
+        inspector.write(message.frame(), toConnection: 0)
+    }
+
+    private func holds(_ phase: HoldPhase) -> [FlowHold] {
+        inspector.allMessages.compactMap { if case .held(let hold) = $0, hold.phase == phase { hold } else { nil } }
+    }
+
+    private func flow(_ id: FlowID) async throws -> NetworkLog {
+        for _ in 0..<200 {
+            if let flow = inspector.flows[id], flow.state.isFinal { return flow }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        return try XCTUnwrap(inspector.flows[id], "flow \(id) never finished")
+    }
+
+    private func waitForHold(_ phase: HoldPhase, count: Int = 1) async throws -> FlowHold {
+        for _ in 0..<200 {
+            if holds(phase).count >= count { return holds(phase)[count - 1] }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw XCTSkip("no \(phase) hold arrived") // unreachable in a passing run; fails the assertions below
+    }
+
+    func testTheViewersRulesSendElsewhereSetHeadersAndAnswerLocally() async throws {
+        let other = try TestHTTPServer()
+        defer { other.shutdown() }
+        let a = "127.0.0.1:\(server.port)", b = "127.0.0.1:\(other.port)"
+        push(.rules([
+            try TrafficRule(.mapRemote, spec: "|\(a)/text|\(b)/text"),
+            try TrafficRule(.modifyHeaders, spec: "/X-Env/staging"),
+            TrafficRule(kind: .mapLocal, pattern: "/local", replacement: "./fixture.json",
+                        files: [TrafficRule.LocalFile(path: "", contentType: "application/json", data: Data(#"{"mock":true}"#.utf8))]),
+        ]))
+        XCTAssertTrue(eventually { self.agent.rules.rules.count == 3 })
+
+        let mapped = await call(.get, path: "/text?x=1", operationID: "mapped", captured: true)
+        XCTAssertEqual(mapped.status, 200)
+        XCTAssertEqual(mapped.body, TestHTTPServer.textBody)
+        XCTAssertEqual(server.requests.count, 0, "nothing reached the app's server")
+        let received = try XCTUnwrap(other.requests.first)
+        XCTAssertEqual(received.uri, "/text?x=1")
+        XCTAssertEqual(received.headers.first { $0.name.lowercased() == "x-env" }?.value, "staging")
+        XCTAssertEqual(received.headers.first { $0.name.lowercased() == "x-api-key" }?.value, "k1", "the app's own fields stay")
+
+        let seen = Locked<[String]>([])
+        let local = await call(.get, path: "/local/item", operationID: "local", captured: true, seen: seen)
+        XCTAssertEqual(local.status, 200)
+        XCTAssertEqual(local.body, Array(#"{"mock":true}"#.utf8))
+        XCTAssertFalse(seen.current.contains { $0.hasPrefix("request body") }, "answered before the transport")
+        XCTAssertEqual(other.requests.count, 1)
+
+        var flows: [NetworkLog] = []
+        XCTAssertTrue(eventually {
+            flows = self.inspector.flows.values.filter { $0.state.isFinal && $0.source?.client == .openAPI }
+            return flows.count == 2
+        })
+        let mappedFlow = try XCTUnwrap(flows.first { $0.source?.operationID == "mapped" })
+        XCTAssertEqual(mappedFlow.request.url, other.url("/text?x=1").absoluteString)
+        XCTAssertEqual(mappedFlow.changes?.originalURL, server.url("/text?x=1").absoluteString)
+        XCTAssertEqual(mappedFlow.changes?.rules.count, 2)
+        let localFlow = try XCTUnwrap(flows.first { $0.source?.operationID == "local" })
+        XCTAssertEqual(localFlow.changes?.mockedFrom, "./fixture.json")
+        XCTAssertEqual(localFlow.response?.body?.data, Data(#"{"mock":true}"#.utf8))
+    }
+
+    func testABreakpointEditsTheRequestTheServerGetsAndTheResponseTheAppGets() async throws {
+        push(.intercept("~u /echo"))
+        XCTAssertTrue(eventually { self.agent.breakpoints.isActive })
+        let call = Task { await self.call(.post, path: "/echo", body: HTTPBody("order=7"), operationID: "held", captured: true) }
+
+        let request = try await waitForHold(.request)
+        XCTAssertEqual(server.requests.count, 0, "held before the transport")
+        var edited = try XCTUnwrap(inspector.flows[request.id]?.request)
+        XCTAssertEqual(edited.headers.first("X-Api-Key"), "k1")
+        edited.headers.append(HTTPHeader(name: "X-Edited", value: "yes"))
+        edited.body = CapturedBody(data: Data("order=8".utf8))
+        push(.resume(FlowResume(id: request.id, request: edited)))
+
+        let response = try await waitForHold(.response)
+        XCTAssertEqual(response.response?.body?.data, Data("order=8".utf8), "the server echoed the edited body")
+        var answer = try XCTUnwrap(response.response)
+        answer.statusCode = 201
+        answer.body = CapturedBody(data: Data("changed".utf8))
+        push(.resume(FlowResume(id: response.id, response: answer)))
+
+        let outcome = await call.value
+        XCTAssertEqual(outcome.status, 201)
+        XCTAssertEqual(outcome.body, Array("changed".utf8))
+        let received = try XCTUnwrap(server.requests.first)
+        XCTAssertEqual(received.body, Array("order=8".utf8))
+        XCTAssertEqual(received.headers.first { $0.name.lowercased() == "x-edited" }?.value, "yes")
+        let flow = try await flow(request.id)
+        XCTAssertEqual(flow.changes?.edited, [.request, .response])
+        XCTAssertEqual(flow.changes?.originalResponse?.statusCode, 200)
+        XCTAssertEqual(flow.response?.statusCode, 201)
+    }
+
+    func testKillingAHeldOperationThrowsACancellationAndSendsNothing() async throws {
+        push(.intercept("~u /text"))
+        XCTAssertTrue(eventually { self.agent.breakpoints.isActive })
+        let call = Task { await self.call(.get, path: "/text", operationID: "killed", captured: true) }
+        let held = try await waitForHold(.request)
+        push(.kill(held.id))
+        let outcome = await call.value
+        XCTAssertTrue(outcome.error?.contains("CancellationError") == true, "\(String(describing: outcome.error))")
+        XCTAssertEqual(server.requests.count, 0)
+        let flow = try await flow(held.id)
+        XCTAssertEqual(flow.state, .cancelled)
     }
 }

@@ -454,7 +454,6 @@ final class CaptureFlow: @unchecked Sendable {
         guard !clientIsDone else { return endHeld(cancellingTask: false) }
         var head = held.head
         var body = held.body
-        var changes: FlowChanges?
         if case .resume(let resume?) = decision, let edit = resume.response, let http = head as? HTTPURLResponse {
             let original = recorder.currentResponse
             (head, body) = {
@@ -465,15 +464,9 @@ final class CaptureFlow: @unchecked Sendable {
             var edited = recorder.changes ?? FlowChanges(rules: [])
             edited.edited = (edited.edited ?? []) + [.response]
             edited.originalResponse = original
-            recorder.setChanges(edited)
-            changes = recorder.changes
+            recorder.setChanges(edited, afterStart: true)
         }
-        var finished = recorder.finished(error: nil, requestBody: requestStream.current?.captured)
-        if case .flowFinished(var event) = finished, let changes {
-            event.changes = changes
-            finished = .flowFinished(event)
-        }
-        agent.emit(finished)
+        agent.emit(recorder.finished(error: nil, requestBody: requestStream.current?.captured))
         self.recorder = nil
         deliverWhole(head: head, body: body)
     }

@@ -127,9 +127,16 @@ package struct FlowRecorder {
     }
 
     /// What traffic rules changed, redacted like the rest of the request.
-    private(set) var changes: FlowChanges?
+    package private(set) var changes: FlowChanges?
 
-    mutating func setChanges(_ changes: FlowChanges) {
+    /// Set when the changes were updated after `flowStarted` went out: then
+    /// `flowFinished` carries them.
+    private var changedAfterStart = false
+
+    /// Records what changed the flow; `afterStart`: the change came once
+    /// `flowStarted` had gone out (a response edited at a breakpoint).
+    package mutating func setChanges(_ changes: FlowChanges, afterStart: Bool = false) {
+        if afterStart { changedAfterStart = true }
         var redacted = changes
         redacted.originalURL = changes.originalURL.flatMap(URL.init(string:)).map(configuration.redacting) ?? changes.originalURL
         redacted.originalHeaders = changes.originalHeaders.map(configuration.redacting)
@@ -153,13 +160,13 @@ package struct FlowRecorder {
 
     /// The flow as it stands: the request, and the response with the body
     /// so far (what a breakpoint's filter sees, and what a held response shows).
-    var log: NetworkLog {
+    package var log: NetworkLog {
         NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, response: currentResponse, timing: timing,
                    redirects: redirects, source: source, changes: changes)
     }
 
     /// The response head with the body captured so far.
-    var currentResponse: Response? {
+    package var currentResponse: Response? {
         guard var response else { return nil }
         response.body = responseBody.captured
         return response
@@ -176,6 +183,11 @@ package struct FlowRecorder {
             headers: configuration.redacting(Self.requestHeaders(urlRequest.allHTTPHeaderFields ?? [:], additional: additionalHeaders)),
             body: keepingBody ? body : urlRequest.httpBody.map { CapturedBody(capturing: $0, cap: configuration.bodyCaptureLimit) }
         )
+    }
+
+    /// The same, for a request described by plain values (redacted here).
+    package mutating func replaceRequest(method: String, url: URL?, headers: [HTTPHeader], body: CapturedBody?) {
+        request = Request(method: method, url: url.map(configuration.redacting) ?? "", headers: configuration.redacting(headers), body: body)
     }
 
     /// A person edited the response at a breakpoint: the log shows what the
@@ -405,7 +417,8 @@ package struct FlowRecorder {
             error: flowError,
             timing: finalTiming,
             redirects: redirects,
-            clientHeaders: clientHeaders
+            clientHeaders: clientHeaders,
+            changes: changedAfterStart ? changes : nil
         ))
     }
 
