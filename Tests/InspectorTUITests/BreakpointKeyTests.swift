@@ -101,6 +101,19 @@ final class BreakpointKeyTests: XCTestCase {
         XCTAssertEqual(request.method, "PUT")
     }
 
+    func testFlowsOfOtherClientsAreNotOfferedForReplay() {
+        var state = AppState(timeZone: Fixtures.utc)
+        var hello = Fixtures.hello()
+        hello.acceptsControl = true
+        var log = Fixtures.started(1)
+        log.source = CaptureSource(client: .openAPI, operationID: "listItems")
+        _ = Reducer.reduce(&state, .inbox([.connected(connection, hello, peer: "unix"), .message(connection, .flowStarted(log))], at: Fixtures.epoch))
+        XCTAssertEqual(state.press("r"), .none)
+        XCTAssertTrue(state.notice?.text.contains("URLSession") == true, "\(String(describing: state.notice))")
+        state.press("enter")
+        XCTAssertEqual(state.press("e"), .none, "nor edit-then-replay")
+    }
+
     func testAnAppWithoutControlIsNeverAsked() {
         var state = state(acceptsControl: false)
         XCTAssertEqual(state.press("a"), .none)

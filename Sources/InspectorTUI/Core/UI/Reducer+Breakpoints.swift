@@ -80,8 +80,15 @@ extension Reducer {
         }
     }
 
+    /// Only the URLSession capture keeps requests to send again; says so otherwise.
+    static func canReplay(_ record: FlowStore.Record, in state: inout AppState) -> Bool {
+        guard let client = record.log.source?.client, client != .urlSession else { return true }
+        state.notice = Notice(text: "Replay is for URLSession flows; the agent cannot send a \(client) request again", isError: true)
+        return false
+    }
+
     private static func editThenReplay(_ record: FlowStore.Record, in state: inout AppState) -> Effect {
-        guard let agent = controllableAgent(of: record, doing: "replay", in: &state) else { return .none }
+        guard canReplay(record, in: &state), let agent = controllableAgent(of: record, doing: "replay", in: &state) else { return .none }
         let request = record.log.request
         return .edit(EditSession(id: record.log.id, connection: agent.connection, purpose: .replay(request),
                                  text: HTTPMessageText.text(of: request)))

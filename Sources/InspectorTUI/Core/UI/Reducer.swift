@@ -458,7 +458,7 @@ public enum Reducer {
     /// back like any other, marked as a replay. Only an app that allows
     /// control and is still connected can.
     private static func replay(_ sequence: Int, in state: inout AppState) -> Effect {
-        guard let record = state.session.store[sequence],
+        guard let record = state.session.store[sequence], canReplay(record, in: &state),
               let agent = controllableAgent(of: record, doing: "replay", in: &state)
         else { return .none }
         state.notice = Notice(text: "Asked \(agent.hello.appName) to replay \(record.log.request.method) \(Format.displayPath(of: record.log.request.url))",
