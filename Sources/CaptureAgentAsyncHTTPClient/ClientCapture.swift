@@ -23,6 +23,10 @@ final class ClientCapture: Sendable {
     let configuration: CaptureAgent.Configuration
     /// `NetworkLog.sessionID` of this client's flows.
     let clientID: Int
+    /// Whether the agent has no include or exclude patterns (the usual
+    /// case): then deciding to capture a request needs neither its host
+    /// nor its URL.
+    let capturesEverything: Bool
 
     private static let nextClientID = NIOLockedValueBox(1)
 
@@ -53,6 +57,8 @@ final class ClientCapture: Sendable {
     init(agent: CaptureAgent) {
         self.agent = agent
         self.configuration = agent.configuration
+        capturesEverything = configuration.includedHosts.isEmpty && configuration.excludedHosts.isEmpty
+            && configuration.includedURLs.isEmpty && configuration.excludedURLs.isEmpty
         self.clientID = Self.nextClientID.withLockedValue { next in
             defer { next += 1 }
             return next
@@ -104,6 +110,19 @@ final class ClientCapture: Sendable {
 
     func emit(_ message: Message) {
         agent.emit(message)
+    }
+
+    /// Whether a flow starting now builds its events: only while an
+    /// inspector is connected. A flow that starts without one builds
+    /// nothing and counts its events as dropped when it ends, as the
+    /// URLSession path does; it stays unrecorded if an inspector connects
+    /// meanwhile, so no inspector ever gets a flow's later events without
+    /// its start.
+    var isRecording: Bool { agent.isConnected }
+
+    /// Counts `count` events of an unrecorded flow as dropped.
+    func dropped(_ count: Int) {
+        agent.countDropped(count)
     }
 
     // MARK: - Requests the tracer saw
