@@ -174,6 +174,9 @@ final class TracedRequest: @unchecked Sendable {
 
     var isOpen: Bool { lock.withLock { !ended } }
 
+    /// When the current hop started waiting for a connection.
+    var waitStart: FlowClock.Start? { lock.withLock { start } }
+
     /// A connection is sending this request (or its current hop).
     func carried(by flow: WireFlow) {
         lock.withLock { waitingForConnection = false }

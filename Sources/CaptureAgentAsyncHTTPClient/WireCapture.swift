@@ -53,6 +53,7 @@ final class ChannelExchange: @unchecked Sendable {
         let flow: WireFlow
         if client.isRecording {
             let (appHeaders, added) = Self.split(wire: head.headers, app: appHead.headers)
+            let start = client.agent.clock.start()
             var recorder = FlowRecorder(
                 method: head.method.rawValue,
                 url: target.url,
@@ -60,10 +61,15 @@ final class ChannelExchange: @unchecked Sendable {
                 sessionID: client.clientID,
                 taskID: claimed.taskID,
                 configuration: client.configuration,
-                clock: client.agent.clock
+                clock: client.agent.clock,
+                start: start
             )
             recorder.setClientHeaders(added)
             recorder.source = CaptureSource(client: .asyncHTTPClient, path: .wire)
+            // An async request's wait for this connection (connecting
+            // included: AsyncHTTPClient does not say which) is `blocked`.
+            let blocked = claimed.traced?.waitStart.map { FlowClock.seconds(from: $0, to: start) }
+            recorder.measurePhases(source: "AsyncHTTPClient", blocked: blocked)
             if let hops = claimed.hops { recorder.continuing(after: hops) }
             client.emit(recorder.started())
             flow = WireFlow(recorder: recorder, method: head.method.rawValue, url: target.url, eventLoop: eventLoop,

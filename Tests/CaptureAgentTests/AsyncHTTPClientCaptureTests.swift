@@ -80,6 +80,11 @@ final class AsyncHTTPClientCaptureTests: AgentTestCase, @unchecked Sendable {
             if let sentAt = timing.requestSent, let head = timing.firstResponseByte, let end = timing.finished {
                 XCTAssertLessThanOrEqual(sentAt, head, file: file, line: line)
                 XCTAssertLessThanOrEqual(head, end, file: file, line: line)
+                // The phases the handlers measured add up to the flow.
+                let phases = timing.phases
+                XCTAssertEqual(phases?.source, "AsyncHTTPClient", file: file, line: line)
+                XCTAssertEqual(phases?.send ?? -1, sentAt, accuracy: 1e-9, file: file, line: line)
+                XCTAssertEqual((phases?.send ?? 0) + (phases?.wait ?? 0) + (phases?.receive ?? 0), end, accuracy: 1e-6, file: file, line: line)
             }
         }
     }
@@ -108,6 +113,12 @@ final class AsyncHTTPClientCaptureTests: AgentTestCase, @unchecked Sendable {
             let flow = try XCTUnwrap(run.flows.first)
             XCTAssertEqual(flow.request.headers, [HTTPHeader(name: "X-Trace", value: "1")], "the app's own fields")
             XCTAssertEqual(flow.request.clientHeaders.map { $0.name.lowercased() }, ["host"], "what AsyncHTTPClient added")
+            // Only the async API's tracer knows when the request began waiting for a connection.
+            if api == .async {
+                XCTAssertNotNil(flow.timing.phases?.blocked, "the async request's wait for its connection")
+            } else {
+                XCTAssertNil(flow.timing.phases?.blocked)
+            }
         }
     }
 
