@@ -288,7 +288,7 @@ public final class CaptureAgent: Sendable {
     }
 
     /// Counts events never built because no inspector was connected.
-    func countDropped(_ count: Int) {
+    package func countDropped(_ count: Int) {
         streamer.countDropped(count)
     }
 

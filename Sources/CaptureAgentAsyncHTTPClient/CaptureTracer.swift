@@ -114,29 +114,47 @@ final class TracedRequest: @unchecked Sendable {
     private var method = "GET"
     /// When the current hop started waiting for a connection.
     private var start: FlowClock.Start?
-    private var url: URL?
+    /// The current hop's absolute URL, as AsyncHTTPClient reports it
+    /// (credentials stripped), or as a redirect resolved it.
+    private var url: String?
     private var key: String?
     private var waitingForConnection = false
     private var error: Error?
     private var ended = false
     private var waiters: [@Sendable (Error?) -> Void] = []
+    /// Whether the URL attribute was seen; touched only by ``update(from:)``,
+    /// which the request's own task calls, one attribute at a time.
+    private var sawURL = false
 
     init(client: ClientCapture) {
         self.client = client
     }
 
     /// AsyncHTTPClient sets one attribute at a time (a no-op tracer's span
-    /// reads back empty), method first, full URL later.
+    /// reads back empty; another tracer's reads back all set so far), method
+    /// first, full URL later. One pass over the attributes, no hashing, and
+    /// the URL is read as text (``Key/of(urlText:)``), not parsed.
     func update(from attributes: SpanAttributes) {
-        if case .string(let method)? = attributes.get("http.request.method") {
-            lock.withLock { self.method = method }
+        var method: String?
+        var text: String?
+        attributes.forEach { name, value in
+            guard case .string(let string) = value else { return }
+            if name == "http.request.method" {
+                method = string
+            } else if !sawURL, name == "url.full" {
+                text = string
+            }
         }
-        guard case .string(let text)? = attributes.get("url.full"), let url = URL(string: text), let key = Key.of(url) else { return }
+        if let method { lock.withLock { self.method = method } }
+        guard let text else { return }
+        sawURL = true
+        guard let key = Key.of(urlText: text) else { return }
+        let start = client.agent.clock.start()
         let fresh = lock.withLock { () -> Bool in
             guard self.url == nil, !ended else { return false }
-            self.url = url
+            self.url = text
             self.key = key
-            self.start = client.agent.clock.start()
+            self.start = start
             waitingForConnection = true
             return true
         }
@@ -144,7 +162,7 @@ final class TracedRequest: @unchecked Sendable {
     }
 
     /// The flow of a request that never reached a connection.
-    private func makeRecorder(method: String, url: URL, start: FlowClock.Start?) -> FlowRecorder {
+    private func makeRecorder(method: String, url: String, start: FlowClock.Start?) -> FlowRecorder {
         var recorder = FlowRecorder(
             method: method, url: url, headers: [],
             sessionID: client.clientID, taskID: client.nextTaskID(),
@@ -156,6 +174,9 @@ final class TracedRequest: @unchecked Sendable {
 
     var isOpen: Bool { lock.withLock { !ended } }
 
+    /// When the current hop started waiting for a connection.
+    var waitStart: FlowClock.Start? { lock.withLock { start } }
+
     /// A connection is sending this request (or its current hop).
     func carried(by flow: WireFlow) {
         lock.withLock { waitingForConnection = false }
@@ -165,9 +186,11 @@ final class TracedRequest: @unchecked Sendable {
     func redirected(to target: URL, status: Int, method: String) {
         let next = status == 303 && method != "HEAD" || (status == 301 || status == 302) && method == "POST" ? "GET" : method
         let start = client.agent.clock.start()
+        let text = target.absoluteString
+        let key = Key.of(target)
         lock.withLock {
-            self.url = target
-            self.key = Key.of(target)
+            self.url = text
+            self.key = key
             self.method = next
             self.start = start
             waitingForConnection = true
@@ -190,14 +213,16 @@ final class TracedRequest: @unchecked Sendable {
 
     func end() {
         let (waiters, error, unsent, key, url, method, start) = lock.withLock {
-            () -> ([@Sendable (Error?) -> Void], Error?, Bool, String?, URL?, String, FlowClock.Start?) in
+            () -> ([@Sendable (Error?) -> Void], Error?, Bool, String?, String?, String, FlowClock.Start?) in
             guard !ended else { return ([], nil, false, nil, nil, "", nil) }
             ended = true
             defer { self.waiters = [] }
             return (self.waiters, self.error, waitingForConnection, self.key, self.url, self.method, self.start)
         }
-        if let key { client.withdraw(self, key: key) }
-        if let error, unsent, let url, client.shouldCapture(url) {
+        // Only a request waiting for a connection is still announced (a
+        // connection's claim took it out of the table).
+        if unsent, let key { client.withdraw(self, key: key) }
+        if let error, unsent, let url, let parsed = URL(string: url), client.shouldCapture(parsed) {
             // Never reached a connection: refused, DNS, connect or pool timeout, cancelled while waiting.
             var recorder = makeRecorder(method: method, url: url, start: start)
             if let key, let hops = client.claimRedirect(key: key) { recorder.continuing(after: hops) }

@@ -23,6 +23,10 @@ final class ClientCapture: Sendable {
     let configuration: CaptureAgent.Configuration
     /// `NetworkLog.sessionID` of this client's flows.
     let clientID: Int
+    /// Whether the agent has no include or exclude patterns (the usual
+    /// case): then deciding to capture a request needs neither its host
+    /// nor its URL.
+    let capturesEverything: Bool
 
     private static let nextClientID = NIOLockedValueBox(1)
 
@@ -53,6 +57,8 @@ final class ClientCapture: Sendable {
     init(agent: CaptureAgent) {
         self.agent = agent
         self.configuration = agent.configuration
+        capturesEverything = configuration.includedHosts.isEmpty && configuration.excludedHosts.isEmpty
+            && configuration.includedURLs.isEmpty && configuration.excludedURLs.isEmpty
         self.clientID = Self.nextClientID.withLockedValue { next in
             defer { next += 1 }
             return next
@@ -104,6 +110,19 @@ final class ClientCapture: Sendable {
 
     func emit(_ message: Message) {
         agent.emit(message)
+    }
+
+    /// Whether a flow starting now builds its events: only while an
+    /// inspector is connected. A flow that starts without one builds
+    /// nothing and counts its events as dropped when it ends, as the
+    /// URLSession path does; it stays unrecorded if an inspector connects
+    /// meanwhile, so no inspector ever gets a flow's later events without
+    /// its start.
+    var isRecording: Bool { agent.isConnected }
+
+    /// Counts `count` events of an unrecorded flow as dropped.
+    func dropped(_ count: Int) {
+        agent.countDropped(count)
     }
 
     // MARK: - Requests the tracer saw
@@ -236,46 +255,151 @@ enum ErrorDescription {
 /// (`Host` and origin-form URI, as AsyncHTTPClient builds them in
 /// HTTPHandler.swift, `URL.uri`) meet without parsing a URL per request on
 /// the connection. The scheme is left out: the connection's view of it (TLS
-/// or not) is a guess for HTTP/1.
+/// or not) is a guess for HTTP/1. The path is the one that goes on the wire,
+/// decoded: Foundation's `URL.path` drops a trailing slash, the wire does not.
+///
+/// Everything here works on UTF-8 bytes: this runs twice per request, and
+/// `StringProtocol.contains(_:)` and `Character` searches cost thousands of
+/// instructions each (the first bridges through `NSString`).
 enum Key {
     static func make(host: some StringProtocol, port: Int, path: some StringProtocol, query: (some StringProtocol)?) -> String {
-        var key = host.lowercased()
-        key += ":"
-        key += String(port)
-        key += path.isEmpty ? "/" : String(path)
-        if let query {
-            key += "?"
-            key += query
+        var host = String(host)
+        var path = String(path)
+        var query = query.map { String($0) }
+        return host.withUTF8 { host in
+            path.withUTF8 { path in
+                if query == nil { return build(host: host, port: port, path: path, query: nil) }
+                return query!.withUTF8 { build(host: host, port: port, path: path, query: $0) }
+            }
         }
-        return key
     }
 
-    static func defaultPort(scheme: String) -> Int {
-        scheme.lowercased() == "https" ? 443 : 80
+    /// `host:port/path?query`, the host in ASCII lower case, an empty path as `/`.
+    private static func build(host: UnsafeBufferPointer<UInt8>, port: Int, path: UnsafeBufferPointer<UInt8>, query: UnsafeBufferPointer<UInt8>?) -> String {
+        var port = max(port, 0)
+        var divisor = 1
+        var digitCount = 1
+        while port / divisor >= 10 {
+            divisor *= 10
+            digitCount += 1
+        }
+        let capacity = host.count + 1 + digitCount + max(path.count, 1) + (query.map { $0.count + 1 } ?? 0)
+        return String(unsafeUninitializedCapacity: capacity) { out in
+            var i = 0
+            for byte in host {
+                out[i] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                i += 1
+            }
+            out[i] = UInt8(ascii: ":")
+            i += 1
+            while divisor > 0 {
+                out[i] = UInt8(ascii: "0") + UInt8(port / divisor)
+                port %= divisor
+                divisor /= 10
+                i += 1
+            }
+            if path.isEmpty {
+                out[i] = UInt8(ascii: "/")
+                i += 1
+            } else {
+                for byte in path { out[i] = byte; i += 1 }
+            }
+            if let query {
+                out[i] = UInt8(ascii: "?")
+                i += 1
+                for byte in query { out[i] = byte; i += 1 }
+            }
+            return i
+        }
     }
 
+    static func defaultPort(scheme: some StringProtocol) -> Int {
+        scheme.utf8.count == 5 && scheme.lowercased() == "https" ? 443 : 80
+    }
+
+    /// From a parsed URL (a redirect's target, or a URL text ``of(urlText:)``
+    /// cannot read by itself).
     static func of(_ url: URL) -> String? {
         guard var host = url.host, !host.isEmpty else { return nil }
         if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        return make(host: host, port: url.port ?? defaultPort(scheme: url.scheme ?? "http"), path: url.path, query: url.query)
+        return make(host: host, port: url.port ?? defaultPort(scheme: url.scheme ?? "http"),
+                    path: url.path(percentEncoded: false), query: url.query(percentEncoded: true))
+    }
+
+    /// From an absolute URL as text (what the tracer gets). The common
+    /// `http(s)://host[:port]/path?query#fragment` is read here, byte by
+    /// byte; anything else (credentials, other schemes) goes through `URL`.
+    static func of(urlText: String) -> String? {
+        var text = urlText
+        let key = text.withUTF8 { bytes -> String? in
+            // "http://" or "https://", in any case.
+            guard bytes.count > 7, bytes[0] | 0x20 == UInt8(ascii: "h"), bytes[1] | 0x20 == UInt8(ascii: "t"),
+                  bytes[2] | 0x20 == UInt8(ascii: "t"), bytes[3] | 0x20 == UInt8(ascii: "p") else { return nil }
+            let index = bytes[4] | 0x20 == UInt8(ascii: "s") ? 5 : 4
+            guard index + 3 <= bytes.count, bytes[index] == UInt8(ascii: ":"),
+                  bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else { return nil }
+            let defaultPort = index == 5 ? 443 : 80
+            let authorityStart = index + 3
+            var authorityEnd = authorityStart
+            while authorityEnd < bytes.count {
+                let byte = bytes[authorityEnd]
+                if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
+                // Credentials and escapes: left to Foundation.
+                if byte == UInt8(ascii: "@") || byte == UInt8(ascii: "%") { return nil }
+                authorityEnd += 1
+            }
+            guard authorityEnd > authorityStart else { return nil }
+            var uriEnd = authorityEnd
+            while uriEnd < bytes.count, bytes[uriEnd] != UInt8(ascii: "#") { uriEnd += 1 }
+            return of(authority: UnsafeBufferPointer(rebasing: bytes[authorityStart ..< authorityEnd]),
+                      uri: UnsafeBufferPointer(rebasing: bytes[authorityEnd ..< uriEnd]), defaultPort: defaultPort)
+        }
+        return key ?? URL(string: urlText).flatMap(of)
     }
 
     /// From a request head's `Host` field and origin-form URI.
     static func of(hostField: String, uri: String, scheme: String) -> String {
-        var host = Substring(hostField)
-        var port = defaultPort(scheme: scheme)
-        if host.hasPrefix("["), let close = host.firstIndex(of: "]") {
-            let rest = host[host.index(after: close)...]
-            host = host[host.index(after: host.startIndex) ..< close]
-            if rest.hasPrefix(":"), let number = Int(rest.dropFirst()) { port = number }
-        } else if let colon = host.lastIndex(of: ":"), let number = Int(host[host.index(after: colon)...]) {
-            port = number
-            host = host[..<colon]
+        var hostField = hostField
+        var uri = uri
+        let defaultPort = defaultPort(scheme: scheme)
+        return hostField.withUTF8 { authority in
+            uri.withUTF8 { of(authority: authority, uri: $0, defaultPort: defaultPort) }
         }
-        let question = uri.firstIndex(of: "?")
-        let rawPath = question.map { uri[..<$0] } ?? Substring(uri)
-        let path = rawPath.contains("%") ? (rawPath.removingPercentEncoding ?? String(rawPath)) : String(rawPath)
-        return make(host: host, port: port, path: path, query: question.map { uri[uri.index(after: $0)...] })
+    }
+
+    /// From `host[:port]` (or `[v6]:port`) and path-and-query bytes.
+    private static func of(authority: UnsafeBufferPointer<UInt8>, uri: UnsafeBufferPointer<UInt8>, defaultPort: Int) -> String {
+        var hostStart = 0
+        var hostEnd = authority.count
+        var port = defaultPort
+        if authority.first == UInt8(ascii: "["), let close = authority.firstIndex(of: UInt8(ascii: "]")) {
+            hostStart = 1
+            hostEnd = close
+            if close + 1 < authority.count, authority[close + 1] == UInt8(ascii: ":"), let number = number(authority, from: close + 2) { port = number }
+        } else if let colon = authority.lastIndex(of: UInt8(ascii: ":")), let number = number(authority, from: colon + 1) {
+            hostEnd = colon
+            port = number
+        }
+        let host = UnsafeBufferPointer(rebasing: authority[hostStart ..< hostEnd])
+        let question = uri.firstIndex(of: UInt8(ascii: "?"))
+        let path = UnsafeBufferPointer(rebasing: uri[..<(question ?? uri.count)])
+        let query = question.map { UnsafeBufferPointer(rebasing: uri[($0 + 1)...]) }
+        guard path.contains(UInt8(ascii: "%")) else { return build(host: host, port: port, path: path, query: query) }
+        // Escapes in the path: decoded as Foundation decodes them (rare).
+        let raw = String(decoding: path, as: UTF8.self)
+        var decoded = raw.removingPercentEncoding ?? raw
+        return decoded.withUTF8 { build(host: host, port: port, path: $0, query: query) }
+    }
+
+    /// The decimal number in `bytes[start...]`, all digits; nil if there is none.
+    private static func number(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        guard start < bytes.count, bytes.count - start <= 9 else { return nil }
+        var value = 0
+        for byte in bytes[start...] {
+            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
+            value = value * 10 + Int(byte - UInt8(ascii: "0"))
+        }
+        return value
     }
 }
 

@@ -48,32 +48,47 @@ final class ChannelExchange: @unchecked Sendable {
         flow = nil
         let appHead = headBeforeDecompressor ?? head
         headBeforeDecompressor = nil
-        guard let target = target(of: head), client.shouldCapture(host: target.host, url: target.url) else { return }
-        let (appHeaders, added) = Self.split(wire: head.headers, app: appHead.headers)
+        guard let target = target(of: head), shouldCapture(target) else { return }
         let claimed = client.claim(key: target.key)
-        var recorder = FlowRecorder(
-            method: head.method.rawValue,
-            url: target.url,
-            headers: appHeaders,
-            sessionID: client.clientID,
-            taskID: claimed.taskID,
-            configuration: client.configuration,
-            clock: client.agent.clock
-        )
-        recorder.setClientHeaders(added)
-        recorder.source = CaptureSource(client: .asyncHTTPClient, path: .wire)
-        if let hops = claimed.hops { recorder.continuing(after: hops) }
-        let flow = WireFlow(recorder: recorder, url: target.url, eventLoop: eventLoop, limit: client.configuration.bodyCaptureLimit)
+        let flow: WireFlow
+        if client.isRecording {
+            let (appHeaders, added) = Self.split(wire: head.headers, app: appHead.headers)
+            let start = client.agent.clock.start()
+            var recorder = FlowRecorder(
+                method: head.method.rawValue,
+                url: target.url,
+                headers: appHeaders,
+                sessionID: client.clientID,
+                taskID: claimed.taskID,
+                configuration: client.configuration,
+                clock: client.agent.clock,
+                start: start
+            )
+            recorder.setClientHeaders(added)
+            recorder.source = CaptureSource(client: .asyncHTTPClient, path: .wire)
+            // An async request's wait for this connection (connecting
+            // included: AsyncHTTPClient does not say which) is `blocked`.
+            let blocked = claimed.traced?.waitStart.map { FlowClock.seconds(from: $0, to: start) }
+            recorder.measurePhases(source: "AsyncHTTPClient", blocked: blocked)
+            if let hops = claimed.hops { recorder.continuing(after: hops) }
+            client.emit(recorder.started())
+            flow = WireFlow(recorder: recorder, method: head.method.rawValue, url: target.url, eventLoop: eventLoop,
+                            limit: client.configuration.bodyCaptureLimit)
+        } else {
+            // No inspector: nothing is built, the events are counted as
+            // dropped when the flow ends (`flowStarted` now).
+            flow = WireFlow(recorder: nil, method: head.method.rawValue, url: target.url, eventLoop: eventLoop, limit: 0)
+            flow.unsentEvents = 1
+        }
         if let traced = claimed.traced {
             flow.traced = traced
             traced.carried(by: flow)
         }
-        client.emit(flow.recorder.started())
         self.flow = flow
     }
 
     func requestBody(_ data: IOData) {
-        guard let flow, !flow.isDone else { return }
+        guard let flow, !flow.isDone, flow.recorder != nil else { return }
         switch data {
         case .byteBuffer(let buffer):
             buffer.withUnsafeReadableBytes { flow.requestBody.append($0) }
@@ -85,7 +100,7 @@ final class ChannelExchange: @unchecked Sendable {
 
     func requestEnd() {
         guard let flow, !flow.isDone else { return }
-        flow.recorder.markRequestSent()
+        flow.recorder?.markRequestSent()
     }
 
     // MARK: Response, as it comes from the codec (head) or the decompressor (body)
@@ -94,30 +109,35 @@ final class ChannelExchange: @unchecked Sendable {
         guard let flow, !flow.isDone else { return }
         // 1xx heads are interim: the final one follows.
         if head.status.code >= 100, head.status.code < 200, head.status != .switchingProtocols { return }
-        let headers = head.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
-        let mimeType = mimeType(of: head.headers.first(name: "content-type"))
-        client.emit(flow.recorder.received(statusCode: Int(head.status.code), headers: headers, mimeType: mimeType))
-        if decodes {
-            let coding = head.headers.first(name: "content-encoding")?.lowercased()
-            flow.recorder.responseBodyIsDecoded = coding == "gzip" || coding == "deflate"
+        if flow.recorder != nil {
+            let headers = head.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
+            let mimeType = mimeType(of: head.headers.first(name: "content-type"))
+            client.emit(flow.recorder!.received(statusCode: Int(head.status.code), headers: headers, mimeType: mimeType))
+            if decodes {
+                let coding = head.headers.first(name: "content-encoding")?.lowercased()
+                flow.recorder!.responseBodyIsDecoded = coding == "gzip" || coding == "deflate"
+            }
+        } else {
+            flow.unsentEvents += 1  // flowResponse
         }
         if (300 ..< 400).contains(Int(head.status.code)), let location = head.headers.first(name: "location"),
            let base = URL(string: flow.url), let target = URL(string: location, relativeTo: base)?.absoluteURL, let key = Key.of(target) {
             flow.isRedirect = true
-            var hop = flow.recorder
-            hop.redirected(statusCode: Int(head.status.code), from: base, to: target)
-            client.expectRedirect(to: key, hops: hop.redirectHops)
+            if var hop = flow.recorder {
+                hop.redirected(statusCode: Int(head.status.code), from: base, to: target)
+                client.expectRedirect(to: key, hops: hop.redirectHops)
+            }
             // An async request keeps its span across hops: the next hop carries it on.
             if let traced = flow.traced, traced.isOpen {
-                traced.redirected(to: target, status: Int(head.status.code), method: flow.recorder.method)
+                traced.redirected(to: target, status: Int(head.status.code), method: flow.method)
                 client.announce(traced, key: key)
             }
         }
     }
 
     func responseBody(_ buffer: ByteBuffer) {
-        guard let flow, !flow.isDone else { return }
-        buffer.withUnsafeReadableBytes { flow.recorder.receivedBody($0) }
+        guard let flow, !flow.isDone, flow.recorder != nil else { return }
+        buffer.withUnsafeReadableBytes { flow.recorder!.receivedBody($0) }
     }
 
     func responseEnd() {
@@ -184,41 +204,68 @@ final class ChannelExchange: @unchecked Sendable {
     private func finish(_ flow: WireFlow, state: FlowState, error: FlowError?) {
         guard !flow.isDone else { return }
         flow.isDone = true
+        guard let recorder = flow.recorder else {
+            return client.dropped(flow.unsentEvents + 1)  // + flowFinished
+        }
         var body = flow.requestBody.captured
         if flow.unreadRequestBytes > 0 {
             body = CapturedBody(data: body.data, size: body.size + flow.unreadRequestBytes, isTruncated: true)
         }
-        client.emit(flow.recorder.finished(state: state, error: error, requestBody: body.size > 0 ? body : nil))
+        client.emit(recorder.finished(state: state, error: error, requestBody: body.size > 0 ? body : nil))
     }
 
     // MARK: Helpers
 
     /// The request's absolute URL as text (the scheme of the connection, the
     /// `Host` field and the origin-form URI; or an absolute URI, through a
-    /// proxy), its host and its ``Key``. No URL is parsed for the common case.
-    private func target(of head: HTTPRequestHead) -> (url: String, host: String, key: String)? {
-        if head.uri.contains("://") {
-            guard let url = URL(string: head.uri), let key = Key.of(url) else { return nil }
-            return (head.uri, url.host ?? "", key)
+    /// proxy), and its ``Key``. No URL is parsed for the common case.
+    private func target(of head: HTTPRequestHead) -> (url: String, key: String)? {
+        if head.uri.utf8.first != UInt8(ascii: "/"), Self.isAbsolute(head.uri) {
+            guard let key = Key.of(urlText: head.uri) else { return nil }
+            return (head.uri, key)
         }
         guard let hostField = head.headers.first(name: "host") else { return nil }
-        let key = Key.of(hostField: hostField, uri: head.uri, scheme: scheme)
-        let host = key[..<(key.lastIndex(of: ":") ?? key.endIndex)]
-        return ("\(scheme)://\(hostField)\(head.uri)", String(host), key)
+        return (scheme + "://" + hostField + head.uri, Key.of(hostField: hostField, uri: head.uri, scheme: scheme))
     }
+
+    /// Whether `uri` is an absolute URI (`scheme://...`), as a request to a proxy has.
+    private static func isAbsolute(_ uri: String) -> Bool {
+        let bytes = uri.utf8
+        guard let colon = bytes.firstIndex(of: UInt8(ascii: ":")) else { return false }
+        return bytes[colon...].starts(with: "://".utf8)
+    }
+
+    /// Whether the agent's patterns let `target` through; its host is worked
+    /// out of the key only when there are patterns.
+    private func shouldCapture(_ target: (url: String, key: String)) -> Bool {
+        guard client.capturesEverything else {
+            let key = target.key.utf8
+            let slash = key.firstIndex(of: UInt8(ascii: "/")) ?? key.endIndex
+            let colon = key[..<slash].lastIndex(of: UInt8(ascii: ":")) ?? slash
+            return client.shouldCapture(host: String(target.key[..<colon]), url: target.url)
+        }
+        return client.agent.isCapturing
+    }
+
+    /// Field names AsyncHTTPClient always removes and sets anew.
+    private static let alwaysAdded = ["host", "content-length", "transfer-encoding"]
 
     /// Splits the fields on the wire into the app's and those AsyncHTTPClient
     /// added: `Host` (added when the app set none), `Content-Length` and
     /// `Transfer-Encoding` (always removed and set anew by its request
     /// validation), and what the decompressor added (`Accept-Encoding`).
     static func split(wire: HTTPHeaders, app: HTTPHeaders) -> (app: [HTTPHeader], added: [HTTPHeader]) {
-        let alwaysAdded: Set<String> = ["host", "content-length", "transfer-encoding"]
-        var appFields = app.filter { !alwaysAdded.contains($0.name.lowercased()) }.map { HTTPHeader(name: $0.name, value: $0.value) }
+        var appFields: [(name: String, value: String)] = []
+        appFields.reserveCapacity(app.count)
+        for field in app where !alwaysAdded.contains(where: { namesMatch($0, field.name) }) {
+            appFields.append((field.name, field.value))
+        }
         var mine: [HTTPHeader] = []
         var added: [HTTPHeader] = []
+        mine.reserveCapacity(appFields.count)
         for field in wire {
             let header = HTTPHeader(name: field.name, value: field.value)
-            if let index = appFields.firstIndex(where: { $0.name.lowercased() == header.name.lowercased() && $0.value == header.value }) {
+            if let index = appFields.firstIndex(where: { $0.value == field.value && namesMatch($0.name, field.name) }) {
                 appFields.remove(at: index)
                 mine.append(header)
             } else {
@@ -227,12 +274,24 @@ final class ChannelExchange: @unchecked Sendable {
         }
         return (mine, added)
     }
+
+    /// Whether two field names are equal ignoring ASCII case, without
+    /// lowercased copies.
+    static func namesMatch(_ a: String, _ b: String) -> Bool {
+        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { x, y in
+            x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z"))
+        }
+    }
 }
 
 /// One captured exchange on a channel.
 final class WireFlow: @unchecked Sendable {
     // Touched only on `eventLoop` (the traced request hands errors over there).
-    var recorder: FlowRecorder
+    /// nil: the flow started while no inspector was connected and records nothing.
+    var recorder: FlowRecorder?
+    /// Events an unrecorded flow would have sent so far.
+    var unsentEvents = 0
+    let method: String
     let url: String
     let eventLoop: EventLoop
     var requestBody: BodyCapture
@@ -242,8 +301,9 @@ final class WireFlow: @unchecked Sendable {
     var channelError: Error?
     var isDone = false
 
-    init(recorder: FlowRecorder, url: String, eventLoop: EventLoop, limit: Int) {
+    init(recorder: FlowRecorder?, method: String, url: String, eventLoop: EventLoop, limit: Int) {
         self.recorder = recorder
+        self.method = method
         self.url = url
         self.eventLoop = eventLoop
         self.requestBody = BodyCapture(limit: limit)

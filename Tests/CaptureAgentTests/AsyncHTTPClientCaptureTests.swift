@@ -80,6 +80,11 @@ final class AsyncHTTPClientCaptureTests: AgentTestCase, @unchecked Sendable {
             if let sentAt = timing.requestSent, let head = timing.firstResponseByte, let end = timing.finished {
                 XCTAssertLessThanOrEqual(sentAt, head, file: file, line: line)
                 XCTAssertLessThanOrEqual(head, end, file: file, line: line)
+                // The phases the handlers measured add up to the flow.
+                let phases = timing.phases
+                XCTAssertEqual(phases?.source, "AsyncHTTPClient", file: file, line: line)
+                XCTAssertEqual(phases?.send ?? -1, sentAt, accuracy: 1e-9, file: file, line: line)
+                XCTAssertEqual((phases?.send ?? 0) + (phases?.wait ?? 0) + (phases?.receive ?? 0), end, accuracy: 1e-6, file: file, line: line)
             }
         }
     }
@@ -108,6 +113,12 @@ final class AsyncHTTPClientCaptureTests: AgentTestCase, @unchecked Sendable {
             let flow = try XCTUnwrap(run.flows.first)
             XCTAssertEqual(flow.request.headers, [HTTPHeader(name: "X-Trace", value: "1")], "the app's own fields")
             XCTAssertEqual(flow.request.clientHeaders.map { $0.name.lowercased() }, ["host"], "what AsyncHTTPClient added")
+            // Only the async API's tracer knows when the request began waiting for a connection.
+            if api == .async {
+                XCTAssertNotNil(flow.timing.phases?.blocked, "the async request's wait for its connection")
+            } else {
+                XCTAssertNil(flow.timing.phases?.blocked)
+            }
         }
     }
 
@@ -431,5 +442,74 @@ final class AsyncHTTPClientCaptureTests: AgentTestCase, @unchecked Sendable {
         // 48 MiB of slack covers allocator noise on a busy machine.
         XCTAssertLessThanOrEqual(captured.growth, plain.growth + 48 << 20, "the process grew with the response")
         XCTAssertLessThan(captured.growth, 120 << 20, "the response was not held in memory")
+    }
+
+    // MARK: - No inspector connected
+
+    /// While no inspector is connected the handlers build no events, but
+    /// every event a flow would have sent is counted as dropped (three per
+    /// exchange: started, response, finished; each redirect hop is one), the
+    /// app sees the same as without capture, and a flow that started before
+    /// an inspector connected sends it nothing later (no events of a flow
+    /// whose start it never got). Once connected, flows are logged again.
+    func testWithoutAnInspectorEventsAreCountedAsDroppedNotBuilt() async throws {
+        agent.stop()
+        inspector.kill()
+        let path = temporarySocketPath("ahc-noinspector")
+        agent = try CaptureAgent.start(.init(destination: .unix(path: path)))
+        XCTAssertFalse(agent.isConnected)
+        var captured = ahcConfiguration()
+        agent.capture(&captured)
+
+        let requests = [
+            AHCRequest(url: server.url("/text?none").absoluteString),
+            AHCRequest(method: .POST, url: server.url("/echo?none").absoluteString, body: Array("body".utf8)),
+            AHCRequest(url: server.url("/redirect/302?to=/text").absoluteString),
+            AHCRequest(url: server.url("/status/404").absoluteString),
+        ]
+        for request in requests {
+            for api in AHCAPI.allCases {
+                let plain = await performAHC(request, api: api, configuration: ahcConfiguration())
+                let outcome = await performAHC(request, api: api, configuration: captured)
+                XCTAssertEqual(outcome, plain, "\(request.url) \(api)")
+            }
+        }
+        // 5 exchanges on the wire per API (the redirect is two), 3 events each.
+        XCTAssertTrue(eventually { agent.statistics.droppedEvents == 2 * 5 * 3 }, "\(agent.statistics)")
+        XCTAssertEqual(agent.statistics.droppedEvents, 30, "no event counted twice")
+
+        // A flow under way when an inspector connects stays unrecorded.
+        let slowURL = server.url("/drip/10").absoluteString
+        let slowAgent = agent!
+        let slow = Task {
+            var configuration = ahcConfiguration()
+            slowAgent.capture(&configuration)
+            return await performAHC(AHCRequest(url: slowURL), api: .async, configuration: configuration)
+        }
+        // The request is on the wire (its flow begun) before an inspector listens.
+        XCTAssertTrue(eventually { server.requests.contains { $0.uri == "/drip/10" } })
+        let late = try TestInspector(path: path)
+        defer { late.kill() }
+        XCTAssertTrue(eventually { agent.isConnected })
+        let slowOutcome = await slow.value
+        XCTAssertEqual(slowOutcome.body.count, 10 * 1024)
+        let after = await performAHC(AHCRequest(url: server.url("/text?after").absoluteString), api: .async, configuration: captured)
+        XCTAssertEqual(after.status, 200)
+        var flows: [NetworkLog] = []
+        XCTAssertTrue(eventually {
+            flows = late.flows.values.filter { $0.state.isFinal }
+            return !flows.isEmpty
+        })
+        XCTAssertEqual(flows.map(\.request.url), [server.url("/text?after").absoluteString], "only the flow that started with the inspector there")
+        let started = Set(late.allMessages.compactMap { if case .flowStarted(let log) = $0 { log.id } else { nil } })
+        let orphans = late.allMessages.filter {
+            switch $0 {
+            case .flowResponse(let event): !started.contains(event.id)
+            case .flowFinished(let event): !started.contains(event.id)
+            case .flowStarted, .hello, .status: false
+            }
+        }
+        XCTAssertEqual(orphans.count, 0, "events of a flow whose start the inspector never got")
+        XCTAssertEqual(agent.statistics.droppedEvents, 33, "the slow flow's three events are counted too")
     }
 }

@@ -29,6 +29,11 @@ package struct FlowRecorder {
     private var transferTimes: [Libcurl.TimeInfo: Double] = [:]
     /// Which client captured the flow, and how; sent with `flowStarted`.
     package var source: CaptureSource?
+    /// For a client that reports no phases itself: the name the phases the
+    /// recorder measures are given (nil: none are measured; URLSession flows
+    /// take libcurl's). See ``measurePhases(source:blocked:)``.
+    private var measuredPhasesSource: String?
+    private var blockedBeforeStart: Double?
     /// Whether the response body bytes are after the client removed a
     /// content coding; nil: as libcurl does, whenever `Content-Encoding`
     /// names one (what URLSession flows start with; the other clients say).
@@ -260,6 +265,27 @@ package struct FlowRecorder {
         )
     }
 
+    /// Makes the final timing carry phases the recorder measured itself:
+    /// `send` from the start to the request's end, `wait` to the response
+    /// head, `receive` to the end; `blocked`, when given, is the time before
+    /// the start spent waiting for a connection (seconds).
+    package mutating func measurePhases(source: String, blocked: Double?) {
+        measuredPhasesSource = source
+        blockedBeforeStart = blocked
+    }
+
+    private func measuredPhases(finished: Double) -> TransferPhases? {
+        guard let measuredPhasesSource else { return nil }
+        let head = firstResponseByte
+        return TransferPhases(
+            blocked: blockedBeforeStart,
+            send: requestSent,
+            wait: requestSent.flatMap { sent in head.map { $0 - sent } },
+            receive: head.map { finished - $0 },
+            source: measuredPhasesSource
+        )
+    }
+
     /// Whether the client removed the response's content encoding: libcurl
     /// decodes what it advertised (corelibs turns automatic decompression on
     /// for every request), so a body that arrived with `Content-Encoding`
@@ -395,12 +421,13 @@ package struct FlowRecorder {
     /// The final event, for a client whose errors are not `NSError`s: the
     /// caller says how the flow ended and describes the error.
     package func finished(state: FlowState, error flowError: FlowError?, requestBody: CapturedBody?, at end: Double? = nil) -> Message {
+        let finished = end ?? clock.offset(since: start)
         let finalTiming = Timing(
             startedAt: start.date,
             requestSent: requestSent,
             firstResponseByte: firstResponseByte,
-            finished: end ?? clock.offset(since: start),
-            phases: phases
+            finished: finished,
+            phases: phases ?? measuredPhases(finished: finished)
         )
         var finalResponse = response
         if let capturedResponseBody {

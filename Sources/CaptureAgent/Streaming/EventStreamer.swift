@@ -35,7 +35,7 @@ final class EventStreamer: @unchecked Sendable {
     private let condition = NSCondition()
 
     // Guarded by `condition`.
-    private var queue: [Pending] = []
+    private var queue = FIFO<Pending>()
     private var isConnected = false
     private var isStopping = false
     private var flushDeadline: Date?

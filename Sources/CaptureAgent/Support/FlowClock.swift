@@ -25,6 +25,11 @@ package struct FlowClock: Sendable {
         Start(date: wallNow(), nanoseconds: monotonicNanoseconds())
     }
 
+    /// Seconds on the monotonic clock from `earlier` to `later` (0 if `later` is not later).
+    package static func seconds(from earlier: Start, to later: Start) -> Double {
+        later.nanoseconds >= earlier.nanoseconds ? Double(later.nanoseconds - earlier.nanoseconds) / 1_000_000_000 : 0
+    }
+
     /// Seconds elapsed on the monotonic clock since `start`.
     func offset(since start: Start) -> Double {
         let now = monotonicNanoseconds()
