@@ -506,7 +506,7 @@ final class AsyncHTTPClientCaptureTests: AgentTestCase, @unchecked Sendable {
             switch $0 {
             case .flowResponse(let event): !started.contains(event.id)
             case .flowFinished(let event): !started.contains(event.id)
-            case .flowStarted, .hello, .status: false
+            case .flowStarted, .hello, .status, .held, .released: false
             }
         }
         XCTAssertEqual(orphans.count, 0, "events of a flow whose start the inspector never got")
