@@ -36,8 +36,9 @@ final class BreakpointTests: XCTestCase, @unchecked Sendable {
         let outcome = Locked<Outcome?>(nil)
     }
 
-    private func start(allowsControl: Bool = true, timeout: TimeInterval = 60) throws -> (CaptureAgent, URLSession) {
+    private func start(allowsControl: Bool = true, timeout: TimeInterval = 60, bodyLimit: Int? = nil) throws -> (CaptureAgent, URLSession) {
         let agent = try CaptureAgent.start(.init(destination: .unix(path: inspector.path)) {
+            if let bodyLimit { $0.bodyCaptureLimit = bodyLimit }
             $0.allowsControl = allowsControl
             $0.initialConnectionWait = 2
             $0.breakpointTimeout = timeout
@@ -218,6 +219,23 @@ final class BreakpointTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(agent.breakpoints.heldCount, 0)
         Thread.sleep(forTimeInterval: 0.2)
         XCTAssertEqual(server.requests.count, 0)
+    }
+
+    func testOnlyResponsesWithTildeSAndOneTooLargeToHoldGoesOnUnheld() throws {
+        let (agent, session) = try start(bodyLimit: 1000)
+        defer { agent.stop() }
+        intercept("~u /binary & ~s", agent: agent)
+        let (_, box, done) = send(URLRequest(url: server.url("/binary/50000")), on: session)
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(box.outcome.current?.data, Data(TestHTTPServer.pattern(count: 50_000)), "every byte, in order")
+        XCTAssertEqual(holds(.request).count, 0, "~s: the request was not held")
+        XCTAssertEqual(holds(.response).count, 0, "a body over the capture limit is not held back")
+
+        let (_, small, smallDone) = send(URLRequest(url: server.url("/binary/500")), on: session)
+        XCTAssertTrue(eventually { self.holds(.response).count == 1 }, "a small one is")
+        inspector.write(ViewerMessage.resume(FlowResume(id: try XCTUnwrap(holds(.response).first?.id))).frame(), toConnection: 0)
+        XCTAssertEqual(smallDone.wait(timeout: .now() + 10), .success)
+        XCTAssertEqual(small.outcome.current?.data, Data(TestHTTPServer.pattern(count: 500)))
     }
 
     func testFlowsTheFilterDoesNotMatchAreNeverHeld() throws {

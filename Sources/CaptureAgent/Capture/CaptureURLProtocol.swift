@@ -637,23 +637,41 @@ final class CaptureFlow: @unchecked Sendable {
     func innerDidReceive(_ data: Data) {
         queue.async {
             self.recorder?.receivedBody(data)
-            if self.heldResponse != nil {
-                self.heldResponse?.body.append(data)
-                return
+            if var held = self.heldResponse {
+                held.body.append(data)
+                guard held.body.count > Self.heldBodyLimit(self.agent) else {
+                    self.heldResponse = held
+                    return
+                }
+                // Too large to hold whole: the app gets it unheld, as it comes,
+                // so a breakpoint never costs more memory than the capture limit.
+                self.heldResponse = nil
+                let head = held.head
+                self.withClient { client, owner in client.urlProtocol(owner, didReceive: head, cacheStoragePolicy: .notAllowed) }
+                return self.forward(held.body)
             }
-            guard !self.clientIsDone else { return }
-            switch self.delivery {
-            case .delegateChunks:
-                self.withClient { client, owner in client.urlProtocol(owner, didLoad: data) }
-            case .wholeBodyOnce:
-                // `didLoad` replaces the stored body: hand it over once, whole.
-                self.bufferedBody.append(data)
-                // The client does not pass chunks to an async call's task delegate; corelibs does.
-                if let delegate = self.completionTaskDelegate, let original = self.original,
-                   let dataTask = self.task as? URLSessionDataTask {
-                    original.delegateQueue.addOperation {
-                        delegate.urlSession(original, dataTask: dataTask, didReceive: data)
-                    }
+            self.forward(data)
+        }
+    }
+
+    /// The most of a response body a breakpoint holds back: the capture limit.
+    private static func heldBodyLimit(_ agent: CaptureAgent?) -> Int {
+        agent?.configuration.bodyCaptureLimit ?? 0
+    }
+
+    /// Passes response body bytes on to the app, as its task expects them. Call on `queue`.
+    private func forward(_ data: Data) {
+        guard !clientIsDone else { return }
+        switch delivery {
+        case .delegateChunks:
+            withClient { client, owner in client.urlProtocol(owner, didLoad: data) }
+        case .wholeBodyOnce:
+            // `didLoad` replaces the stored body: hand it over once, whole.
+            bufferedBody.append(data)
+            // The client does not pass chunks to an async call's task delegate; corelibs does.
+            if let delegate = completionTaskDelegate, let original, let dataTask = task as? URLSessionDataTask {
+                original.delegateQueue.addOperation {
+                    delegate.urlSession(original, dataTask: dataTask, didReceive: data)
                 }
             }
         }
@@ -672,10 +690,10 @@ final class CaptureFlow: @unchecked Sendable {
                 return
             }
             if let held = self.heldResponse {
-                // Failed after the head (or cancelled): the app gets the head it was owed, then the outcome.
+                // Failed after the head (or cancelled): the app gets what it was owed, then the outcome.
                 self.heldResponse = nil
                 self.withClient { client, owner in client.urlProtocol(owner, didReceive: held.head, cacheStoragePolicy: .notAllowed) }
-                self.bufferedBody = held.body
+                self.forward(held.body)
             }
             if let recorder = self.recorder {
                 self.agent?.emit(recorder.finished(error: error, requestBody: self.requestStream.current?.captured))
