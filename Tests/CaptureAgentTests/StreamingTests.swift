@@ -50,6 +50,44 @@ final class StreamingTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(inspector.allMessages[1], .status(AgentStatus(droppedEvents: 0, queuedEvents: 0)))
     }
 
+    /// A flow's later events go only where its start went. One whose start
+    /// the inspector never got (dropped, or sent to an earlier connection)
+    /// would be discarded there and acknowledged: lost without being
+    /// counted. The agent drops and counts them instead.
+    func testEventsOfAFlowWhoseStartWasNotSentHereAreCountedNotSent() throws {
+        let path = temporarySocketPath("orphans")
+        let agent = try CaptureAgent.start(.init(destination: .unix(path: path)) { $0.initialConnectionWait = 0 })
+        defer { agent.stop() }
+        let timing = Timing(startedAt: Date())
+        let early = NetworkLog(request: Request(method: "GET", url: "http://h/early", headers: []), timing: timing)
+        agent.emit(.flowStarted(early))  // no inspector yet: dropped, counted
+
+        let inspector = try TestInspector(path: path)
+        defer { inspector.kill() }
+        XCTAssertTrue(eventually(timeout: 20) { agent.isConnected })
+        agent.emit(.flowResponse(FlowResponse(id: early.id, response: Response(statusCode: 200, headers: []), timing: timing)))
+        agent.emit(.flowFinished(FlowFinished(id: early.id, state: .completed, timing: timing)))
+        let late = NetworkLog(request: Request(method: "GET", url: "http://h/late", headers: []), timing: timing)
+        agent.emit(.flowStarted(late))
+        agent.emit(.flowFinished(FlowFinished(id: late.id, state: .completed, timing: timing)))
+
+        XCTAssertTrue(eventually { self.inspector(inspector, has: late.id) })
+        let ids = inspector.allMessages.compactMap { message -> FlowID? in
+            switch message {
+            case .flowStarted(let log): log.id
+            case .flowResponse(let event): event.id
+            case .flowFinished(let event): event.id
+            default: nil
+            }
+        }
+        XCTAssertEqual(ids, [late.id, late.id], "nothing of the flow whose start the inspector never got")
+        XCTAssertEqual(agent.statistics.droppedEvents, 3, "all three of its events are counted")
+    }
+
+    private func inspector(_ inspector: TestInspector, has id: FlowID) -> Bool {
+        inspector.allMessages.contains { if case .flowFinished(let event) = $0 { event.id == id } else { false } }
+    }
+
     /// A lying or broken inspector: a receipt for more events than were
     /// written is capped (no negative loss), and bytes that are not
     /// receipts end that connection; the agent reconnects and the app's

@@ -23,7 +23,7 @@ final class EventStreamer: @unchecked Sendable {
         var maximumBytes: Int
     }
 
-    private struct Pending {
+    struct Pending {
         var message: Message
         var cost: Int
     }
@@ -36,6 +36,9 @@ final class EventStreamer: @unchecked Sendable {
 
     // Guarded by `condition`.
     private var queue = FIFO<Pending>()
+    /// Flows whose `flowStarted` was queued on the current connection and
+    /// whose `flowFinished` was not yet (see `submit`). Under `condition`.
+    private var flowsStartedHere = Set<FlowID>()
     private var isConnected = false
     private var isStopping = false
     private var flushDeadline: Date?
@@ -106,19 +109,50 @@ final class EventStreamer: @unchecked Sendable {
     }
 
     /// Queues `message` for the inspector. Never blocks on I/O.
+    ///
+    /// A flow's later events go only where its `flowStarted` went: if that
+    /// was dropped (no inspector, a full queue) or went to an earlier
+    /// connection, they are dropped and counted too. An inspector that got
+    /// them would discard them as belonging to no flow it knows, and
+    /// acknowledge them, so they would be lost without being counted.
     func submit(_ message: Message) {
         condition.lock()
         defer { condition.unlock() }
         guard !isStopping else { return }
         guard isConnected else {
+            if message.isFlowEvent { statistics.droppedEvents += 1 }
+            return
+        }
+        switch message {
+        case .flowStarted(let log):
+            flowsStartedHere.insert(log.id)
+        case .flowResponse(let event) where !flowsStartedHere.contains(event.id):
             statistics.droppedEvents += 1
             return
+        case .flowFinished(let event):
+            guard flowsStartedHere.remove(event.id) != nil else {
+                statistics.droppedEvents += 1
+                return
+            }
+        case .held(let hold) where !flowsStartedHere.contains(hold.id):
+            return
+        case .released(let release) where !flowsStartedHere.contains(release.id):
+            return
+        default:
+            break
         }
         queue.append(Pending(message: message, cost: message.estimatedFrameSize))
         statistics.queuedBytes += queue[queue.count - 1].cost
         while queue.count > limits.maximumEvents || (statistics.queuedBytes > limits.maximumBytes && queue.count > 1) {
-            statistics.queuedBytes -= queue.removeFirst().cost
+            let dropped = queue.removeFirst()
+            statistics.queuedBytes -= dropped.cost
+            guard dropped.message.isFlowEvent else { continue }
             statistics.droppedEvents += 1
+            switch dropped.message {
+            case .flowStarted(let log): flowsStartedHere.remove(log.id)
+            case .flowFinished(let event): flowsStartedHere.remove(event.id)
+            default: break
+            }
         }
         statistics.queuedEvents = queue.count
         statistics.peakQueuedBytes = max(statistics.peakQueuedBytes, statistics.queuedBytes)
@@ -183,8 +217,9 @@ final class EventStreamer: @unchecked Sendable {
         condition.lock()
         hasExited = true
         isConnected = false
-        statistics.droppedEvents += queue.count
+        statistics.droppedEvents += queue.flowEventCount
         queue.removeAll()
+        flowsStartedHere.removeAll()
         statistics.queuedBytes = 0
         statistics.queuedEvents = 0
         condition.broadcast()
@@ -373,9 +408,11 @@ final class EventStreamer: @unchecked Sendable {
         condition.lock()
         isConnected = false
         socketDescriptor = -1
-        statistics.droppedEvents += queue.count + (lostEvent ? 1 : 0) + unreadEvents
+        statistics.droppedEvents += queue.flowEventCount + (lostEvent ? 1 : 0) + unreadEvents
         statistics.unreadEventsDropped += unreadEvents
         queue.removeAll()
+        // Flows started on this connection end on no other (see `submit`).
+        flowsStartedHere.removeAll()
         statistics.queuedBytes = 0
         statistics.queuedEvents = 0
         condition.unlock()
@@ -456,5 +493,14 @@ enum FrameFitting {
                 return nil
             }
         }
+    }
+}
+
+extension FIFO<EventStreamer.Pending> {
+    /// How many queued messages are flow events (what drop counts count).
+    var flowEventCount: Int {
+        var count = 0
+        for index in 0..<self.count where self[index].message.isFlowEvent { count += 1 }
+        return count
     }
 }
