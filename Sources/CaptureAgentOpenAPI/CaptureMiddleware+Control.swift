@@ -50,6 +50,16 @@ extension CaptureMiddleware {
         }
     }
 
+    /// An edit's header fields as HTTP fields, redacted values restored from `original`.
+    static func fields(restoring edited: [HTTPHeader], from original: HTTPFields, marker: String) -> HTTPFields {
+        let originalHeaders = original.map { HTTPHeader(name: $0.name.rawName, value: $0.value) }
+        var fields = HTTPFields()
+        for header in Breakpoints.restoringRedacted(edited, from: originalHeaders, marker: marker) {
+            if let name = HTTPField.Name(header.name) { fields.append(HTTPField(name: name, value: header.value)) }
+        }
+        return fields
+    }
+
     /// The fields of `dictionary`, in the order `original` had them, new ones last.
     static func fields(_ dictionary: [String: String], keepingOrderOf original: HTTPFields) -> HTTPFields {
         var remaining = dictionary
@@ -80,12 +90,7 @@ extension CaptureMiddleware {
         } onCancel: {
             breakpoints.decide(id, .release(.cancelled))
         }
-        let reason: FlowRelease.Reason = switch decision {
-        case .kill: .killed
-        case .resume: .resumed
-        case .release(let reason): reason
-        }
-        agent.emit(.released(FlowRelease(id: id, phase: phase, reason: reason)))
+        agent.emit(.released(FlowRelease(id: id, phase: phase, reason: decision.reason)))
         return decision
     }
 
@@ -94,33 +99,21 @@ extension CaptureMiddleware {
         var result = outgoing
         if let method = HTTPRequest.Method(edit.method) { result.request.method = method }
         if let url = URL(string: edit.url), url.scheme != nil, url.host != nil, url != outgoing.url { result.retarget(to: url) }
-        let marker = agent.configuration.redactionMarker
-        var fields = HTTPFields()
-        for header in edit.headers {
-            guard let name = HTTPField.Name(header.name) else { continue }
-            let value = header.value == marker ? (outgoing.request.headerFields[name] ?? header.value) : header.value
-            fields.append(HTTPField(name: name, value: value))
-        }
-        result.request.headerFields = fields
-        if let body = edit.body, !body.isTruncated {
-            result.body = body.data.isEmpty ? nil : HTTPBody(body.data)
-            result.request.headerFields[.contentLength] = body.data.isEmpty ? nil : String(body.data.count)
-        } else if edit.body == nil {
-            result.body = nil
-            result.request.headerFields[.contentLength] = nil
+        result.request.headerFields = Self.fields(restoring: edit.headers, from: outgoing.request.headerFields,
+                                                  marker: agent.configuration.redactionMarker)
+        if edit.body?.isTruncated != true {
+            // The person's own body (or none): the original stream is not read.
+            let data = Breakpoints.body(of: edit.body, original: nil) ?? Data()
+            result.body = data.isEmpty ? nil : HTTPBody(data)
+            result.request.headerFields[.contentLength] = data.isEmpty ? nil : String(data.count)
         }
         return result
     }
 
     /// The response a person made of the one that arrived.
     func applying(_ edit: Response, to response: HTTPResponse, body: Data) -> (HTTPResponse, Data) {
-        let marker = agent.configuration.redactionMarker
-        var fields = HTTPFields()
-        for header in edit.headers {
-            guard let name = HTTPField.Name(header.name) else { continue }
-            fields.append(HTTPField(name: name, value: header.value == marker ? (response.headerFields[name] ?? header.value) : header.value))
-        }
-        let data = if let edited = edit.body, !edited.isTruncated { edited.data } else if edit.body == nil { Data() } else { body }
+        var fields = Self.fields(restoring: edit.headers, from: response.headerFields, marker: agent.configuration.redactionMarker)
+        let data = Breakpoints.body(of: edit.body, original: body) ?? Data()
         if fields[.contentLength] != nil { fields[.contentLength] = String(data.count) }
         let status = (100...999).contains(edit.statusCode) ? edit.statusCode : response.status.code
         return (HTTPResponse(status: HTTPResponse.Status(code: status), headerFields: fields), data)

@@ -385,12 +385,7 @@ final class CaptureFlow: @unchecked Sendable {
     private func endRequestHold(_ decision: Breakpoints.Decision) {
         guard let held = heldRequest, var recorder, let agent else { return }
         heldRequest = nil
-        let reason: FlowRelease.Reason = switch decision {
-        case .kill: .killed
-        case .resume: .resumed
-        case .release(let reason): reason
-        }
-        agent.emit(.released(FlowRelease(id: recorder.id, phase: .request, reason: reason)))
+        agent.emit(.released(FlowRelease(id: recorder.id, phase: .request, reason: decision.reason)))
         if case .kill = decision {
             return endHeld(cancellingTask: true)
         }
@@ -442,12 +437,7 @@ final class CaptureFlow: @unchecked Sendable {
     private func endResponseHold(_ decision: Breakpoints.Decision) {
         guard let held = heldResponse, held.complete, var recorder, let agent else { return }
         heldResponse = nil
-        let reason: FlowRelease.Reason = switch decision {
-        case .kill: .killed
-        case .resume: .resumed
-        case .release(let reason): reason
-        }
-        agent.emit(.released(FlowRelease(id: recorder.id, phase: .response, reason: reason)))
+        agent.emit(.released(FlowRelease(id: recorder.id, phase: .response, reason: decision.reason)))
         if case .kill = decision {
             return endHeld(cancellingTask: true)
         }

@@ -20,6 +20,15 @@ package final class Breakpoints: Sendable {
         case kill
         /// Go on unmodified: timeout, viewer gone, or the app cancelled.
         case release(FlowRelease.Reason)
+
+        /// What the `released` message says of it.
+        package var reason: FlowRelease.Reason {
+            switch self {
+            case .kill: .killed
+            case .resume: .resumed
+            case .release(let reason): reason
+            }
+        }
     }
 
     private struct Hold {
@@ -115,6 +124,25 @@ package final class Breakpoints: Sendable {
 
     // MARK: - Edits
 
+    /// An edit's header fields, each value left at the redaction `marker`
+    /// given back the value of the same name in `original` (the viewer only
+    /// ever saw the marker). Shared by every client's breakpoints.
+    package static func restoringRedacted(_ edited: [HTTPHeader], from original: [HTTPHeader], marker: String) -> [HTTPHeader] {
+        edited.map { header in
+            guard header.value == marker,
+                  let kept = original.first(where: { $0.name.caseInsensitiveCompare(header.name) == .orderedSame })
+            else { return header }
+            return HTTPHeader(name: header.name, value: kept.value)
+        }
+    }
+
+    /// The body an edit asks for: its own; none when it has none; the
+    /// original when it is still marked truncated (the viewer saw only the start).
+    package static func body(of edit: CapturedBody?, original: Data?) -> Data? {
+        guard let edit else { return nil }
+        return edit.isTruncated ? original : edit.data
+    }
+
     /// The request a person made of `original` in an editor: method, URL,
     /// header fields and body from `edit`, except that a header whose value
     /// is `marker` keeps the original value (the viewer only saw the
@@ -123,24 +151,14 @@ package final class Breakpoints: Sendable {
         var request = original
         request.httpMethod = edit.method
         if let url = URL(string: edit.url), url.scheme != nil, url.host != nil { request.url = url }
-        let originalFields = original.allHTTPHeaderFields ?? [:]
+        let originalFields = (original.allHTTPHeaderFields ?? [:]).map { HTTPHeader(name: $0.key, value: $0.value) }
         request.allHTTPHeaderFields = [:]
-        for header in edit.headers {
-            var value = header.value
-            if value == marker, let kept = originalFields.first(where: { $0.key.caseInsensitiveCompare(header.name) == .orderedSame })?.value {
-                value = kept
-            }
-            request.addValue(value, forHTTPHeaderField: header.name)
+        for header in restoringRedacted(edit.headers, from: originalFields, marker: marker) {
+            request.addValue(header.value, forHTTPHeaderField: header.name)
         }
-        if let body = edit.body, !body.isTruncated {
-            request.httpBodyStream = nil
-            request.httpBody = body.data.isEmpty ? nil : body.data
-        } else if edit.body == nil {
-            request.httpBodyStream = nil
-            request.httpBody = nil
-        } else {
-            request.httpBody = originalBody
-        }
+        if edit.body?.isTruncated != true { request.httpBodyStream = nil }
+        let body = body(of: edit.body, original: originalBody)
+        request.httpBody = body?.isEmpty == false ? body : nil
         return request
     }
 
@@ -150,19 +168,15 @@ package final class Breakpoints: Sendable {
     package static func response(_ edit: Response, applyingTo original: HTTPURLResponse, body originalBody: Data,
                                  marker: String) -> (HTTPURLResponse, Data) {
         var fields: [String: String] = [:]
-        let originalFields = original.allHeaderFields as? [String: String] ?? [:]
-        for header in edit.headers {
-            var value = header.value
-            if value == marker, let kept = originalFields.first(where: { $0.key.caseInsensitiveCompare(header.name) == .orderedSame })?.value {
-                value = kept
-            }
+        let originalFields = (original.allHeaderFields as? [String: String] ?? [:]).map { HTTPHeader(name: $0.key, value: $0.value) }
+        for header in restoringRedacted(edit.headers, from: originalFields, marker: marker) {
             if let existing = fields.first(where: { $0.key.caseInsensitiveCompare(header.name) == .orderedSame })?.key {
-                fields[existing] = (fields[existing] ?? "") + ", " + value
+                fields[existing] = (fields[existing] ?? "") + ", " + header.value
             } else {
-                fields[header.name] = value
+                fields[header.name] = header.value
             }
         }
-        let body = if let edited = edit.body, !edited.isTruncated { edited.data } else if edit.body == nil { Data() } else { originalBody }
+        let body = body(of: edit.body, original: originalBody) ?? Data()
         // The body's length is what the app gets, whatever the edit said.
         if let length = fields.keys.first(where: { $0.caseInsensitiveCompare("Content-Length") == .orderedSame }) {
             fields[length] = String(body.count)
