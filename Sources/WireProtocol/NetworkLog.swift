@@ -31,6 +31,12 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
     public var source: CaptureSource?
     /// What traffic rules changed, when any applied (see ``TrafficRule``).
     public var changes: FlowChanges?
+    /// Whether the app received this request (``FlowDirection/inbound``) or
+    /// sent it; nil means sent, as from every agent that predates the field.
+    public var direction: FlowDirection?
+    /// The inbound flow the app was handling when it made this one: the
+    /// cause of this effect. Nil when it was made outside any handler.
+    public var parentID: FlowID?
 
     /// Creates a log record.
     public init(
@@ -44,7 +50,9 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
         error: FlowError? = nil,
         state: FlowState = .pending,
         source: CaptureSource? = nil,
-        changes: FlowChanges? = nil
+        changes: FlowChanges? = nil,
+        direction: FlowDirection? = nil,
+        parentID: FlowID? = nil
     ) {
         self.id = id
         self.sessionID = sessionID
@@ -57,7 +65,25 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
         self.state = state
         self.source = source
         self.changes = changes
+        self.direction = direction
+        self.parentID = parentID
     }
+
+    /// Whether the app received this request rather than sent it.
+    public var isInbound: Bool { direction == .inbound }
+}
+
+/// Which way a flow went through the app.
+///
+/// ```swift
+/// var log = NetworkLog(request: Request(method: "GET", url: "http://svc/items"), timing: Timing(startedAt: Date()))
+/// log.direction = .inbound      // a request the service received
+/// ```
+public enum FlowDirection: String, Codable, Sendable, CaseIterable {
+    /// A request a client sent to the app, which the app answered.
+    case inbound
+    /// A request the app sent; agents say so by leaving `direction` out.
+    case outbound
 }
 
 /// Identifier of one flow: a UUID, written as its canonical string on the wire.

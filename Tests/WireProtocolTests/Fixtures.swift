@@ -105,12 +105,29 @@ enum Fixtures {
         changes: FlowChanges(rules: [], edited: [.request, .response], originalResponse: response)
     )
 
+    /// A request the service received, and the call it made while handling
+    /// it: the fields of server-side capture.
+    static let inboundID = FlowID("00000000-0000-4000-8000-000000000003")!
+    static let inboundLog = NetworkLog(
+        id: inboundID, sessionID: 3, taskID: 1,
+        request: Request(method: "POST", url: "http://shop.local:8080/checkout",
+                         headers: [HTTPHeader(name: "Content-Type", value: "application/json")]),
+        timing: Timing(startedAt: started), direction: .inbound
+    )
+    static let childLog = NetworkLog(
+        id: FlowID("00000000-0000-4000-8000-000000000004")!, sessionID: 4, taskID: 1,
+        request: Request(method: "GET", url: "http://inventory.local/items/42"),
+        timing: Timing(startedAt: started),
+        source: CaptureSource(client: .asyncHTTPClient, path: .wire), parentID: inboundID
+    )
+
     /// One of each kind, hello first, as a connection would carry them.
     static let conversation: [Message] = [
         .hello(hello), .status(status), .flowStarted(log), .flowResponse(flowResponse),
         .flowFinished(flowFinished), .flowFinished(flowFailed),
         .flowStarted(sourcedLog), .flowFinished(sourcedFinished),
         .held(held), .released(released), .flowFinished(editedFinished),
+        .flowStarted(inboundLog), .flowStarted(childLog),
     ]
 
     static func frames(_ messages: [Message]) throws -> [UInt8] {

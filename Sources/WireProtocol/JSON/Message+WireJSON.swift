@@ -181,6 +181,17 @@ extension FlowID: JSONWritable, JSONReadable {
     }
 }
 
+extension FlowDirection: JSONWritable, JSONReadable {
+    func write(to writer: inout JSONWriter) { writer.string(rawValue) }
+    init(json: JSONReader) throws(JSONFieldError) {
+        let text = try json.string
+        guard let direction = FlowDirection(rawValue: text) else {
+            throw JSONFieldError(problem: .invalid("unknown direction '\(text)'"))
+        }
+        self = direction
+    }
+}
+
 extension FlowState: JSONWritable, JSONReadable {
     func write(to writer: inout JSONWriter) { writer.string(rawValue) }
     init(json: JSONReader) throws(JSONFieldError) {
@@ -199,6 +210,7 @@ extension NetworkLog: JSONWritable, JSONReadable {
             $0.field("request", request); $0.field("response", response); $0.field("timing", timing)
             $0.field("redirects", redirects); $0.field("error", error); $0.field("state", state)
             $0.field("source", source); $0.field("changes", changes)
+            $0.field("direction", direction); $0.field("parentID", parentID)
         }
     }
     init(json: JSONReader) throws(JSONFieldError) {
@@ -206,7 +218,9 @@ extension NetworkLog: JSONWritable, JSONReadable {
                   request: try json.decode("request"), response: try json.decodeIfPresent("response"),
                   timing: try json.decode("timing"), redirects: try json.array("redirects"),
                   error: try json.decodeIfPresent("error"), state: try json.decode("state"),
-                  source: try json.decodeIfPresent("source"), changes: try json.decodeIfPresent("changes"))
+                  source: try json.decodeIfPresent("source"), changes: try json.decodeIfPresent("changes"),
+                  direction: try json.decodeIfPresent("direction"),
+                  parentID: try json.decodeIfPresent("parentID"))
     }
 }
 
