@@ -8,6 +8,7 @@ let package = Package(
         .library(name: "CaptureAgent", targets: ["CaptureAgent"]),
         .library(name: "CaptureAgentAsyncHTTPClient", targets: ["CaptureAgentAsyncHTTPClient"]),
         .library(name: "CaptureAgentOpenAPI", targets: ["CaptureAgentOpenAPI"]),
+        .library(name: "CaptureAgentHummingbird", targets: ["CaptureAgentHummingbird"]),
         .executable(name: "netinspect", targets: ["InspectorTUI"]),
         .executable(name: "netinspect-bench", targets: ["NetinspectBench"]),
     ],
@@ -23,6 +24,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-openapi-runtime", from: "1.13.4"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
+        // Only for inbound capture in Hummingbird services, and its tests.
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // Only so the tests can quiet the services they run.
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
     targets: [
         // The model and the framing: Foundation only, no I/O.
@@ -34,7 +39,15 @@ let package = Package(
 
         // Embedded in other people's programs, so it depends on nothing but
         // Foundation (and FoundationNetworking on Linux), WireProtocol and FlowFilter.
-        .target(name: "CaptureAgent", dependencies: ["WireProtocol", "FlowFilter"]),
+        .target(
+            name: "CaptureAgent",
+            dependencies: [
+                "WireProtocol", "FlowFilter",
+                // ServiceContext only (a task-local value): an inbound
+                // request's handler runs in one, so the calls it makes name it.
+                .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+            ]
+        ),
         .executableTarget(name: "AgentDemo", dependencies: ["CaptureAgent"], path: "Examples/AgentDemo"),
 
         // Capture for AsyncHTTPClient (and so Vapor's client): a pass-through
@@ -60,6 +73,15 @@ let package = Package(
             dependencies: [
                 "CaptureAgent", "WireProtocol",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ]
+        ),
+        // Inbound capture for Hummingbird 2 services: a router middleware.
+        .target(
+            name: "CaptureAgentHummingbird",
+            dependencies: [
+                "CaptureAgent", "WireProtocol",
+                .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ]
         ),
@@ -135,6 +157,9 @@ let package = Package(
                 "WireProtocol",
                 "CaptureAgentAsyncHTTPClient",
                 "CaptureAgentOpenAPI",
+                "CaptureAgentHummingbird",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -37,6 +37,9 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
     /// The inbound flow the app was handling when it made this one: the
     /// cause of this effect. Nil when it was made outside any handler.
     public var parentID: FlowID?
+    /// The other end's address, `host:port`: for an inbound flow the client
+    /// that sent the request. Nil where the capture path cannot see it.
+    public var peer: String?
 
     /// Creates a log record.
     public init(
@@ -52,7 +55,8 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
         source: CaptureSource? = nil,
         changes: FlowChanges? = nil,
         direction: FlowDirection? = nil,
-        parentID: FlowID? = nil
+        parentID: FlowID? = nil,
+        peer: String? = nil
     ) {
         self.id = id
         self.sessionID = sessionID
@@ -67,6 +71,7 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
         self.changes = changes
         self.direction = direction
         self.parentID = parentID
+        self.peer = peer
     }
 
     /// Whether the app received this request rather than sent it.
@@ -353,6 +358,10 @@ public struct CaptureSource: Codable, Sendable, Equatable {
         public static let asyncHTTPClient = Client(rawValue: "AsyncHTTPClient")
         /// A swift-openapi-generator client, through its middleware chain.
         public static let openAPI = Client(rawValue: "OpenAPI")
+        /// A Hummingbird 2 server, for the requests it received.
+        public static let hummingbird = Client(rawValue: "Hummingbird")
+        /// A Vapor 4 server, for the requests it received.
+        public static let vapor = Client(rawValue: "Vapor")
     }
 
     /// How an exchange was captured.

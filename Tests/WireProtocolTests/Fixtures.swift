@@ -112,7 +112,8 @@ enum Fixtures {
         id: inboundID, sessionID: 3, taskID: 1,
         request: Request(method: "POST", url: "http://shop.local:8080/checkout",
                          headers: [HTTPHeader(name: "Content-Type", value: "application/json")]),
-        timing: Timing(startedAt: started), direction: .inbound
+        timing: Timing(startedAt: started), source: CaptureSource(client: .hummingbird, path: .inPlace),
+        direction: .inbound, peer: "127.0.0.1:53124"
     )
     static let childLog = NetworkLog(
         id: FlowID("00000000-0000-4000-8000-000000000004")!, sessionID: 4, taskID: 1,

@@ -210,7 +210,7 @@ extension NetworkLog: JSONWritable, JSONReadable {
             $0.field("request", request); $0.field("response", response); $0.field("timing", timing)
             $0.field("redirects", redirects); $0.field("error", error); $0.field("state", state)
             $0.field("source", source); $0.field("changes", changes)
-            $0.field("direction", direction); $0.field("parentID", parentID)
+            $0.field("direction", direction); $0.field("parentID", parentID); $0.field("peer", peer)
         }
     }
     init(json: JSONReader) throws(JSONFieldError) {
@@ -220,7 +220,7 @@ extension NetworkLog: JSONWritable, JSONReadable {
                   error: try json.decodeIfPresent("error"), state: try json.decode("state"),
                   source: try json.decodeIfPresent("source"), changes: try json.decodeIfPresent("changes"),
                   direction: try json.decodeIfPresent("direction"),
-                  parentID: try json.decodeIfPresent("parentID"))
+                  parentID: try json.decodeIfPresent("parentID"), peer: try json.optionalString("peer"))
     }
 }
 
