@@ -86,6 +86,15 @@ let package = Package(
             ]
         ),
         .executableTarget(
+            name: "ServiceDemo",
+            dependencies: [
+                "CaptureAgent", "CaptureAgentAsyncHTTPClient", "CaptureAgentHummingbird",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+            ],
+            path: "Examples/ServiceDemo"
+        ),
+        .executableTarget(
             name: "ServerClientDemo",
             dependencies: [
                 "CaptureAgent", "CaptureAgentAsyncHTTPClient", "CaptureAgentOpenAPI",
@@ -154,6 +163,8 @@ let package = Package(
                 // Only so the real `netinspect` binary is built before the
                 // fault-injection tests run it as the inspector process.
                 "InspectorTUI",
+                // Likewise, the service demo its test runs.
+                "ServiceDemo",
                 "WireProtocol",
                 "CaptureAgentAsyncHTTPClient",
                 "CaptureAgentOpenAPI",

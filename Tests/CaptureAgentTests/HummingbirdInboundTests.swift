@@ -244,9 +244,13 @@ final class RunningService: Sendable {
         self.task = task
     }
 
-    static func start(captureInto agent: CaptureAgent?) async throws -> RunningService {
+    static func start(
+        captureInto agent: CaptureAgent?,
+        routes: (Router<PeerContext>) -> Void = { _ in }
+    ) async throws -> RunningService {
         let router = Router(context: PeerContext.self)
         if let agent { router.add(middleware: InboundCaptureMiddleware(agent: agent)) }
+        routes(router)
         router.get("hello") { _, _ in
             Response(status: .ok, headers: [HTTPField.Name("X-Served")!: "1"], body: .init(byteBuffer: ByteBuffer(string: "hello")))
         }
