@@ -44,6 +44,8 @@ public final class CaptureAgent: Sendable {
 
     package let clock: FlowClock
     let demuxes: DemuxRegistry
+    /// Numbers each client (`NetworkLog.sessionID`), whatever its kind.
+    let sessionNumbers: Counter
     /// `URLSessionConfiguration.default.protocolClasses`: where the next
     /// protocol in line is looked for when the session lists none after ours.
     let defaultProtocolClasses: [AnyClass]
@@ -56,7 +58,7 @@ public final class CaptureAgent: Sendable {
     package let rules: RuleStore
     /// Recent requests as the app made them, for a viewer's replays; holds
     /// nothing unless control is allowed.
-    let replays: ReplayBuffer
+    package let replays: ReplayBuffer
     /// The connected viewer's breakpoints; never active unless control is allowed.
     package let breakpoints: Breakpoints
     /// Whether this agent accepts a viewer's rules, as its hello says.
@@ -161,7 +163,9 @@ public final class CaptureAgent: Sendable {
         self.allowsControl = allowsControl
         let defaults = URLSessionConfiguration.default.protocolClasses ?? []
         self.defaultProtocolClasses = defaults
-        self.demuxes = DemuxRegistry(defaultProtocolClasses: defaults)
+        let sessionNumbers = Counter()
+        self.sessionNumbers = sessionNumbers
+        self.demuxes = DemuxRegistry(defaultProtocolClasses: defaults, sessionNumbers: sessionNumbers)
         let info = ProcessInfo.processInfo
         let hello = Hello(
             agentName: "CaptureAgent",

@@ -38,7 +38,10 @@ extension CaptureAgent {
     /// Calling it twice for the same agent does nothing the second time.
     public func capture(_ configuration: inout HTTPClient.Configuration) {
         if let tracer = configuration.tracing.tracer as? CaptureTracer, tracer.client.agent === self { return }
-        let client = ClientCapture(agent: self)
+        install(ClientCapture(agent: self, appConfiguration: configuration), in: &configuration)
+    }
+
+    func install(_ client: ClientCapture, in configuration: inout HTTPClient.Configuration) {
         let appHTTP1 = configuration.http1_1ConnectionDebugInitializer
         configuration.http1_1ConnectionDebugInitializer = { channel in
             client.install(on: channel, kind: .http1Connection).flatMap {

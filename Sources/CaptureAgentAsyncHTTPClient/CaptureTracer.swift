@@ -227,7 +227,7 @@ final class TracedRequest: @unchecked Sendable {
             var recorder = makeRecorder(method: method, url: url, start: start)
             if let key, let hops = client.claimRedirect(key: key) { recorder.continuing(after: hops) }
             client.emit(recorder.started())
-            client.emit(recorder.finished(state: ErrorDescription.state(for: error), error: ErrorDescription.flowError(error), requestBody: nil))
+            client.emit(recorder.finished(state: ErrorDescription.state(for: error), error: FlowFailure.describe(error), requestBody: nil))
         }
         for waiter in waiters { waiter(error) }
     }

@@ -27,8 +27,12 @@ final class ClientCapture: Sendable {
     /// case): then deciding to capture a request needs neither its host
     /// nor its URL.
     let capturesEverything: Bool
-
-    private static let nextClientID = NIOLockedValueBox(1)
+    /// The configuration as the app made it, before the capture: what the
+    /// agent's own clients (map remote, replay) are made from.
+    let appConfiguration: HTTPClient.Configuration
+    /// Set on the capture of a client the agent made to replay a flow: each
+    /// of its flows says which flow it replays.
+    let replayOrigin: ReplayOrigin?
 
     private struct State {
         var nextTaskID = 1
@@ -54,15 +58,14 @@ final class ClientCapture: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
-    init(agent: CaptureAgent) {
+    init(agent: CaptureAgent, appConfiguration: HTTPClient.Configuration, replayOrigin: ReplayOrigin? = nil) {
         self.agent = agent
         self.configuration = agent.configuration
+        self.appConfiguration = appConfiguration
+        self.replayOrigin = replayOrigin
         capturesEverything = configuration.includedHosts.isEmpty && configuration.excludedHosts.isEmpty
             && configuration.includedURLs.isEmpty && configuration.excludedURLs.isEmpty
-        self.clientID = Self.nextClientID.withLockedValue { next in
-            defer { next += 1 }
-            return next
-        }
+        self.clientID = agent.nextSessionID()
     }
 
     func nextTaskID() -> Int {
@@ -211,12 +214,20 @@ final class ClientCapture: Sendable {
         let decompressor = try? pipeline.handler(type: NIOHTTPResponseDecompressor.self)
         let exchange = ChannelExchange(client: self, scheme: scheme, isHTTP2: kind == .http2Stream, decodes: decompressor != nil)
         do {
-            try pipeline.addHandler(WireCaptureHandler(exchange: exchange), position: .after(codec))
+            // Control only for an app that allows it: without, the pipeline is as it always was.
+            let requestControl = agent.allowsControl ? RequestControlHandler(exchange: exchange) : nil
+            if let requestControl { try pipeline.addHandler(requestControl, position: .after(codec)) }
+            let wire = WireCaptureHandler(exchange: exchange)
+            try pipeline.addHandler(wire, position: .after(requestControl ?? codec))
+            var last: ChannelHandler = wire
             if let decompressor {
                 // Behind the decompressor: the body as the app gets it, and the
                 // request head before the decompressor adds Accept-Encoding.
-                try pipeline.addHandler(DecodedCaptureHandler(exchange: exchange), position: .after(decompressor))
+                let decoded = DecodedCaptureHandler(exchange: exchange)
+                try pipeline.addHandler(decoded, position: .after(decompressor))
+                last = decoded
             }
+            if agent.allowsControl { try pipeline.addHandler(ResponseControlHandler(exchange: exchange), position: .after(last)) }
         } catch {
             // A half-installed pair would record nonsense: the handler that
             // is in passes everything through unrecorded.
@@ -225,28 +236,11 @@ final class ClientCapture: Sendable {
     }
 }
 
-/// Describes an error of AsyncHTTPClient (or NIO under it) for the log.
+/// AsyncHTTPClient's errors in the log: described as every client's are
+/// (``FlowFailure``), with its own cancellation error counted as one.
 enum ErrorDescription {
-    static func flowError(_ error: Error) -> FlowError {
-        let type = String(reflecting: Swift.type(of: error))
-        let domain = type.split(separator: ".").first.map(String.init) ?? type
-        if let clientError = error as? HTTPClientError {
-            return FlowError(domain: domain, code: 0, message: clientError.description)
-        }
-        let nsError = error as NSError
-        let code = nsError.domain == type ? 0 : nsError.code
-        return FlowError(domain: domain, code: code, message: String(describing: error))
-    }
-
-    /// Whether `error` says the request was cancelled (not failed).
-    static func isCancellation(_ error: Error) -> Bool {
-        if error is CancellationError { return true }
-        if let clientError = error as? HTTPClientError { return clientError == .cancelled }
-        return false
-    }
-
     static func state(for error: Error) -> FlowState {
-        isCancellation(error) ? .cancelled : .failed
+        FlowFailure.isCancellation(error) || (error as? HTTPClientError) == .cancelled ? .cancelled : .failed
     }
 }
 
@@ -401,15 +395,4 @@ enum Key {
         }
         return value
     }
-}
-
-/// `text/html; charset=utf-8` → `text/html`, byte by byte (this runs for
-/// every response; Foundation's trimming costs more than the rest of it).
-func mimeType(of contentType: String?) -> String? {
-    guard let contentType else { return nil }
-    var bytes = Substring(contentType).utf8
-    if let semicolon = bytes.firstIndex(of: UInt8(ascii: ";")) { bytes = bytes[..<semicolon] }
-    while let first = bytes.first, first == UInt8(ascii: " ") || first == UInt8(ascii: "\t") { bytes = bytes.dropFirst() }
-    while let last = bytes.last, last == UInt8(ascii: " ") || last == UInt8(ascii: "\t") { bytes = bytes.dropLast() }
-    return String(Substring(bytes)).lowercased()
 }

@@ -17,10 +17,14 @@ final class ChannelExchange: @unchecked Sendable {
     /// behind it, as the app gets it.
     let decodes: Bool
     private(set) var isDisabled = false
-    private(set) var flow: WireFlow?
+    var flow: WireFlow?
     /// The request head as it left AsyncHTTPClient, before the decompressor
     /// added `Accept-Encoding` (only with a decompressor).
     var headBeforeDecompressor: HTTPRequestHead?
+    /// The viewer's control of the exchange now; nil unless the app allows control.
+    var control: ExchangeControl?
+    /// The request as the app's client wrote it (control allowed only): what a replay sends.
+    var app: ExchangeRequest?
 
     init(client: ClientCapture, scheme: String, isHTTP2: Bool, decodes: Bool) {
         self.client = client
@@ -71,6 +75,7 @@ final class ChannelExchange: @unchecked Sendable {
             let blocked = claimed.traced?.waitStart.map { FlowClock.seconds(from: $0, to: start) }
             recorder.measurePhases(source: "AsyncHTTPClient", blocked: blocked)
             if let hops = claimed.hops { recorder.continuing(after: hops) }
+            if let origin = client.replayOrigin { recorder.setChanges(origin.changes) }
             client.emit(recorder.started())
             flow = WireFlow(recorder: recorder, method: head.method.rawValue, url: target.url, eventLoop: eventLoop,
                             limit: client.configuration.bodyCaptureLimit)
@@ -142,7 +147,8 @@ final class ChannelExchange: @unchecked Sendable {
 
     func responseEnd() {
         guard let flow, !flow.isDone else { return }
-        finish(flow, state: .completed, error: nil)
+        // A response held at a breakpoint ends when the viewer lets it go (``finishHeld(_:as:)``).
+        if !flow.isHeldByControl { finish(flow, state: .completed, error: nil) }
         self.flow = nil
     }
 
@@ -168,7 +174,7 @@ final class ChannelExchange: @unchecked Sendable {
         }
         let fallback: (FlowState, FlowError)
         if let error = flow.channelError {
-            fallback = (ErrorDescription.state(for: error), ErrorDescription.flowError(error))
+            fallback = (ErrorDescription.state(for: error), FlowFailure.describe(error))
         } else if byClient {
             fallback = (.cancelled, FlowError(
                 domain: "AsyncHTTPClient", code: 0,
@@ -190,7 +196,7 @@ final class ChannelExchange: @unchecked Sendable {
                 flow.eventLoop.execute {
                     timeout.cancel()
                     if let error {
-                        self.finish(flow, state: ErrorDescription.state(for: error), error: ErrorDescription.flowError(error))
+                        self.finish(flow, state: ErrorDescription.state(for: error), error: FlowFailure.describe(error))
                     } else {
                         self.finish(flow, state: fallback.0, error: fallback.1)
                     }
@@ -201,7 +207,7 @@ final class ChannelExchange: @unchecked Sendable {
         finish(flow, state: fallback.0, error: fallback.1)
     }
 
-    private func finish(_ flow: WireFlow, state: FlowState, error: FlowError?) {
+    func finish(_ flow: WireFlow, state: FlowState, error: FlowError?) {
         guard !flow.isDone else { return }
         flow.isDone = true
         guard let recorder = flow.recorder else {
@@ -257,7 +263,7 @@ final class ChannelExchange: @unchecked Sendable {
     static func split(wire: HTTPHeaders, app: HTTPHeaders) -> (app: [HTTPHeader], added: [HTTPHeader]) {
         var appFields: [(name: String, value: String)] = []
         appFields.reserveCapacity(app.count)
-        for field in app where !alwaysAdded.contains(where: { namesMatch($0, field.name) }) {
+        for field in app where !alwaysAdded.contains(where: { HTTPHeader.namesMatch($0, field.name) }) {
             appFields.append((field.name, field.value))
         }
         var mine: [HTTPHeader] = []
@@ -265,7 +271,7 @@ final class ChannelExchange: @unchecked Sendable {
         mine.reserveCapacity(appFields.count)
         for field in wire {
             let header = HTTPHeader(name: field.name, value: field.value)
-            if let index = appFields.firstIndex(where: { $0.value == field.value && namesMatch($0.name, field.name) }) {
+            if let index = appFields.firstIndex(where: { $0.value == field.value && HTTPHeader.namesMatch($0.name, field.name) }) {
                 appFields.remove(at: index)
                 mine.append(header)
             } else {
@@ -273,14 +279,6 @@ final class ChannelExchange: @unchecked Sendable {
             }
         }
         return (mine, added)
-    }
-
-    /// Whether two field names are equal ignoring ASCII case, without
-    /// lowercased copies.
-    static func namesMatch(_ a: String, _ b: String) -> Bool {
-        a.utf8.count == b.utf8.count && zip(a.utf8, b.utf8).allSatisfy { x, y in
-            x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= UInt8(ascii: "a") && (x | 0x20) <= UInt8(ascii: "z"))
-        }
     }
 }
 
@@ -300,6 +298,8 @@ final class WireFlow: @unchecked Sendable {
     var isRedirect = false
     var channelError: Error?
     var isDone = false
+    /// A breakpoint holds the response: the flow ends when the viewer decides.
+    var isHeldByControl = false
 
     init(recorder: FlowRecorder?, method: String, url: String, eventLoop: EventLoop, limit: Int) {
         self.recorder = recorder

@@ -36,8 +36,8 @@ public struct CaptureMiddleware: ClientMiddleware {
     public let agent: CaptureAgent
     private let clientID: Int
 
-    private static let nextClientID = LockedCounter(start: 1)
-    private static let nextFlowNumber = LockedCounter(start: 1)
+    /// Numbers this middleware's flows (`NetworkLog.taskID`).
+    private let flowNumbers = Counter()
 
     /// Creates a middleware recording into `agent`.
     ///
@@ -46,7 +46,7 @@ public struct CaptureMiddleware: ClientMiddleware {
     /// ```
     public init(agent: CaptureAgent) {
         self.agent = agent
-        self.clientID = Self.nextClientID.next()
+        self.clientID = agent.nextSessionID()
     }
 
     /// Records the exchange of one operation; see the type's documentation.
@@ -61,48 +61,20 @@ public struct CaptureMiddleware: ClientMiddleware {
             return try await next(request, body, baseURL)
         }
         var outgoing = Outgoing(request: request, body: body, baseURL: baseURL, url: url)
-        var changes: FlowChanges?
-        let controlled = agent.allowsControl
-        if controlled {
-            switch applyRules(to: outgoing) {
-            case .send(let ruled, let applied):
-                outgoing = ruled
-                changes = applied
-            case .answer(let response, let data, let applied):
-                return answer(response, data, for: outgoing, changes: applied, operationID: operationID)
+        var control = ExchangeControl(policy: agent.controlPolicy)
+        if control.policy.canChange {
+            switch control.start(outgoing.exchange) {
+            case .send(let exchange):
+                if control.changes != nil { outgoing.apply(exchange) }
+            case .answer(let response):
+                return answer(response, for: outgoing, changes: control.changes, operationID: operationID)
             }
         }
         var recorder = makeRecorder(for: outgoing, operationID: operationID)
-        if let changes { recorder.setChanges(changes) }
-        let intercepting = controlled && agent.breakpoints.isActive
+        if let changes = control.changes { recorder.setChanges(changes) }
         agent.emit(recorder.started())
-        if intercepting, agent.breakpoints.matches(recorder.log) {
-            switch await hold(recorder.id, phase: .request) {
-            case .kill:
-                agent.emit(recorder.finished(state: .cancelled, error: FlowError(domain: "CaptureAgent", code: 0, message: "killed at a breakpoint"),
-                                             requestBody: nil))
-                throw CancellationError()
-            case .release(.cancelled):
-                agent.emit(recorder.finished(state: .cancelled, error: FlowError(domain: "Swift", code: 0, message: "CancellationError()"),
-                                             requestBody: nil))
-                throw CancellationError()
-            case .resume(let resume?):
-                guard let edit = resume.request else { break }
-                let app = outgoing
-                outgoing = applying(edit, to: outgoing)
-                let body = edit.body.flatMap { $0.isTruncated ? nil : $0 }
-                recorder.replaceRequest(method: outgoing.request.method.rawValue, url: outgoing.url,
-                                        headers: outgoing.request.headerFields.map { HTTPHeader(name: $0.name.rawName, value: $0.value) }, body: body)
-                var edited = recorder.changes ?? FlowChanges(rules: [])
-                edited.edited = [.request]
-                if outgoing.url != app.url { edited.originalURL = edited.originalURL ?? app.url.absoluteString }
-                let appHeaders = app.request.headerFields.map { HTTPHeader(name: $0.name.rawName, value: $0.value) }
-                if outgoing.request.headerFields != app.request.headerFields { edited.originalHeaders = edited.originalHeaders ?? appHeaders }
-                recorder.setChanges(edited)
-                agent.emit(recorder.started())
-            case .resume(nil), .release:
-                break
-            }
+        if control.requestReady(recorder.log) == .hold {
+            try await holdRequest(&outgoing, control: &control, recorder: &recorder)
         }
         let flow = OpenAPIFlow(agent: agent, recorder: recorder)
 
@@ -116,7 +88,7 @@ public struct CaptureMiddleware: ClientMiddleware {
             throw error
         }
         flow.received(response)
-        if intercepting, let held = try await holdResponse(response, body: responseBody, flow: flow) {
+        if let held = try await holdResponse(response, body: responseBody, flow: flow, control: &control) {
             return held
         }
         guard let responseBody else {
@@ -130,9 +102,9 @@ public struct CaptureMiddleware: ClientMiddleware {
         var recorder = FlowRecorder(
             method: outgoing.request.method.rawValue,
             url: outgoing.url,
-            headers: outgoing.request.headerFields.map { HTTPHeader(name: $0.name.rawName, value: $0.value) },
+            headers: outgoing.request.headerFields.headers,
             sessionID: clientID,
-            taskID: Self.nextFlowNumber.next(),
+            taskID: flowNumbers.next(),
             configuration: agent.configuration,
             clock: agent.clock
         )
@@ -141,54 +113,18 @@ public struct CaptureMiddleware: ClientMiddleware {
     }
 
     /// A map-local rule answered: no transport, no network.
-    private func answer(_ response: HTTPResponse, _ data: Data, for outgoing: Outgoing, changes: FlowChanges,
+    private func answer(_ response: ExchangeResponse, for outgoing: Outgoing, changes: FlowChanges?,
                         operationID: String) -> (HTTPResponse, HTTPBody?) {
         var recorder = makeRecorder(for: outgoing, operationID: operationID)
-        recorder.setChanges(changes)
+        if let changes { recorder.setChanges(changes) }
         agent.emit(recorder.started())
         recorder.markRequestSent()
-        let headers = response.headerFields.map { HTTPHeader(name: $0.name.rawName, value: $0.value) }
-        agent.emit(recorder.received(statusCode: response.status.code, headers: headers, mimeType: response.headerFields[.contentType]))
-        data.withUnsafeBytes { recorder.receivedBody($0) }
+        agent.emit(recorder.received(statusCode: response.statusCode, headers: response.headers,
+                                     mimeType: mimeType(of: response.headers.first("Content-Type"))))
+        response.body.withUnsafeBytes { recorder.receivedBody($0) }
         agent.emit(recorder.finished(state: .completed, error: nil, requestBody: nil))
-        return (response, HTTPBody(data))
-    }
-
-    /// Holds a response the breakpoint filter matches before the app sees
-    /// it; nil when it does not match, or when its body could not be read
-    /// whole without changing what the app gets (a body read once, of
-    /// unknown or excessive length, goes on unheld).
-    private func holdResponse(_ response: HTTPResponse, body: HTTPBody?, flow: OpenAPIFlow) async throws -> (HTTPResponse, HTTPBody?)? {
-        guard agent.breakpoints.matches(flow.log) else { return nil }
-        let limit = agent.configuration.bodyCaptureLimit
-        var data = Data()
-        if let body {
-            switch body.length {
-            case .known(let length) where length <= limit: break
-            default: guard body.iterationBehavior == .multiple else { return nil }
-            }
-            do {
-                data = try await Data(collecting: body, upTo: limit)
-            } catch {
-                flow.finish(error: error)
-                throw error
-            }
-        }
-        data.withUnsafeBytes { flow.responseChunk(ArraySlice($0)) }
-        var result = (response, data)
-        switch await hold(flow.id, phase: .response, response: flow.log.response) {
-        case .kill, .release(.cancelled):
-            flow.finish(error: CancellationError())
-            throw CancellationError()
-        case .resume(let resume?):
-            guard let edit = resume.response else { break }
-            result = applying(edit, to: response, body: data)
-            flow.replaceResponse(result.0, body: result.1)
-        case .resume(nil), .release:
-            break
-        }
-        flow.finish(error: nil)
-        return (result.0, body == nil && result.1.isEmpty ? nil : HTTPBody(result.1))
+        let head = HTTPResponse(status: HTTPResponse.Status(code: response.statusCode), headerFields: HTTPFields(response.headers))
+        return (head, HTTPBody(response.body))
     }
 
     /// The URL the transports build: the base URL's path, then the request's
@@ -233,16 +169,12 @@ final class OpenAPIFlow: @unchecked Sendable {
     var log: NetworkLog { locked { recorder.log } }
 
     /// A person edited the response at a breakpoint: the log shows what the
-    /// app gets, and what the server had answered.
-    func replaceResponse(_ response: HTTPResponse, body: Data) {
-        let headers = response.headerFields.map { HTTPHeader(name: $0.name.rawName, value: $0.value) }
+    /// app gets, and (`changes`) what the server had answered.
+    func replaceResponse(_ response: HTTPResponse, body: Data, changes: FlowChanges?) {
         let event = locked { () -> Message in
-            let original = recorder.currentResponse
-            var changes = recorder.changes ?? FlowChanges(rules: [])
-            changes.edited = (changes.edited ?? []) + [.response]
-            changes.originalResponse = original
-            recorder.setChanges(changes, afterStart: true)
-            let event = recorder.received(statusCode: response.status.code, headers: headers, mimeType: response.headerFields[.contentType])
+            if let changes { recorder.setChanges(changes, afterStart: true) }
+            let event = recorder.received(statusCode: response.status.code, headers: response.headerFields.headers,
+                                          mimeType: mimeType(of: response.headerFields[.contentType]))
             body.withUnsafeBytes { recorder.receivedBody($0) }
             return event
         }
@@ -262,9 +194,8 @@ final class OpenAPIFlow: @unchecked Sendable {
     }
 
     func received(_ response: HTTPResponse) {
-        let contentType = response.headerFields[.contentType]
-        let mimeType = contentType?.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces).lowercased() }
-        let headers = response.headerFields.map { HTTPHeader(name: $0.name.rawName, value: $0.value) }
+        let mimeType = mimeType(of: response.headerFields[.contentType])
+        let headers = response.headerFields.headers
         let event = locked { recorder.received(statusCode: response.status.code, headers: headers, mimeType: mimeType) }
         agent.emit(event)
     }
@@ -287,8 +218,10 @@ final class OpenAPIFlow: @unchecked Sendable {
 
     func finish(error: Error?) {
         guard let error else { return finish(state: .completed, error: nil) }
-        let cancelled = Task.isCancelled || Self.isCancellation(error)
-        finish(state: cancelled ? .cancelled : .failed, error: Self.flowError(error))
+        // The runtime wraps the transport's error; the log names the cause.
+        let cause = (error as? ClientError)?.underlyingError ?? error
+        let cancelled = Task.isCancelled || FlowFailure.isCancellation(cause)
+        finish(state: cancelled ? .cancelled : .failed, error: FlowFailure.describe(cause))
     }
 
     private func finish(state: FlowState, error: FlowError?) {
@@ -299,25 +232,6 @@ final class OpenAPIFlow: @unchecked Sendable {
             return recorder.finished(state: state, error: error, requestBody: body.size > 0 ? body : nil)
         }
         if let message { agent.emit(message) }
-    }
-
-    /// The error a transport or the runtime reported, its cause unwrapped.
-    static func flowError(_ error: Error) -> FlowError {
-        let cause = (error as? ClientError)?.underlyingError ?? error
-        let nsError = cause as NSError
-        if nsError.domain == NSURLErrorDomain {
-            return FlowError(domain: NSURLErrorDomain, code: nsError.code, message: nsError.localizedDescription)
-        }
-        let type = String(reflecting: Swift.type(of: cause))
-        let domain = type.split(separator: ".").first.map(String.init) ?? type
-        return FlowError(domain: domain, code: 0, message: String(describing: cause))
-    }
-
-    static func isCancellation(_ error: Error) -> Bool {
-        let cause = (error as? ClientError)?.underlyingError ?? error
-        if cause is CancellationError { return true }
-        let nsError = cause as NSError
-        return nsError.domain == NSURLErrorDomain && nsError.code == NSURLErrorCancelled
     }
 }
 
@@ -414,22 +328,5 @@ struct TeeSequence: AsyncSequence, Sendable {
                 throw error
             }
         }
-    }
-}
-
-/// A process-wide counter for client and flow numbers.
-final class LockedCounter: @unchecked Sendable {
-    private let lock = NSLock()
-    private var value: Int
-
-    init(start: Int) {
-        value = start
-    }
-
-    func next() -> Int {
-        lock.lock()
-        defer { lock.unlock() }
-        defer { value += 1 }
-        return value
     }
 }

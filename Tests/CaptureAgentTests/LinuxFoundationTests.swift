@@ -95,7 +95,7 @@ final class LinuxFoundationTests: XCTestCase {
     /// recurse; what the app put after it keeps its place.
     func testInnerSessionsLeaveOutTheCaptureClass() {
         let defaults = URLSessionConfiguration.default.protocolClasses ?? []
-        let registry = DemuxRegistry(defaultProtocolClasses: defaults)
+        let registry = DemuxRegistry(defaultProtocolClasses: defaults, sessionNumbers: Counter())
         XCTAssertEqual(registry.innerProtocolClasses(from: [CaptureURLProtocol.self]).map(ObjectIdentifier.init), defaults.map(ObjectIdentifier.init))
         XCTAssertEqual(
             registry.innerProtocolClasses(from: [CaptureURLProtocol.self] + defaults).map(ObjectIdentifier.init),

@@ -115,13 +115,16 @@ final class ReplayTests: XCTestCase, @unchecked Sendable {
 
     func testTheBufferKeepsTheNewestWithinItsBounds() throws {
         let buffer = ReplayBuffer(limits: .init(requests: 2, bytes: 10))
-        let configuration = URLSessionConfiguration.default
+        let sender = URLSessionReplay(template: URLRequest(url: server.url("/a")), configuration: .default, replays: buffer)
+        func request(_ body: Data) -> ExchangeRequest { ExchangeRequest(method: "POST", url: server.url("/a"), headers: [], body: body) }
         let ids = (0..<3).map { _ in FlowID() }
-        for id in ids { buffer.remember(id, request: URLRequest(url: server.url("/a")), body: Data("12345".utf8), configuration: configuration) }
+        for id in ids { buffer.remember(id, request: request(Data("12345".utf8)), sender: sender) }
         XCTAssertEqual(buffer.count, 2)
-        buffer.remember(FlowID(), request: URLRequest(url: server.url("/a")), body: Data(count: 11), configuration: configuration)
+        buffer.remember(FlowID(), request: request(Data(count: 11)), sender: sender)
         XCTAssertEqual(buffer.count, 2, "a body over the byte bound is not kept")
-        buffer.remember(FlowID(), request: URLRequest(url: server.url("/a")), body: Data("1234567".utf8), configuration: configuration)
+        buffer.remember(FlowID(), request: request(Data("1234567".utf8)), sender: sender)
         XCTAssertEqual(buffer.count, 1, "the oldest go to keep the bytes within bound")
+        buffer.remember(FlowID(), request: ExchangeRequest(method: "PUT", url: server.url("/a"), headers: [], bodyStreams: true), sender: sender)
+        XCTAssertEqual(buffer.count, 1, "a streamed body is not kept")
     }
 }

@@ -11,16 +11,14 @@ final class RuleSetTests: XCTestCase {
         RuleSet(compiling: try specs.map { try TrafficRule($0.0, spec: $0.1) })
     }
 
-    private func request(_ url: String, method: String = "GET") -> URLRequest {
-        var request = URLRequest(url: URL(string: url)!)
-        request.httpMethod = method
-        return request
+    private func request(_ url: String, method: String = "GET") -> ExchangeRequest {
+        ExchangeRequest(method: method, url: URL(string: url)!, headers: [])
     }
 
     func testPythonStyleGroupsWorkInReplacements() throws {
         let set = try rules([(.mapRemote, #"|https://api\.example\.com/v(\d)/(.*)|http://127.0.0.1:9/\2?version=\1&cost=$5"#)])
         guard case .send(let sent, let changes) = set.apply(to: request("https://api.example.com/v2/items")) else { return XCTFail("no match") }
-        XCTAssertEqual(sent.url?.absoluteString, "http://127.0.0.1:9/items?version=2&cost=$5")
+        XCTAssertEqual(sent.url.absoluteString, "http://127.0.0.1:9/items?version=2&cost=$5")
         XCTAssertEqual(changes.originalURL, "https://api.example.com/v2/items")
     }
 
@@ -28,7 +26,7 @@ final class RuleSetTests: XCTestCase {
         let set = try rules([(.mapRemote, "|~m POST|example.com|example.org")])
         guard case .unchanged = set.apply(to: request("http://example.com/a")) else { return XCTFail("a GET is not a POST") }
         guard case .send(let sent, _) = set.apply(to: request("http://example.com/a", method: "POST")) else { return XCTFail("no match") }
-        XCTAssertEqual(sent.url?.host, "example.org")
+        XCTAssertEqual(sent.url.host, "example.org")
     }
 
     func testRulesApplyInOrderAndMapLocalEndsThem() throws {
@@ -36,12 +34,13 @@ final class RuleSetTests: XCTestCase {
         local.files = [TrafficRule.LocalFile(path: "x.json", contentType: "application/json", data: Data("[1]".utf8))]
         let set = RuleSet(compiling: [try TrafficRule(.mapRemote, spec: "|example.com|example.org"), local,
                                       try TrafficRule(.modifyHeaders, spec: "/X-Never/1")])
-        guard case .answer(let response, let body, let changes) = set.apply(to: request("http://example.com/data/x.json?q=1")) else {
+        guard case .answer(let response, let mapped, let changes) = set.apply(to: request("http://example.com/data/x.json?q=1")) else {
             return XCTFail("the mapped URL goes on to the map-local rule")
         }
         XCTAssertEqual(response.statusCode, 200)
-        XCTAssertEqual(response.value(forHTTPHeaderField: "Content-Type"), "application/json")
-        XCTAssertEqual(body, Data("[1]".utf8))
+        XCTAssertEqual(response.headers.first("Content-Type"), "application/json")
+        XCTAssertEqual(response.body, Data("[1]".utf8))
+        XCTAssertEqual(mapped.url.host, "example.org")
         XCTAssertEqual(changes.rules.count, 2)
         XCTAssertEqual(changes.mockedFrom, "/fixtures")
     }
@@ -60,6 +59,17 @@ final class RuleSetTests: XCTestCase {
                                       TrafficRule(kind: .mapRemote, filter: "~q ~", pattern: "a", replacement: "b"),
                                       TrafficRule(kind: .modifyHeaders, pattern: "X-A", replacement: "1")])
         XCTAssertEqual(set.count, 1)
+    }
+
+    func testAHeaderRuleReplacesEveryFieldOfItsNameAndAnEmptyValueRemovesIt() throws {
+        let set = try rules([(.modifyHeaders, "/x-token/new"), (.modifyHeaders, "/Accept/")])
+        var original = request("http://example.com/")
+        original.headers = [HTTPHeader(name: "Accept", value: "*/*"), HTTPHeader(name: "X-Token", value: "a"),
+                            HTTPHeader(name: "x-token", value: "b")]
+        guard case .send(let sent, let changes) = set.apply(to: original) else { return XCTFail("no match") }
+        XCTAssertEqual(sent.headers, [HTTPHeader(name: "X-Token", value: "new")])
+        XCTAssertEqual(changes.originalHeaders, original.sortedHeaders)
+        XCTAssertNil(changes.originalURL)
     }
 
     func testNoRulesLeaveTheRequestAlone() {

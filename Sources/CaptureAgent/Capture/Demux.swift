@@ -15,7 +15,7 @@ final class Demux: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     /// Identifies the original session in the log (`NetworkLog.sessionID`).
     let sessionID: Int
     private(set) weak var original: URLSession?
-    private let routes = Locked<[Int: CaptureFlow]>([:])
+    private let routes = Locked<[Int: ResendingFlow]>([:])
     // Set once in `init`, after `super.init()`; the inner session needs `self` as delegate.
     private(set) var session: URLSession!
 
@@ -41,7 +41,7 @@ final class Demux: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     /// `cachedResponse` is what the original task's cache lookup found (the
     /// capture protocol's `cachedResponse`): the inner task gets it instead
     /// of looking up the same request again (see ``InnerCache``).
-    func task(for flow: CaptureFlow, cachedResponse: CachedURLResponse?, _ make: (URLSession) -> URLSessionTask) -> URLSessionTask? {
+    func task(for flow: ResendingFlow, cachedResponse: CachedURLResponse?, _ make: (URLSession) -> URLSessionTask) -> URLSessionTask? {
         invalidated.withLock { isInvalidated in
             guard !isInvalidated else { return nil }
             let task = make(session)
@@ -54,7 +54,7 @@ final class Demux: NSObject, URLSessionDataDelegate, @unchecked Sendable {
     /// The inner session's cache, when the original session has one.
     private var innerCache: InnerCache? { session.configuration.urlCache as? InnerCache }
 
-    private func flow(for task: URLSessionTask) -> CaptureFlow? {
+    private func flow(for task: URLSessionTask) -> ResendingFlow? {
         routes.withLock { $0[task.taskIdentifier] }
     }
 
@@ -137,39 +137,40 @@ final class DemuxRegistry: @unchecked Sendable {
     private struct State {
         var demuxes: [ObjectIdentifier: Demux] = [:]
         var fallback: Demux?
-        var nextSessionID = 1
         /// The log's identifier of each original session, on either path.
         var sessionIDs: [ObjectIdentifier: (session: Weak<URLSession>, id: Int)] = [:]
         /// Identifies flows whose session could not be read.
         var unknownSessionID: Int?
 
-        mutating func sessionID(for session: URLSession?) -> Int {
+        mutating func sessionID(for session: URLSession?, numbers: Counter) -> Int {
             guard let session else {
                 if let unknownSessionID { return unknownSessionID }
-                defer { nextSessionID += 1 }
-                unknownSessionID = nextSessionID
-                return nextSessionID
+                let id = numbers.next()
+                unknownSessionID = id
+                return id
             }
             let key = ObjectIdentifier(session)
             if let known = sessionIDs[key], known.session.value === session { return known.id }
             if sessionIDs.count >= 64 { sessionIDs = sessionIDs.filter { $0.value.session.value != nil } }
-            defer { nextSessionID += 1 }
-            sessionIDs[key] = (Weak(session), nextSessionID)
-            return nextSessionID
+            let id = numbers.next()
+            sessionIDs[key] = (Weak(session), id)
+            return id
         }
     }
 
     /// The log's identifier of `session` (`NetworkLog.sessionID`): the same
     /// for every flow of one session, whichever path captured it.
     func sessionID(for session: URLSession?) -> Int {
-        state.withLock { $0.sessionID(for: session) }
+        state.withLock { $0.sessionID(for: session, numbers: sessionNumbers) }
     }
 
     private let state = Locked(State())
     private let defaultProtocolClasses: [AnyClass]
+    private let sessionNumbers: Counter
 
-    init(defaultProtocolClasses: [AnyClass]) {
+    init(defaultProtocolClasses: [AnyClass], sessionNumbers: Counter) {
         self.defaultProtocolClasses = defaultProtocolClasses
+        self.sessionNumbers = sessionNumbers
     }
 
     /// The demux of `original`, created on first use. `nil` (the session
@@ -209,7 +210,7 @@ final class DemuxRegistry: @unchecked Sendable {
         // The original task has looked its request up already; the inner
         // one takes that result rather than a second lookup.
         inner.urlCache = configuration.urlCache.map(InnerCache.init(base:))
-        return Demux(sessionID: state.sessionID(for: original), original: original, configuration: inner)
+        return Demux(sessionID: state.sessionID(for: original, numbers: sessionNumbers), original: original, configuration: inner)
     }
 
     /// The original classes without the capture class, so the inner session

@@ -15,25 +15,25 @@ package struct FlowRecorder {
     package let id = FlowID()
     private let sessionID: Int
     private let taskID: Int
-    private let configuration: CaptureAgent.Configuration
+    let configuration: CaptureAgent.Configuration
     private let clock: FlowClock
     private let start: FlowClock.Start
-    private var request: Request
-    private var requestSent: Double?
-    private var firstResponseByte: Double?
+    private(set) var request: Request
+    private(set) var requestSent: Double?
+    private(set) var firstResponseByte: Double?
     private var redirects: [RedirectHop] = []
     private var response: Response?
     private var responseBody: BodyCapture
     private var capturedResponseBody: CapturedBody?
-    private var sentHeaderBlock: String?
-    private var transferTimes: [Libcurl.TimeInfo: Double] = [:]
+    private(set) var sentHeaderBlock: String?
+    private(set) var transferTimes: [Libcurl.TimeInfo: Double] = [:]
     /// Which client captured the flow, and how; sent with `flowStarted`.
     package var source: CaptureSource?
     /// For a client that reports no phases itself: the name the phases the
     /// recorder measures are given (nil: none are measured; URLSession flows
     /// take libcurl's). See ``measurePhases(source:blocked:)``.
-    private var measuredPhasesSource: String?
-    private var blockedBeforeStart: Double?
+    private(set) var measuredPhasesSource: String?
+    private(set) var blockedBeforeStart: Double?
     /// Whether the response body bytes are after the client removed a
     /// content coding; nil: as libcurl does, whenever `Content-Encoding`
     /// names one (what URLSession flows start with; the other clients say).
@@ -202,67 +202,14 @@ package struct FlowRecorder {
         responseBody.append(body)
     }
 
+    /// The same, for a response described by plain values.
+    package mutating func replaceResponse(statusCode: Int, headers: [HTTPHeader], mimeType: String?, body: Data) {
+        _ = record(statusCode: statusCode, headers: headers, mimeType: mimeType)
+        body.withUnsafeBytes { responseBody.append($0) }
+    }
+
     package func started() -> Message {
         .flowStarted(NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, timing: timing, source: source, changes: changes))
-    }
-
-    /// The fields of the request header block libcurl wrote that the app did
-    /// not set itself (its request's fields and the session's additional
-    /// headers, names compared case-insensitively), in wire order, redacted.
-    var clientHeaders: [HTTPHeader]? {
-        guard let sentHeaderBlock else { return nil }
-        let own = request.headers
-        let added = Self.fields(ofRequestHeaderBlock: sentHeaderBlock).filter { field in
-            !own.contains { HTTPHeader.namesMatch($0.name, field.name) }
-        }
-        return configuration.redacting(added)
-    }
-
-    /// The header fields of an HTTP/1 request header block (request line
-    /// first, then `Name: value` lines, then an empty line).
-    static func fields(ofRequestHeaderBlock block: String) -> [HTTPHeader] {
-        block.utf8.split(whereSeparator: { $0 == 0x0A || $0 == 0x0D }).dropFirst().compactMap { line in
-            guard let colon = line.firstIndex(of: 0x3A) else { return nil }
-            let name = trimmed(line[..<colon])
-            guard !name.isEmpty else { return nil }
-            return HTTPHeader(name: String(decoding: name, as: UTF8.self), value: String(decoding: trimmed(line[line.index(after: colon)...]), as: UTF8.self))
-        }
-    }
-
-    /// `bytes` without leading and trailing spaces and tabs. (Foundation's
-    /// `trimmingCharacters(in:)` bridges through `NSString`: about 10 k
-    /// instructions a call.)
-    static func trimmed(_ bytes: Substring.UTF8View) -> Substring.UTF8View {
-        var bytes = bytes
-        while let first = bytes.first, first == 0x20 || first == 0x09 { bytes.removeFirst() }
-        while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
-        return bytes
-    }
-
-    /// libcurl's phases of the (last) transfer, as durations.
-    var phases: TransferPhases? {
-        let times = transferTimes
-        guard let total = times[.total], total > 0 else { return nil }
-        let lookup = times[.nameLookup]
-        let connected = times[.connect]
-        let secured = times[.appConnect].flatMap { $0 > 0 ? $0 : nil }
-        let ready = times[.preTransfer]
-        let sent = times[.postTransfer].flatMap { $0 > 0 ? $0 : nil }
-        let first = times[.startTransfer]
-        func between(_ from: Double?, _ to: Double?) -> Double? {
-            guard let from, let to else { return nil }
-            return to - from
-        }
-        return TransferPhases(
-            blocked: times[.queue].flatMap { $0 > 0 ? $0 : nil },
-            dns: lookup,
-            connect: between(lookup, connected),
-            tls: secured.flatMap { between(connected, $0) },
-            send: between(ready, sent),
-            wait: between(sent ?? ready, first),
-            receive: between(first, total),
-            source: "libcurl"
-        )
     }
 
     /// Makes the final timing carry phases the recorder measured itself:
@@ -272,30 +219,6 @@ package struct FlowRecorder {
     package mutating func measurePhases(source: String, blocked: Double?) {
         measuredPhasesSource = source
         blockedBeforeStart = blocked
-    }
-
-    private func measuredPhases(finished: Double) -> TransferPhases? {
-        guard let measuredPhasesSource else { return nil }
-        let head = firstResponseByte
-        return TransferPhases(
-            blocked: blockedBeforeStart,
-            send: requestSent,
-            wait: requestSent.flatMap { sent in head.map { $0 - sent } },
-            receive: head.map { finished - $0 },
-            source: measuredPhasesSource
-        )
-    }
-
-    /// Whether the client removed the response's content encoding: libcurl
-    /// decodes what it advertised (corelibs turns automatic decompression on
-    /// for every request), so a body that arrived with `Content-Encoding`
-    /// other than `identity` reaches everyone decoded.
-    private static func isDecoded(_ response: Response) -> Bool {
-        response.headers.contains { header in
-            guard HTTPHeader.namesMatch(header.name, "content-encoding") else { return false }
-            let coding = String(decoding: trimmed(Substring(header.value).utf8), as: UTF8.self).lowercased()
-            return !coding.isEmpty && coding != "identity"
-        }
     }
 
     /// The request (with its body) has gone out; later calls move the mark.
@@ -408,7 +331,7 @@ package struct FlowRecorder {
 
     /// The final event. `requestBody` is the body known only once sent (streams).
     func finished(error: Error?, requestBody: CapturedBody?, at end: Double? = nil) -> Message {
-        let flowError = error.map(Self.flowError)
+        let flowError = error.map(FlowFailure.describe)
         let state: FlowState
         if let flowError {
             state = flowError.domain == NSURLErrorDomain && flowError.code == NSURLErrorCancelled ? .cancelled : .failed
@@ -449,16 +372,12 @@ package struct FlowRecorder {
         ))
     }
 
-    static func flowError(_ error: Error) -> FlowError {
-        let nsError = error as NSError
-        return FlowError(domain: nsError.domain, code: nsError.code, message: nsError.localizedDescription)
-    }
 }
 
 extension HTTPHeader {
     /// Whether two field names are equal ignoring ASCII case (field names
     /// are ASCII tokens), without allocating lowercased copies.
-    static func namesMatch(_ a: String, _ b: String) -> Bool {
+    package static func namesMatch(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
         return zip(a.utf8, b.utf8).allSatisfy { x, y in
             x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A)

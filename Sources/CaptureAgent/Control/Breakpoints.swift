@@ -1,8 +1,5 @@
 import FlowFilter
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import WireProtocol
 
 /// The connected viewer's breakpoints: its intercept filter and the flows
@@ -66,11 +63,8 @@ package final class Breakpoints: Sendable {
         }
     }
 
-    /// Whether the flow, as it stands, is to be held.
-    package func matches(_ log: NetworkLog) -> Bool {
-        guard let filter = state.withLock({ $0.filter }) else { return false }
-        return filter.matches(log)
-    }
+    /// The intercept filter now; nil holds nothing.
+    package var filter: FilterExpression? { state.withLock { $0.filter } }
 
     /// Holds flow `id` until one decision arrives, which `decide` gets (on
     /// an arbitrary thread). Returns at once.
@@ -120,69 +114,5 @@ package final class Breakpoints: Sendable {
         guard let hold else { return false }
         hold.decide(decision)
         return true
-    }
-
-    // MARK: - Edits
-
-    /// An edit's header fields, each value left at the redaction `marker`
-    /// given back the value of the same name in `original` (the viewer only
-    /// ever saw the marker). Shared by every client's breakpoints.
-    package static func restoringRedacted(_ edited: [HTTPHeader], from original: [HTTPHeader], marker: String) -> [HTTPHeader] {
-        edited.map { header in
-            guard header.value == marker,
-                  let kept = original.first(where: { $0.name.caseInsensitiveCompare(header.name) == .orderedSame })
-            else { return header }
-            return HTTPHeader(name: header.name, value: kept.value)
-        }
-    }
-
-    /// The body an edit asks for: its own; none when it has none; the
-    /// original when it is still marked truncated (the viewer saw only the start).
-    package static func body(of edit: CapturedBody?, original: Data?) -> Data? {
-        guard let edit else { return nil }
-        return edit.isTruncated ? original : edit.data
-    }
-
-    /// The request a person made of `original` in an editor: method, URL,
-    /// header fields and body from `edit`, except that a header whose value
-    /// is `marker` keeps the original value (the viewer only saw the
-    /// marker), and a body still marked truncated keeps the original body.
-    package static func request(_ edit: Request, applyingTo original: URLRequest, body originalBody: Data?, marker: String) -> URLRequest {
-        var request = original
-        request.httpMethod = edit.method
-        if let url = URL(string: edit.url), url.scheme != nil, url.host != nil { request.url = url }
-        let originalFields = (original.allHTTPHeaderFields ?? [:]).map { HTTPHeader(name: $0.key, value: $0.value) }
-        request.allHTTPHeaderFields = [:]
-        for header in restoringRedacted(edit.headers, from: originalFields, marker: marker) {
-            request.addValue(header.value, forHTTPHeaderField: header.name)
-        }
-        if edit.body?.isTruncated != true { request.httpBodyStream = nil }
-        let body = body(of: edit.body, original: originalBody)
-        request.httpBody = body?.isEmpty == false ? body : nil
-        return request
-    }
-
-    /// The response a person made of the one that arrived: status, header
-    /// fields and body from `edit`, with the same rules for redacted values
-    /// and truncated bodies as requests.
-    package static func response(_ edit: Response, applyingTo original: HTTPURLResponse, body originalBody: Data,
-                                 marker: String) -> (HTTPURLResponse, Data) {
-        var fields: [String: String] = [:]
-        let originalFields = (original.allHeaderFields as? [String: String] ?? [:]).map { HTTPHeader(name: $0.key, value: $0.value) }
-        for header in restoringRedacted(edit.headers, from: originalFields, marker: marker) {
-            if let existing = fields.first(where: { $0.key.caseInsensitiveCompare(header.name) == .orderedSame })?.key {
-                fields[existing] = (fields[existing] ?? "") + ", " + header.value
-            } else {
-                fields[header.name] = header.value
-            }
-        }
-        let body = body(of: edit.body, original: originalBody) ?? Data()
-        // The body's length is what the app gets, whatever the edit said.
-        if let length = fields.keys.first(where: { $0.caseInsensitiveCompare("Content-Length") == .orderedSame }) {
-            fields[length] = String(body.count)
-        }
-        let status = (100...999).contains(edit.statusCode) ? edit.statusCode : original.statusCode
-        let response = original.url.flatMap { HTTPURLResponse(url: $0, statusCode: status, httpVersion: "HTTP/1.1", headerFields: fields) } ?? original
-        return (response, body)
     }
 }

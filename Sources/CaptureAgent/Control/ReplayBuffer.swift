@@ -1,51 +1,48 @@
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import WireProtocol
 
+/// How a capture adapter sends a kept request again: through a client of
+/// its own made like the app's (so the replay is captured, and rules apply
+/// again), never through the app's delegates or handlers.
+package protocol ReplaySender: Sendable {
+    /// Sends `request`; the flow it makes says it replays `origin`.
+    func send(_ request: ExchangeRequest, replaying origin: ReplayOrigin)
+}
+
 /// Recent requests as the app made them, kept only while control is allowed,
-/// so a viewer can replay a flow whose log has redacted values.
-///
-/// A replay goes through a new session made from the original session's
-/// configuration (so it is captured, and rules apply again), with no
-/// delegate: the app's delegates never hear of it, and its result goes
-/// nowhere but the log, where the new flow says which flow it replays.
+/// so a viewer can replay a flow whose log has redacted values. One buffer
+/// for every client: each entry knows its adapter's ``ReplaySender``.
 package final class ReplayBuffer: Sendable {
     private struct Entry {
         var id: FlowID
-        var request: URLRequest
-        var configuration: URLSessionConfiguration
+        var request: ExchangeRequest
+        var sender: any ReplaySender
         var bytes: Int
     }
 
     private struct State {
         var entries: [Entry] = []
         var bytes = 0
-        /// Replay tasks in flight, by task, with the flow they replay.
-        var origins: [ObjectIdentifier: Origin] = [:]
+        /// Replays in flight that an adapter recognises by an object of its
+        /// own (a URLSession task), with the flow they replay.
+        var origins: [ObjectIdentifier: ReplayOrigin] = [:]
     }
 
     private let limits: CaptureAgent.Configuration.ReplayLimits
-    // URLRequest and URLSessionConfiguration are kept as copies and only read.
     private let state = Locked(State())
 
     init(limits: CaptureAgent.Configuration.ReplayLimits) {
         self.limits = limits
     }
 
-    /// Keeps `request` (the app's, before rules) for `id`. Bodies other than
-    /// data, and bodies over the byte bound, are not kept: such a flow
+    /// Keeps `request` (the app's, before rules) for flow `id`. A body that
+    /// streams, and a body over the byte bound, is not kept: such a flow
     /// cannot be replayed.
-    func remember(_ id: FlowID, request: URLRequest, body: Data?, configuration: URLSessionConfiguration?) {
-        guard limits.requests > 0, let configuration else { return }
-        let size = body?.count ?? 0
+    package func remember(_ id: FlowID, request: ExchangeRequest, sender: any ReplaySender) {
+        guard limits.requests > 0, !request.bodyStreams else { return }
+        let size = request.body?.count ?? 0
         guard size <= limits.bytes else { return }
-        var kept = request
-        // One replaces the other in URLRequest: the stream goes first.
-        kept.httpBodyStream = nil
-        kept.httpBody = body
-        let entry = Entry(id: id, request: kept, configuration: configuration.copy() as? URLSessionConfiguration ?? configuration, bytes: size)
+        let entry = Entry(id: id, request: request, sender: sender, bytes: size)
         state.withLock { state in
             state.entries.append(entry)
             state.bytes += size
@@ -55,39 +52,24 @@ package final class ReplayBuffer: Sendable {
         }
     }
 
-    /// Where a replay comes from.
-    package struct Origin: Sendable {
-        /// The flow replayed.
-        var id: FlowID
-        /// Whether a person edited the request first.
-        var edited: Bool
-
-        /// The change record of the replay's flow.
-        var changes: FlowChanges {
-            FlowChanges(rules: [], replayOf: id, edited: edited ? [.request] : nil)
-        }
-    }
-
     /// Sends the request of flow `id` again, or what a person made of it in
-    /// an editor (`edited`, see ``Breakpoints/request(_:applyingTo:body:marker:)``);
+    /// an editor (`edited`, applied as a breakpoint edit is: ``ExchangeControl``);
     /// does nothing for a flow no longer (or never) kept.
-    func replay(_ id: FlowID, edited: Request?, marker: String) {
+    package func replay(_ id: FlowID, edited: Request?, marker: String) {
         guard let entry = state.withLock({ $0.entries.last { $0.id == id } }) else { return }
         var request = entry.request
-        if let edited {
-            request = Breakpoints.request(edited, applyingTo: request, body: request.httpBody, marker: marker)
-        }
-        let session = URLSession(configuration: entry.configuration)
-        // swift-corelibs-foundation keeps a task's completion handler until
-        // it is done; the session goes once its one task has finished.
-        let task = session.dataTask(with: request) { _, _, _ in session.finishTasksAndInvalidate() }
-        state.withLock { $0.origins[ObjectIdentifier(task)] = Origin(id: id, edited: edited != nil) }
-        task.resume()
+        if let edited { request = ExchangeControl.applying(edited, to: request, marker: marker) }
+        entry.sender.send(request, replaying: ReplayOrigin(id: id, edited: edited != nil))
     }
 
-    /// The flow a replay task replays, taken out once asked (each task asks once, as it starts).
-    func origin(of task: URLSessionTask) -> Origin? {
-        state.withLock { $0.origins.removeValue(forKey: ObjectIdentifier(task)) }
+    /// A replay about to start that its adapter will know by `key`.
+    package func expect(_ origin: ReplayOrigin, for key: ObjectIdentifier) {
+        state.withLock { $0.origins[key] = origin }
+    }
+
+    /// The flow the replay known by `key` replays, taken out once asked.
+    package func origin(for key: ObjectIdentifier) -> ReplayOrigin? {
+        state.withLock { $0.origins.removeValue(forKey: key) }
     }
 
     /// How many requests are kept (for tests).

@@ -1,8 +1,5 @@
 import FlowFilter
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 import WireProtocol
 
 /// The traffic rules the connected viewer pushed, compiled for matching.
@@ -56,22 +53,28 @@ package struct RuleSet: @unchecked Sendable {
     }
 
     /// What the rules make of a request.
-    package enum Outcome {
+    package enum Outcome: Sendable, Equatable {
         /// No rule matched.
         case unchanged
         /// Send this request instead.
-        case send(URLRequest, FlowChanges)
-        /// Answer with this, without the network.
-        case answer(HTTPURLResponse, Data, FlowChanges)
+        case send(ExchangeRequest, FlowChanges)
+        /// Answer `request` (as the rules left it) with this, without the network.
+        case answer(ExchangeResponse, request: ExchangeRequest, FlowChanges)
     }
 
-    package func apply(to original: URLRequest) -> Outcome {
-        guard !rules.isEmpty, let originalURL = original.url else { return .unchanged }
+    /// What the rules make of `original`: pure, so every adapter gets the
+    /// same answer for the same request.
+    ///
+    /// ```swift
+    /// if case .send(let changed, let changes) = agent.rules.rules.apply(to: request) { … }
+    /// ```
+    package func apply(to original: ExchangeRequest) -> Outcome {
+        guard !rules.isEmpty else { return .unchanged }
         var request = original
         var applied: [String] = []
         // What the filters see, made once and again only after a rule changed the request.
         var log: NetworkLog?
-        var urlText = originalURL.absoluteString
+        var urlText = original.url.absoluteString
         for compiled in rules {
             if let pattern = compiled.urlPattern, !pattern.matches(urlText) { continue }
             if let filter = compiled.filter {
@@ -81,60 +84,53 @@ package struct RuleSet: @unchecked Sendable {
             let rule = compiled.rule
             switch rule.kind {
             case .modifyHeaders:
-                request.setValue(rule.replacement.isEmpty ? nil : rule.replacement, forHTTPHeaderField: rule.pattern)
+                request.headers.set(rule.pattern, to: rule.replacement.isEmpty ? nil : rule.replacement)
                 applied.append(rule.description)
                 log = nil
             case .mapRemote:
-                guard let regex = compiled.regex, let url = request.url?.absoluteString else { continue }
-                let mapped = regex.stringByReplacingMatches(in: url, range: NSRange(url.startIndex..., in: url), withTemplate: compiled.template)
-                guard mapped != url, let target = URL(string: mapped), target.scheme != nil, target.host != nil else { continue }
+                guard let regex = compiled.regex else { continue }
+                let mapped = regex.stringByReplacingMatches(in: urlText, range: NSRange(urlText.startIndex..., in: urlText),
+                                                            withTemplate: compiled.template)
+                guard mapped != urlText, let target = URL(string: mapped), target.scheme != nil, target.host != nil else { continue }
                 request.url = target
                 urlText = target.absoluteString
                 applied.append(rule.description)
                 log = nil
             case .mapLocal:
-                guard let regex = compiled.regex, let url = request.url?.absoluteString,
-                      let match = regex.firstMatch(in: url, range: NSRange(url.startIndex..., in: url)),
-                      let end = Range(match.range, in: url)?.upperBound
+                guard let regex = compiled.regex,
+                      let match = regex.firstMatch(in: urlText, range: NSRange(urlText.startIndex..., in: urlText)),
+                      let end = Range(match.range, in: urlText)?.upperBound
                 else { continue }
                 applied.append(rule.description)
-                let changes = changes(applied, original, request, originalURL, mockedFrom: rule.replacement)
-                let (status, type, body) = Self.localAnswer(rule, rest: String(url[end...]))
-                let response = HTTPURLResponse(
-                    url: request.url ?? originalURL, statusCode: status, httpVersion: "HTTP/1.1",
-                    headerFields: ["Content-Type": type, "Content-Length": String(body.count)]
-                )
-                guard let response else { continue }
-                return .answer(response, body, changes)
+                let (status, type, body) = Self.localAnswer(rule, rest: String(urlText[end...]))
+                let response = ExchangeResponse(statusCode: status, headers: [
+                    HTTPHeader(name: "Content-Type", value: type), HTTPHeader(name: "Content-Length", value: String(body.count)),
+                ], body: body)
+                return .answer(response, request: request, changes(applied, original, request, mockedFrom: rule.replacement))
             }
         }
         guard !applied.isEmpty else { return .unchanged }
-        return .send(request, changes(applied, original, request, originalURL, mockedFrom: nil))
+        return .send(request, changes(applied, original, request, mockedFrom: nil))
     }
 
-    private func changes(_ applied: [String], _ original: URLRequest, _ request: URLRequest, _ originalURL: URL, mockedFrom: String?) -> FlowChanges {
-        let originalHeaders = Self.sortedFields(original.allHTTPHeaderFields ?? [:])
-        let headers = Self.sortedFields(request.allHTTPHeaderFields ?? [:])
+    private func changes(_ applied: [String], _ original: ExchangeRequest, _ request: ExchangeRequest, mockedFrom: String?) -> FlowChanges {
+        let originalHeaders = original.sortedHeaders
         return FlowChanges(
             rules: applied,
-            originalURL: request.url == originalURL ? nil : originalURL.absoluteString,
-            originalHeaders: headers == originalHeaders ? nil : originalHeaders,
+            originalURL: request.url == original.url ? nil : original.url.absoluteString,
+            originalHeaders: request.sortedHeaders == originalHeaders ? nil : originalHeaders,
             mockedFrom: mockedFrom
         )
     }
 
-    private static func sortedFields(_ fields: [String: String]) -> [HTTPHeader] {
-        fields.map { HTTPHeader(name: $0.key, value: $0.value) }.sorted { $0.name.lowercased() < $1.name.lowercased() }
-    }
-
     /// The request as the filter language sees a flow that has not been sent.
-    private static func pendingLog(_ request: URLRequest) -> NetworkLog {
+    private static func pendingLog(_ request: ExchangeRequest) -> NetworkLog {
         NetworkLog(
             request: Request(
-                method: request.httpMethod ?? "GET",
-                url: request.url?.absoluteString ?? "",
-                headers: sortedFields(request.allHTTPHeaderFields ?? [:]),
-                body: request.httpBody.map { CapturedBody(data: $0) }
+                method: request.method,
+                url: request.url.absoluteString,
+                headers: request.sortedHeaders,
+                body: request.body.map { CapturedBody(data: $0) }
             ),
             timing: Timing(startedAt: Date(timeIntervalSince1970: 0))
         )

@@ -86,6 +86,12 @@ final class TestInspector: @unchecked Sendable {
         channel?.writeAndFlush(ByteBuffer(bytes: bytes), promise: nil)
     }
 
+    /// Closes every agent's connection and keeps listening: the viewer went
+    /// away, and the agents connect again.
+    func dropConnections() {
+        for child in children.current { try? child.close().wait() }
+    }
+
     func kill() {
         try? serverChannel.close().wait()
         for child in children.current { try? child.close().wait() }

@@ -82,8 +82,9 @@ extension Reducer {
 
     /// Only the URLSession capture keeps requests to send again; says so otherwise.
     static func canReplay(_ record: FlowStore.Record, in state: inout AppState) -> Bool {
-        guard let client = record.log.source?.client, client != .urlSession else { return true }
-        state.notice = Notice(text: "Replay is for URLSession flows; the agent cannot send a \(client) request again", isError: true)
+        guard let client = record.log.source?.client, client != .urlSession, client != .asyncHTTPClient else { return true }
+        state.notice = Notice(text: "Replay is for URLSession and AsyncHTTPClient flows; the agent cannot send a \(client) request again",
+                              isError: true)
         return false
     }
 

@@ -17,7 +17,7 @@ import FoundationNetworking
 /// - `workQueue`: the serial queue on which corelibs runs the task's own
 ///   work, including both halves of `cancel()`. The capture protocol calls
 ///   the client there, as corelibs' HTTP protocol does, so a late callback
-///   cannot overtake a cancellation (see `CaptureFlow.withClient`).
+///   cannot overtake a cancellation (see `ResendingFlow.withClient`).
 /// - the task's behaviour in `session.taskRegistry.behaviours`: whether its
 ///   results go to a completion handler (one `didLoad` with the whole body,
 ///   because `didLoad` replaces the stored body) or to a delegate (chunks),
@@ -103,7 +103,7 @@ struct TaskInternals: @unchecked Sendable {
     /// leaves `knownBody` nil). True when it could not be read.
     var hasKnownBody: Bool {
         guard let knownBody else { return Fields.shared.knownBody == nil }
-        return Self.unwrapped(knownBody) != nil
+        return unwrappingOptionals(knownBody) != nil
     }
 
     /// Whether the task's body goes to the session's data delegate chunk by
@@ -128,7 +128,7 @@ struct TaskInternals: @unchecked Sendable {
 
     /// The body the app gave the task; nil when it cannot be read.
     var body: Body? {
-        request.map(Self.body(of:)) ?? knownBody.flatMap(Self.unwrapped).flatMap(Self.body(from:))
+        request.map(Self.body(of:)) ?? knownBody.flatMap(unwrappingOptionals).flatMap(Self.body(from:))
     }
 
     /// How the task's owner consumes the body, and the task delegate of
@@ -187,11 +187,6 @@ struct TaskInternals: @unchecked Sendable {
         Fields.shared.authRequest?.value(in: task, as: URLRequest?.self) ?? nil
     }
 
-    /// The wrapped value of an `Optional` (any depth) held in an `Any`.
-    private static func unwrapped(_ value: Any) -> Any? {
-        guard let optional = value as? any AnyOptional else { return value }
-        return optional.wrappedAny.flatMap(unwrapped)
-    }
 
     private static func body(from value: Any) -> Body? {
         let mirror = Mirror(reflecting: value)
@@ -248,7 +243,7 @@ struct TaskInternals: @unchecked Sendable {
         guard label.hasSuffix("WithTaskDelegate"),
               let delegate = Array(Mirror(reflecting: payload.value).children).last
         else { return (.wholeBodyOnce, nil) }
-        return (.wholeBodyOnce, unwrapped(delegate.value) as? URLSessionTaskDelegate)
+        return (.wholeBodyOnce, unwrappingOptionals(delegate.value) as? URLSessionTaskDelegate)
     }
 
     static func behaviourForProbe(of task: URLSessionTask, in session: URLSession) -> Any? {
@@ -309,14 +304,4 @@ extension Dictionary: IntKeyedValues where Key == Int {
     fileprivate func value(forKey key: Int) -> Any? {
         self[key].map { $0 as Any }
     }
-}
-
-/// An `Optional` of any wrapped type: unwraps one held in an `Any` without
-/// reflection (`Mirror` of an optional costs a type lookup per call).
-private protocol AnyOptional {
-    var wrappedAny: Any? { get }
-}
-
-extension Optional: AnyOptional {
-    fileprivate var wrappedAny: Any? { self.map { $0 as Any } }
 }

@@ -1,0 +1,93 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import WireProtocol
+
+/// What the transfer itself tells the recorder: the header fields the
+/// client added, libcurl's phases or the recorder's own, and whether the
+/// body reached everyone decoded.
+extension FlowRecorder {
+    /// The fields of the request header block libcurl wrote that the app did
+    /// not set itself (its request's fields and the session's additional
+    /// headers, names compared case-insensitively), in wire order, redacted.
+    var clientHeaders: [HTTPHeader]? {
+        guard let sentHeaderBlock else { return nil }
+        let own = request.headers
+        let added = Self.fields(ofRequestHeaderBlock: sentHeaderBlock).filter { field in
+            !own.contains { HTTPHeader.namesMatch($0.name, field.name) }
+        }
+        return configuration.redacting(added)
+    }
+
+    /// The header fields of an HTTP/1 request header block (request line
+    /// first, then `Name: value` lines, then an empty line).
+    static func fields(ofRequestHeaderBlock block: String) -> [HTTPHeader] {
+        block.utf8.split(whereSeparator: { $0 == 0x0A || $0 == 0x0D }).dropFirst().compactMap { line in
+            guard let colon = line.firstIndex(of: 0x3A) else { return nil }
+            let name = trimmed(line[..<colon])
+            guard !name.isEmpty else { return nil }
+            return HTTPHeader(name: String(decoding: name, as: UTF8.self), value: String(decoding: trimmed(line[line.index(after: colon)...]), as: UTF8.self))
+        }
+    }
+
+    /// `bytes` without leading and trailing spaces and tabs. (Foundation's
+    /// `trimmingCharacters(in:)` bridges through `NSString`: about 10 k
+    /// instructions a call.)
+    static func trimmed(_ bytes: Substring.UTF8View) -> Substring.UTF8View {
+        var bytes = bytes
+        while let first = bytes.first, first == 0x20 || first == 0x09 { bytes.removeFirst() }
+        while let last = bytes.last, last == 0x20 || last == 0x09 { bytes.removeLast() }
+        return bytes
+    }
+
+    /// libcurl's phases of the (last) transfer, as durations.
+    var phases: TransferPhases? {
+        let times = transferTimes
+        guard let total = times[.total], total > 0 else { return nil }
+        let lookup = times[.nameLookup]
+        let connected = times[.connect]
+        let secured = times[.appConnect].flatMap { $0 > 0 ? $0 : nil }
+        let ready = times[.preTransfer]
+        let sent = times[.postTransfer].flatMap { $0 > 0 ? $0 : nil }
+        let first = times[.startTransfer]
+        func between(_ from: Double?, _ to: Double?) -> Double? {
+            guard let from, let to else { return nil }
+            return to - from
+        }
+        return TransferPhases(
+            blocked: times[.queue].flatMap { $0 > 0 ? $0 : nil },
+            dns: lookup,
+            connect: between(lookup, connected),
+            tls: secured.flatMap { between(connected, $0) },
+            send: between(ready, sent),
+            wait: between(sent ?? ready, first),
+            receive: between(first, total),
+            source: "libcurl"
+        )
+    }
+
+    func measuredPhases(finished: Double) -> TransferPhases? {
+        guard let measuredPhasesSource else { return nil }
+        let head = firstResponseByte
+        return TransferPhases(
+            blocked: blockedBeforeStart,
+            send: requestSent,
+            wait: requestSent.flatMap { sent in head.map { $0 - sent } },
+            receive: head.map { finished - $0 },
+            source: measuredPhasesSource
+        )
+    }
+
+    /// Whether the client removed the response's content encoding: libcurl
+    /// decodes what it advertised (corelibs turns automatic decompression on
+    /// for every request), so a body that arrived with `Content-Encoding`
+    /// other than `identity` reaches everyone decoded.
+    static func isDecoded(_ response: Response) -> Bool {
+        response.headers.contains { header in
+            guard HTTPHeader.namesMatch(header.name, "content-encoding") else { return false }
+            let coding = String(decoding: trimmed(Substring(header.value).utf8), as: UTF8.self).lowercased()
+            return !coding.isEmpty && coding != "identity"
+        }
+    }
+}

@@ -1,0 +1,389 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import WireProtocol
+
+/// One exchange on the re-sending path: the inner task, the recorder, and
+/// the replay of inner callbacks to the original task's client. What the
+/// viewer's control does to it is decided by its ``ExchangeControl``; this
+/// class only carries it out in URLSession's terms.
+///
+/// All mutable state lives on `queue`, a private serial queue per flow, from
+/// which the client is called, in order.
+final class ResendingFlow: @unchecked Sendable {
+    let agent: CaptureAgent?
+    let queue = DispatchQueue(label: "netinspect.CaptureAgent.flow")
+    weak var owner: CaptureURLProtocol?
+
+    // Touched only on `queue`.
+    var task: URLSessionTask?
+    var innerTask: URLSessionTask?
+    var original: URLSession?
+    var recorder: FlowRecorder?
+    /// Set on `queue` or (for streamed uploads) on the inner work queue.
+    let requestStream = Locked<TeeInputStream?>(nil)
+    /// What a streamed upload's body request needs, readable off `queue`.
+    let streamSource = Locked<StreamSource?>(nil)
+
+    struct StreamSource: @unchecked Sendable {
+        var task: URLSessionTask
+        var original: URLSession
+        var delegate: URLSessionTaskDelegate
+        var limit: Int
+    }
+    var delivery = TaskInternals.Delivery.wholeBodyOnce
+    /// The viewer's rules and breakpoints for this exchange.
+    var control = ExchangeControl(policy: .none)
+    /// What a flow held before its request goes out needs to go on.
+    private struct HeldRequest {
+        var request: URLRequest
+        var body: TaskInternals.Body
+        var internals: TaskInternals
+        var cachedResponse: CachedURLResponse?
+        var demux: Demux
+    }
+    private var heldRequest: HeldRequest?
+    /// A response held before the app sees it: the head, then the whole body.
+    struct HeldResponse {
+        var head: URLResponse
+        var body = Data()
+        var complete = false
+    }
+    var heldResponse: HeldResponse?
+    var completionTaskDelegate: URLSessionDataDelegate?
+    var bufferedBody = Data()
+    /// True once the client has been told how the task ended, or the task
+    /// was cancelled (corelibs reports that itself): no more client calls.
+    ///
+    /// A client call for a task corelibs has already dropped from its
+    /// registry traps ("a task that is not in the registry"), and a task is
+    /// dropped soon after a cancellation. corelibs' `cancel()` marks the task
+    /// `.canceling` on the task's work queue, then, in a later block on the
+    /// same queue, calls `stopLoading()` and reports the cancellation. So the
+    /// client is called on that work queue too (``workQueue``), only while
+    /// the task is running or suspended, and holding this lock, which `cancel()`
+    /// sets synchronously from `stopLoading()`: a call lands before the
+    /// cancellation starts, or not at all. No client method waits on the
+    /// work queue, so holding the lock across one cannot deadlock.
+    private let clientGate = Locked(false)
+    var clientIsDone: Bool { clientGate.current }
+    /// The original task's work queue; nil if it could not be read, and then
+    /// the client is called from `queue` under the same lock.
+    private var workQueue: DispatchQueue?
+
+    init(agent: CaptureAgent?) {
+        self.agent = agent
+    }
+
+    /// Calls the client, in order, unless the flow is done or the task is
+    /// being cancelled; `finishing` makes this the last call. Call on `queue`.
+    func withClient(finishing: Bool = false, _ body: @escaping @Sendable (URLProtocolClient, CaptureURLProtocol) -> Void) {
+        let deliver: @Sendable () -> Void = { [self] in
+            clientGate.withLock { done in
+                guard !done else { return }
+                guard let owner, let task = owner.task, task.state == .running || task.state == .suspended else {
+                    // Cancelling or completed (corelibs reports that itself), or gone.
+                    done = true
+                    return
+                }
+                if finishing { done = true }
+                guard let client = owner.client else { return }
+                body(client, owner)
+            }
+        }
+        if let workQueue { workQueue.async(execute: deliver) } else { deliver() }
+    }
+
+    func resume() {
+        queue.async { self.innerTask?.resume() }
+    }
+
+    func suspend() {
+        queue.async { self.innerTask?.suspend() }
+    }
+
+    /// From `stopLoading()` on cancellation: synchronously ends client calls
+    /// (see ``clientGate``), then cancels the inner task.
+    func cancel() {
+        clientGate.withLock { $0 = true }
+        queue.async {
+            // A held flow ends here: the hold's decision finds the client done.
+            if self.heldRequest != nil || self.heldResponse?.complete == true, let id = self.recorder?.id {
+                self.agent?.breakpoints.decide(id, .release(.cancelled))
+            }
+            self.innerTask?.cancel()
+        }
+    }
+
+    // MARK: - Starting
+
+    /// `cachedResponse`: what corelibs' cache lookup for `task` found, passed on to the inner task.
+    /// `control`: the exchange's control, started (``ExchangeControl/start(_:)``)
+    /// when the viewer's rules or breakpoints could change it; `started` is what it said.
+    func begin(task: URLSessionTask, request: URLRequest, internals: TaskInternals, cachedResponse: CachedURLResponse?,
+               control: ExchangeControl, started: ExchangeControl.StartAction?) {
+        queue.async {
+            self.control = control
+            self.start(task: task, request: request, internals: internals, cachedResponse: cachedResponse, started: started)
+        }
+    }
+
+    private func start(task: URLSessionTask, request appRequest: URLRequest, internals: TaskInternals, cachedResponse: CachedURLResponse?,
+                       started: ExchangeControl.StartAction?) {
+        self.task = task
+        workQueue = internals.workQueue
+        guard let agent else { return fail(URLError(.unknown)) }
+        var request = appRequest
+        switch started {
+        case .send(let exchange)?:
+            if control.changes != nil { request = appRequest.applying(exchange) }
+        case .answer(let response)?:
+            let url = control.request?.url ?? appRequest.url
+            guard let url, let head = response.urlResponse(for: url), let changes = control.changes else { return fail(URLError(.unknown)) }
+            return answerLocally(task: task, request: appRequest, internals: internals, response: head, data: response.body, changes: changes)
+        case nil:
+            break
+        }
+        original = internals.session
+        let consumer = internals.consumer
+        delivery = consumer.delivery
+        completionTaskDelegate = consumer.completionTaskDelegate as? URLSessionDataDelegate
+        let demux = agent.demuxes.demux(for: internals.session)
+        let limit = agent.configuration.bodyCaptureLimit
+        var recorder = FlowRecorder(
+            request: request,
+            additionalHeaders: internals.session?.configuration.httpAdditionalHeaders,
+            sessionID: demux.sessionID,
+            taskID: task.taskIdentifier,
+            configuration: agent.configuration,
+            clock: agent.clock
+        )
+
+        let appBody: Data? = if case .data(let data)? = internals.body { data } else { nil }
+        if let origin = agent.rememberForReplay(recorder.id, task: task, request: appRequest, body: appBody, session: internals.session) {
+            control.isReplay(of: origin)
+        }
+        if let changes = control.changes { recorder.setChanges(changes) }
+
+        if task is URLSessionDownloadTask {
+            // corelibs hands a custom protocol's download to the app as a nil
+            // file URL (a force-unwrap crash in `download(for:)`): refuse it clearly.
+            let error = Self.downloadUnsupportedError(for: request)
+            agent.emit(recorder.started())
+            agent.emit(recorder.finished(error: error, requestBody: nil))
+            fail(error)
+            self.task = nil
+            original = nil
+            return
+        }
+
+        let body = internals.body ?? Self.body(in: request, of: task)
+        var pending = recorder
+        let action = control.requestReady({
+            if case .data(let data) = body { pending.setRequestBody(CapturedBody(capturing: data, cap: limit)) }
+            return pending.log
+        }())
+        if action == .hold {
+            self.recorder = pending
+            agent.emit(pending.started())
+            heldRequest = HeldRequest(request: request, body: body, internals: internals, cachedResponse: cachedResponse, demux: demux)
+            agent.hold(pending.id, phase: .request) { decision in
+                self.queue.async { self.endRequestHold(decision) }
+            }
+            return
+        }
+        launch(request: request, body: body, recorder: recorder, announce: true, internals: internals, cachedResponse: cachedResponse, demux: demux)
+    }
+
+    /// Sends `request` through the inner session; `announce`: emit `flowStarted` first.
+    private func launch(request: URLRequest, body: TaskInternals.Body, recorder recorded: FlowRecorder, announce: Bool,
+                        internals: TaskInternals, cachedResponse: CachedURLResponse?, demux: Demux) {
+        guard let agent, let task else { return }
+        var recorder = recorded
+        let limit = agent.configuration.bodyCaptureLimit
+        let make: (URLSession) -> URLSessionTask
+        switch body {
+        case .none:
+            make = { $0.dataTask(with: request) }
+        case .data(let data):
+            recorder.setRequestBody(CapturedBody(capturing: data, cap: limit))
+            // An upload task's own body wins over `httpBody`, as in corelibs.
+            if task is URLSessionUploadTask {
+                make = { $0.uploadTask(with: request, from: data) }
+            } else {
+                make = { $0.dataTask(with: request) }
+            }
+        case .file(let url):
+            recorder.setRequestBody(BodyCapture.capturing(fileAt: url, limit: limit))
+            make = { $0.uploadTask(with: request, fromFile: url) }
+        case .stream(let stream):
+            let tee = TeeInputStream(source: stream, limit: limit)
+            requestStream.withLock { $0 = tee }
+            var streamed = request
+            streamed.httpBodyStream = tee
+            make = { $0.dataTask(with: streamed) }
+        case .askDelegate:
+            if let original, let delegate = task.delegate {
+                streamSource.withLock { $0 = StreamSource(task: task, original: original, delegate: delegate, limit: limit) }
+            }
+            make = { $0.uploadTask(withStreamedRequest: request) }
+        }
+
+        self.recorder = recorder
+        if announce { agent.emit(recorder.started()) }
+        // The demux may have been invalidated since it was looked up (the
+        // agent stopped); a fresh one serves, else the task fails cleanly.
+        guard let inner = demux.task(for: self, cachedResponse: cachedResponse, make)
+            ?? agent.demuxes.demux(for: internals.session).task(for: self, cachedResponse: cachedResponse, make)
+        else {
+            return fail(URLError(.cancelled))
+        }
+        innerTask = inner
+        inner.resume()
+        if case .none = body { self.recorder?.markRequestSent() }
+    }
+
+    // MARK: - Breakpoints (on `queue`)
+
+    /// The viewer (or a timeout, or the app) decided about a held request.
+    private func endRequestHold(_ decision: Breakpoints.Decision) {
+        guard let held = heldRequest, var recorder else { return }
+        heldRequest = nil
+        switch control.requestDecided(decision) {
+        case .kill:
+            return endHeld(cancellingTask: true)
+        case .cancelled:
+            return endHeld(cancellingTask: false)
+        case .send(let exchange, let edited):
+            // The app cancelled the task while it was held; corelibs reports that.
+            guard !clientIsDone else { return endHeld(cancellingTask: false) }
+            var request = held.request
+            var body = held.body
+            if edited {
+                request = held.request.applying(exchange)
+                if !exchange.bodyStreams { body = exchange.body.map { .data($0) } ?? .none }
+                recorder.replaceRequest(request, additionalHeaders: held.internals.session?.configuration.httpAdditionalHeaders,
+                                        keepingBody: exchange.bodyStreams)
+                if let changes = control.changes { recorder.setChanges(changes) }
+            }
+            launch(request: request, body: body, recorder: recorder, announce: edited, internals: held.internals,
+                   cachedResponse: held.cachedResponse, demux: held.demux)
+        }
+    }
+
+    /// Ends a held flow as cancelled, without (more) network. A kill
+    /// (`cancellingTask`) cancels the app's task, so the app sees exactly
+    /// what a cancellation shows, `task.error` included: corelibs sets that
+    /// on `cancel()`, never from a custom protocol's failure.
+    private func endHeld(cancellingTask: Bool) {
+        if let recorder {
+            agent?.emit(recorder.finished(error: URLError(.cancelled), requestBody: requestStream.current?.captured))
+        }
+        let appTask = task
+        recorder = nil
+        original = nil
+        task = nil
+        completionTaskDelegate = nil
+        streamSource.withLock { $0 = nil }
+        if cancellingTask { appTask?.cancel() }
+    }
+
+    /// The viewer (or a timeout, or the app) decided about a held response.
+    func endResponseHold(_ decision: Breakpoints.Decision) {
+        guard let held = heldResponse, held.complete, var recorder, let agent else { return }
+        heldResponse = nil
+        let http = held.head as? HTTPURLResponse
+        let arrived = http.map { ExchangeResponse($0, body: held.body) } ?? ExchangeResponse(statusCode: 0, headers: [], body: held.body)
+        switch control.responseDecided(decision, held: arrived, original: recorder.currentResponse) {
+        case .kill:
+            return endHeld(cancellingTask: true)
+        case .cancelled:
+            return endHeld(cancellingTask: false)
+        case .deliver(let response, let edited):
+            guard !clientIsDone else { return endHeld(cancellingTask: false) }
+            var head = held.head
+            var body = held.body
+            if edited, let url = http?.url, let made = response.urlResponse(for: url) {
+                head = made
+                body = response.body
+                recorder.replaceResponse(made, body: body)
+                if let changes = control.changes { recorder.setChanges(changes, afterStart: true) }
+            }
+            agent.emit(recorder.finished(error: nil, requestBody: requestStream.current?.captured))
+            self.recorder = nil
+            deliverWhole(head: head, body: body)
+        }
+    }
+
+    /// Gives the app a whole response at once (one held at a breakpoint).
+    private func deliverWhole(head: URLResponse, body: Data) {
+        let delivery = delivery
+        if delivery == .wholeBodyOnce, !body.isEmpty, let delegate = completionTaskDelegate, let original,
+           let dataTask = task as? URLSessionDataTask {
+            original.delegateQueue.addOperation {
+                delegate.urlSession(original, dataTask: dataTask, didReceive: body)
+            }
+        }
+        original = nil
+        task = nil
+        completionTaskDelegate = nil
+        streamSource.withLock { $0 = nil }
+        withClient { client, owner in client.urlProtocol(owner, didReceive: head, cacheStoragePolicy: .notAllowed) }
+        withClient(finishing: true) { client, owner in
+            if !body.isEmpty { client.urlProtocol(owner, didLoad: body) }
+            client.urlProtocolDidFinishLoading(owner)
+        }
+    }
+
+    /// A map-local rule answered: the app gets the file as a response, and
+    /// nothing goes on the network.
+    private func answerLocally(task: URLSessionTask, request: URLRequest, internals: TaskInternals,
+                               response: HTTPURLResponse, data: Data, changes: FlowChanges) {
+        guard let agent else { return }
+        var recorder = FlowRecorder(
+            request: request,
+            additionalHeaders: internals.session?.configuration.httpAdditionalHeaders,
+            sessionID: agent.demuxes.demux(for: internals.session).sessionID,
+            taskID: task.taskIdentifier,
+            configuration: agent.configuration,
+            clock: agent.clock
+        )
+        recorder.setChanges(changes)
+        if let body = request.httpBody { recorder.setRequestBody(CapturedBody(capturing: body, cap: agent.configuration.bodyCaptureLimit)) }
+        agent.emit(recorder.started())
+        recorder.markRequestSent()
+        agent.emit(recorder.received(response))
+        recorder.receivedBody(data)
+        agent.emit(recorder.finished(error: nil, requestBody: nil))
+        self.task = nil
+        withClient { client, owner in
+            client.urlProtocol(owner, didReceive: response, cacheStoragePolicy: .notAllowed)
+            if !data.isEmpty { client.urlProtocol(owner, didLoad: data) }
+        }
+        withClient(finishing: true) { client, owner in client.urlProtocolDidFinishLoading(owner) }
+    }
+
+    /// What to send when the task's internal body could not be read.
+    private static func body(in request: URLRequest, of task: URLSessionTask) -> TaskInternals.Body {
+        if let data = request.httpBody { return .data(data) }
+        if let stream = request.httpBodyStream { return .stream(stream) }
+        return task is URLSessionUploadTask ? .askDelegate : .none
+    }
+
+    static func downloadUnsupportedError(for request: URLRequest) -> URLError {
+        var info: [String: Any] = [
+            NSLocalizedDescriptionKey:
+                "netinspect CaptureAgent cannot run download tasks on Linux: swift-corelibs-foundation does not "
+                + "support downloads through a custom URLProtocol. Use a data task, or exclude this URL from capture.",
+        ]
+        if let url = request.url {
+            info[NSURLErrorFailingURLErrorKey] = url
+        }
+        return URLError(.unsupportedURL, userInfo: info)
+    }
+
+    func fail(_ error: Error) {
+        withClient(finishing: true) { client, owner in client.urlProtocol(owner, didFailWithError: error) }
+    }
+}

@@ -1,0 +1,45 @@
+/// What a viewer's control can do to each kind of client's traffic (when
+/// the app allows control): the one place that says what an adapter cannot
+/// do, and why. docs/AGENT.md's table of powers by client is checked
+/// against it (`ControlPowersTests`), and the scenario table
+/// (`ControlScenarioTests`) expects exactly these.
+///
+/// ```swift
+/// CaptureClient.openAPI.limitation(.replay)   // "the middleware has no transport of its own…"
+/// ```
+package enum ControlPower: String, CaseIterable, Sendable {
+    case mapRemote = "map remote"
+    case mapLocal = "map local"
+    case headerRule = "header rule"
+    case requestBreakpoint = "request breakpoint"
+    case responseBreakpoint = "response breakpoint"
+    case kill
+    case replay
+}
+
+/// The clients the agent captures, as the table of powers names them.
+package enum CaptureClient: String, CaseIterable, Sendable {
+    case urlSession = "URLSession"
+    case urlSessionDownload = "URLSession download tasks"
+    case asyncHTTPClient = "AsyncHTTPClient"
+    case openAPI = "OpenAPI middleware"
+
+    /// Why this client cannot have `power`; nil when it can.
+    package func limitation(_ power: ControlPower) -> String? {
+        switch (self, power) {
+        case (.urlSessionDownload, .replay), (.openAPI, .mapRemote), (.openAPI, .mapLocal), (.openAPI, .headerRule),
+             (.openAPI, .requestBreakpoint), (.openAPI, .responseBreakpoint), (.openAPI, .kill),
+             (.urlSession, _), (.asyncHTTPClient, _):
+            nil
+        case (.urlSessionDownload, _):
+            "corelibs cannot run a download through the agent's own protocol, so a download stays with Foundation's, which the agent only observes"
+        case (.openAPI, .replay):
+            "the middleware has no transport of its own to send a request again with"
+        }
+    }
+
+    /// Whether this client has `power`.
+    package func can(_ power: ControlPower) -> Bool {
+        limitation(power) == nil
+    }
+}

@@ -1,0 +1,250 @@
+import AsyncHTTPClient
+import CaptureAgent
+import Foundation
+import NIOCore
+import NIOHTTP1
+import WireProtocol
+
+/// The viewer's control of the requests on one channel, for an app that
+/// allows it: between the HTTP codec and ``WireCaptureHandler``, so the
+/// flow is already recorded as the app made it and what this sends is what
+/// goes on the wire. ``ExchangeControl`` decides; this carries it out in
+/// NIO's terms: header rules rewrite the head, map local answers the app
+/// with a response fired from here (nothing is written), map remote answers
+/// it with what the agent's own client fetched from the mapped origin, and
+/// a breakpoint keeps head and body back until the viewer decides.
+///
+/// Every write promise is completed when the part is taken, so a streaming
+/// upload never waits on the viewer; a kill reaches AsyncHTTPClient as
+/// `HTTPClientError.cancelled`, as the app's own cancellation does.
+final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias InboundOut = HTTPClientResponsePart
+    typealias OutboundIn = HTTPClientRequestPart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private enum Mode {
+        /// Nothing to do: parts go through untouched.
+        case passing
+        /// Parts are kept until the request's end, then the breakpoint filter decides.
+        case collecting
+        /// Held for the viewer.
+        case held(FlowID)
+        /// Answered without writing anything.
+        case answering(Answer)
+    }
+
+    private enum Answer {
+        /// A map-local rule's file.
+        case local(ExchangeResponse)
+        /// What the agent's own client fetches from a mapped origin,
+        /// once the request's body is in.
+        case remote(ExchangeRequest)
+    }
+
+    private let exchange: ChannelExchange
+    private var mode = Mode.passing
+    private var head: HTTPRequestHead?
+    private var body = ByteBuffer()
+    /// The body could not be kept whole (a file region, or past the hold limit).
+    private var bodyIsStreamed = false
+    private var replayBody: ByteBuffer?
+
+    init(exchange: ChannelExchange) {
+        self.exchange = exchange
+    }
+
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        switch unwrapOutboundIn(data) {
+        case .head(let head):
+            start(head, context: context, promise: promise)
+        case .body(let part):
+            keepForReplay(part)
+            if case .passing = mode { return context.write(data, promise: promise) }
+            promise?.succeed(())
+            if case .answering(.remote) = mode, case .byteBuffer(var buffer) = part { body.writeBuffer(&buffer) }
+            guard case .collecting = mode else { return }
+            guard case .byteBuffer(var buffer) = part, body.readableBytes + buffer.readableBytes <= exchange.control?.holdLimit ?? 0 else {
+                // Too large (or a file) to hold: it goes on as it is, unheld.
+                bodyIsStreamed = true
+                flushKept(context: context)
+                return context.write(data, promise: promise)
+            }
+            body.writeBuffer(&buffer)
+        case .end:
+            exchange.rememberForReplay(body: replayBody)
+            if case .passing = mode { return context.write(data, promise: promise) }
+            promise?.succeed(())
+            ended(context: context)
+        }
+    }
+
+    func flush(context: ChannelHandlerContext) {
+        if case .passing = mode { context.flush() }
+    }
+
+    func close(context: ChannelHandlerContext, mode closeMode: CloseMode, promise: EventLoopPromise<Void>?) {
+        // AsyncHTTPClient gave up on the request (cancelled, deadline): a hold ends as the app's cancel.
+        if case .held(let id) = mode { exchange.client.agent.breakpoints.decide(id, .release(.cancelled)) }
+        reset()
+        context.close(mode: closeMode, promise: promise)
+    }
+
+    // MARK: - Steps
+
+    private func start(_ appHead: HTTPRequestHead, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
+        reset()
+        let agent = exchange.client.agent
+        guard agent.allowsControl, let flow = exchange.flow, !flow.isDone, let url = URL(string: flow.url) else {
+            exchange.control = nil
+            return context.write(wrapOutboundOut(.head(appHead)), promise: promise)
+        }
+        let request = ExchangeRequest(method: appHead.method.rawValue, url: url, headers: appHead.headers.list, bodyStreams: true)
+        replayBody = ByteBuffer()
+        exchange.app = request
+        var control = ExchangeControl(policy: agent.controlPolicy)
+        var head = appHead
+        if control.policy.canChange {
+            switch control.start(request) {
+            case .answer(let response):
+                mode = .answering(.local(response))
+            case .send(let sent) where control.changes != nil && !Self.sameOrigin(sent.url, url):
+                // Another origin: this connection cannot reach it.
+                mode = .answering(.remote(sent))
+            case .send(let sent):
+                if control.changes != nil { head = Self.head(appHead, carrying: sent) }
+            }
+            exchange.recordChanges(control.changes, request: control.request)
+        }
+        exchange.control = control
+        self.head = head
+        switch mode {
+        case .answering:
+            promise?.succeed(())
+        case .passing where control.policy.intercepts:
+            mode = .collecting
+            promise?.succeed(())
+        default:
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
+        }
+    }
+
+    private func ended(context: ChannelHandlerContext) {
+        switch mode {
+        case .passing, .held:
+            break
+        case .answering(.local(let response)):
+            reset()
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            context.eventLoop.execute { bound.value.0.answer(response, context: bound.value.1) }
+        case .answering(.remote(var request)):
+            if body.readableBytes > 0 { request.body = Data(body.readableBytesView) }
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            exchange.client.fetch(request, on: context.eventLoop).whenComplete { result in
+                let (handler, context) = bound.value
+                guard case .answering = handler.mode else { return }
+                handler.reset()
+                switch result {
+                case .success(let response): handler.answer(response, context: context)
+                case .failure(let error): context.fireErrorCaught(error)
+                }
+            }
+        case .collecting:
+            let ready = bodyIsStreamed ? ExchangeControl.RequestAction.send : exchange.requestReady(body: body)
+            guard ready == .hold, let id = exchange.flow?.recorder?.id else { return flushKept(context: context, end: true) }
+            mode = .held(id)
+            let loop = context.eventLoop
+            let bound = NIOLoopBound((self, context), eventLoop: loop)
+            exchange.client.agent.hold(id, phase: .request) { decision in
+                loop.execute { bound.value.0.released(decision, context: bound.value.1) }
+            }
+        }
+    }
+
+    private func released(_ decision: Breakpoints.Decision, context: ChannelHandlerContext) {
+        guard case .held = mode, var control = exchange.control, var head else { return }
+        let outcome = control.requestDecided(decision)
+        exchange.control = control
+        switch outcome {
+        case .kill:
+            reset()
+            exchange.killed()
+            context.fireErrorCaught(HTTPClientError.cancelled)
+            context.close(promise: nil)
+        case .cancelled:
+            reset()
+        case .send(let sent, let edited):
+            if edited {
+                head = Self.head(head, carrying: sent)
+                if !sent.bodyStreams {
+                    body = ByteBuffer(bytes: sent.body ?? Data())
+                    head.headers.remove(name: "transfer-encoding")
+                    head.headers.replaceOrAdd(name: "content-length", value: String(body.readableBytes))
+                }
+                exchange.recordEdit(control.changes, request: sent)
+            }
+            self.head = head
+            flushKept(context: context, end: true)
+        }
+    }
+
+    /// Writes what was kept back and lets everything after it through.
+    private func flushKept(context: ChannelHandlerContext, end: Bool = false) {
+        if let head { context.write(wrapOutboundOut(.head(head)), promise: nil) }
+        if body.readableBytes > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(body))), promise: nil) }
+        if end { context.write(wrapOutboundOut(.end(nil)), promise: nil) }
+        reset()
+        context.flush()
+    }
+
+    /// Fires `response` at AsyncHTTPClient as if it had come from the server
+    /// (after this call returns: AsyncHTTPClient is still inside its write).
+    private func answer(_ response: ExchangeResponse, context: ChannelHandlerContext) {
+        var headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
+        headers.remove(name: "transfer-encoding")
+        headers.replaceOrAdd(name: "content-length", value: String(response.body.count))
+        let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: response.statusCode), headers: headers)
+        context.fireChannelRead(wrapInboundOut(.head(head)))
+        if !response.body.isEmpty { context.fireChannelRead(wrapInboundOut(.body(ByteBuffer(bytes: response.body)))) }
+        context.fireChannelRead(wrapInboundOut(.end(nil)))
+        context.fireChannelReadComplete()
+    }
+
+    private func keepForReplay(_ part: IOData) {
+        guard replayBody != nil else { return }
+        guard case .byteBuffer(var buffer) = part,
+              replayBody!.readableBytes + buffer.readableBytes <= exchange.client.configuration.replayLimits.bytes
+        else { return replayBody = nil }
+        replayBody!.writeBuffer(&buffer)
+    }
+
+    private func reset() {
+        mode = .passing
+        head = nil
+        body = ByteBuffer()
+        bodyIsStreamed = false
+    }
+
+    // MARK: - Helpers
+
+    /// `head` carrying `request`'s method, path and query, and header fields.
+    static func head(_ head: HTTPRequestHead, carrying request: ExchangeRequest) -> HTTPRequestHead {
+        var head = head
+        head.method = HTTPMethod(rawValue: request.method)
+        let path = request.url.path(percentEncoded: true)
+        head.uri = (path.isEmpty ? "/" : path) + (request.url.query(percentEncoded: true).map { "?" + $0 } ?? "")
+        head.headers = HTTPHeaders(request.headers.map { ($0.name, $0.value) })
+        return head
+    }
+
+    static func sameOrigin(_ a: URL, _ b: URL) -> Bool {
+        a.scheme?.lowercased() == b.scheme?.lowercased() && a.host?.lowercased() == b.host?.lowercased() && a.port == b.port
+    }
+}
+
+extension HTTPHeaders {
+    /// The fields as the log lists them, in order.
+    var list: [HTTPHeader] {
+        map { HTTPHeader(name: $0.name, value: $0.value) }
+    }
+}

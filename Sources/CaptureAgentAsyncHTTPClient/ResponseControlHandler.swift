@@ -1,0 +1,132 @@
+import AsyncHTTPClient
+import CaptureAgent
+import Foundation
+import NIOCore
+import NIOHTTP1
+import WireProtocol
+
+/// The viewer's breakpoints on responses, for an app that allows control:
+/// the last handler before AsyncHTTPClient's own, behind the capture
+/// handlers, so the flow has recorded the response (decoded, when
+/// AsyncHTTPClient decompresses) before the viewer is asked about it, and
+/// AsyncHTTPClient gets nothing of a held response until the viewer decides.
+/// ``ExchangeControl`` decides; this keeps the parts back and fires the
+/// response the viewer let through, edited or not.
+final class ResponseControlHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPClientResponsePart
+    typealias InboundOut = HTTPClientResponsePart
+    typealias OutboundIn = HTTPClientRequestPart
+    typealias OutboundOut = HTTPClientRequestPart
+
+    private struct Held {
+        var flow: WireFlow
+        var head: HTTPResponseHead
+        var body = ByteBuffer()
+        var waiting = false
+        /// The connection closed after the whole response came: told once the app has it.
+        var inactive = false
+    }
+
+    private let exchange: ChannelExchange
+    private var held: Held?
+
+    init(exchange: ChannelExchange) {
+        self.exchange = exchange
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let head):
+            guard head.status.code >= 200, let flow = exchange.flow, !flow.isDone, exchange.responseArrived() == .hold else {
+                return context.fireChannelRead(data)
+            }
+            flow.isHeldByControl = true
+            held = Held(flow: flow, head: head)
+        case .body(var buffer):
+            guard var kept = held, !kept.waiting else { return context.fireChannelRead(data) }
+            kept.body.writeBuffer(&buffer)
+            held = kept
+            if kept.body.readableBytes > exchange.control?.holdLimit ?? 0 {
+                // Too large to hold whole: the app gets it unheld, as it comes,
+                // so a breakpoint never costs more memory than the capture.
+                exchange.control?.bodyOutgrewHold()
+                kept.flow.isHeldByControl = false
+                held = nil
+                context.fireChannelRead(wrapInboundOut(.head(kept.head)))
+                context.fireChannelRead(wrapInboundOut(.body(kept.body)))
+            }
+        case .end:
+            guard var kept = held, !kept.waiting, let recorder = kept.flow.recorder else { return context.fireChannelRead(data) }
+            kept.waiting = true
+            held = kept
+            let loop = context.eventLoop
+            let bound = NIOLoopBound((self, context), eventLoop: loop)
+            exchange.client.agent.hold(recorder.id, phase: .response, response: recorder.currentResponse) { decision in
+                loop.execute { bound.value.0.released(decision, context: bound.value.1) }
+            }
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        // AsyncHTTPClient hands parts on at read-complete; a held response has none yet.
+        if held == nil { context.fireChannelReadComplete() }
+    }
+
+    /// AsyncHTTPClient gave up (cancelled, deadline): a hold ends as the app's cancel.
+    func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+        if let kept = held {
+            held = nil
+            exchange.finishHeld(kept.flow, as: .cancelled)
+            if kept.waiting, let id = kept.flow.recorder?.id { exchange.client.agent.breakpoints.decide(id, .release(.cancelled)) }
+        }
+        context.close(mode: mode, promise: promise)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        guard var kept = held, kept.waiting else {
+            if let kept = held {
+                // Closed before the response ended: the app gets what came, then the close.
+                held = nil
+                exchange.finishHeld(kept.flow, as: .cancelled)
+                context.fireChannelRead(wrapInboundOut(.head(kept.head)))
+                context.fireChannelRead(wrapInboundOut(.body(kept.body)))
+            }
+            return context.fireChannelInactive()
+        }
+        kept.inactive = true
+        held = kept
+    }
+
+    private func released(_ decision: Breakpoints.Decision, context: ChannelHandlerContext) {
+        guard let kept = held, kept.waiting, var control = exchange.control else { return }
+        held = nil
+        let arrived = ExchangeResponse(statusCode: Int(kept.head.status.code), headers: kept.head.headers.list,
+                                       body: Data(kept.body.readableBytesView))
+        let outcome = control.responseDecided(decision, held: arrived, original: kept.flow.recorder?.currentResponse)
+        exchange.control = control
+        switch outcome {
+        case .kill:
+            exchange.finishHeld(kept.flow, as: .killed)
+            context.fireErrorCaught(HTTPClientError.cancelled)
+            context.close(promise: nil)
+            if kept.inactive { context.fireChannelInactive() }
+        case .cancelled:
+            exchange.finishHeld(kept.flow, as: .cancelled)
+        case .deliver(let response, let edited):
+            var head = kept.head
+            var body = kept.body
+            if edited {
+                head.status = HTTPResponseStatus(statusCode: response.statusCode)
+                head.headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
+                body = ByteBuffer(bytes: response.body)
+                exchange.recordEdit(control.changes, response: response, of: kept.flow)
+            }
+            exchange.finishHeld(kept.flow, as: .completed)
+            context.fireChannelRead(wrapInboundOut(.head(head)))
+            if body.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(.body(body))) }
+            context.fireChannelRead(wrapInboundOut(.end(nil)))
+            context.fireChannelReadComplete()
+            if kept.inactive { context.fireChannelInactive() }
+        }
+    }
+}
