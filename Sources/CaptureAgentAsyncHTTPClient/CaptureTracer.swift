@@ -43,7 +43,9 @@ struct CaptureTracer: Tracer {
         }
         let span: any Tracing.Span = inner.map { start($0) } ?? NoOpTracer.NoOpSpan(context: context())
         let watched = kind == .client && fileID != "AsyncHTTPClient/RequestBag+Tracing.swift"
-        return CaptureSpan(inner: span, request: watched ? TracedRequest(client: client) : nil)
+        // The async API starts this span on the caller's task, with its
+        // context: a captured handler's inbound flow is the request's parent.
+        return CaptureSpan(inner: span, request: watched ? TracedRequest(client: client, parentID: context().inboundFlowID) : nil)
     }
 
     /// Nothing to flush here: AsyncHTTPClient never flushes its tracer, and
@@ -126,8 +128,12 @@ final class TracedRequest: @unchecked Sendable {
     /// which the request's own task calls, one attribute at a time.
     private var sawURL = false
 
-    init(client: ClientCapture) {
+    /// The inbound flow the app was handling when it made the request.
+    let parentID: FlowID?
+
+    init(client: ClientCapture, parentID: FlowID?) {
         self.client = client
+        self.parentID = parentID
     }
 
     /// AsyncHTTPClient sets one attribute at a time (a no-op tracer's span
@@ -169,6 +175,7 @@ final class TracedRequest: @unchecked Sendable {
             configuration: client.configuration, clock: client.agent.clock, start: start
         )
         recorder.source = CaptureSource(client: .asyncHTTPClient, path: .tracer)
+        recorder.parentID = parentID
         return recorder
     }
 

@@ -70,6 +70,7 @@ final class ChannelExchange: @unchecked Sendable {
             )
             recorder.setClientHeaders(added)
             recorder.source = CaptureSource(client: .asyncHTTPClient, path: .wire)
+            recorder.parentID = claimed.traced?.parentID
             // An async request's wait for this connection (connecting
             // included: AsyncHTTPClient does not say which) is `blocked`.
             let blocked = claimed.traced?.waitStart.map { FlowClock.seconds(from: $0, to: start) }

@@ -2,7 +2,6 @@ import CaptureAgent
 import HTTPTypes
 import Hummingbird
 import NIOCore
-import Synchronization
 import WireProtocol
 
 /// Records every request a Hummingbird 2 service receives as an inbound flow,
@@ -26,11 +25,14 @@ import WireProtocol
 /// to `RemoteAddressRequestContext` gives the client's address.
 public struct InboundCaptureMiddleware<Context: RequestContext>: RouterMiddleware {
     private let agent: CaptureAgent
-    private let numbering = FlowNumbering()
+    /// This router's number among the agent's clients and servers.
+    private let sessionID: Int
+    private let requestNumbers = Counter()
 
     /// Captures the requests the router receives into `agent`.
     public init(agent: CaptureAgent) {
         self.agent = agent
+        sessionID = agent.nextSessionID()
     }
 
     public func handle(
@@ -41,7 +43,7 @@ public struct InboundCaptureMiddleware<Context: RequestContext>: RouterMiddlewar
         guard let flow = InboundRecording(
             agent: agent, method: input.method.rawValue, url: Self.url(of: input.head),
             headers: Self.headers(of: input.head), peer: Self.peer(of: context),
-            server: .hummingbird, sessionID: numbering.sessionID, taskID: numbering.next()
+            server: .hummingbird, sessionID: sessionID, taskID: requestNumbers.next()
         ) else {
             return try await next(input, context)
         }
@@ -118,20 +120,4 @@ public struct InboundCaptureMiddleware<Context: RequestContext>: RouterMiddlewar
 extension HTTPField.Name {
     /// HTTP/1's `Host`, which Hummingbird turns into the request's authority.
     static let host = HTTPField.Name("Host")!
-}
-
-/// Numbers a middleware's flows: one session per middleware instance (its
-/// router), one task number per request.
-final class FlowNumbering: Sendable {
-    private static let sessions = Mutex(0)
-    let sessionID: Int
-    private let tasks = Mutex(0)
-
-    init() {
-        sessionID = Self.sessions.withLock { $0 += 1; return $0 }
-    }
-
-    func next() -> Int {
-        tasks.withLock { $0 += 1; return $0 }
-    }
 }

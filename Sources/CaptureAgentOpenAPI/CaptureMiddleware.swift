@@ -109,6 +109,7 @@ public struct CaptureMiddleware: ClientMiddleware {
             clock: agent.clock
         )
         recorder.source = CaptureSource(client: .openAPI, operationID: operationID)
+        recorder.parentID = CaptureAgent.currentInboundFlowID   // the middleware runs on the caller's task
         return recorder
     }
 

@@ -30,9 +30,10 @@ final class CaptureURLProtocol: URLProtocol {
 
     override class func canInit(with request: URLRequest) -> Bool {
         guard let url = request.url, let scheme = url.scheme?.lowercased(), scheme == "http" || scheme == "https",
-              let agent = AgentRegistry.active
+              let agent = AgentRegistry.active, agent.configuration.shouldCapture(url)
         else { return false }
-        return agent.configuration.shouldCapture(url)
+        InboundParents.note(request)
+        return true
     }
 
     override class func canonicalRequest(for request: URLRequest) -> URLRequest {
@@ -71,6 +72,7 @@ final class CaptureURLProtocol: URLProtocol {
         // between, the flow still runs through the agent that accepted it.
         let agent = AgentRegistry.active ?? AgentRegistry.mostRecent
         let internals = TaskInternals(of: task)
+        let parentID = InboundParents.take(for: task.currentRequest ?? request)
         if let agent, ObservedProtocols.isReSending(internals.session),
            let nextClass = NextProtocol.protocolClass(
                for: task.currentRequest ?? request,
@@ -103,7 +105,7 @@ final class CaptureURLProtocol: URLProtocol {
                defaults: agent.defaultProtocolClasses
            ),
            let client {
-            let flow = InPlaceFlow(agent: agent, task: task, request: task.originalRequest ?? request, internals: internals)
+            let flow = InPlaceFlow(agent: agent, task: task, request: task.originalRequest ?? request, internals: internals, parentID: parentID)
             let next = nextClass.init(task: task, cachedResponse: cachedResponse, client: RecordingClient(forwardingTo: client, flow: flow))
             mode = .inPlace(next: next, flow: flow)
             agent.count(.inPlace)
@@ -113,6 +115,7 @@ final class CaptureURLProtocol: URLProtocol {
         }
         let flow = ResendingFlow(agent: agent)
         flow.owner = self
+        flow.parentID = parentID
         mode = .resent(flow)
         agent?.count(.resent)
         flow.begin(task: task, request: request, internals: internals, cachedResponse: cachedResponse, control: control, started: started)

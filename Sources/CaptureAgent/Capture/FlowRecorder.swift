@@ -29,6 +29,12 @@ package struct FlowRecorder {
     private(set) var transferTimes: [Libcurl.TimeInfo: Double] = [:]
     /// Which client captured the flow, and how; sent with `flowStarted`.
     package var source: CaptureSource?
+    /// Set by inbound adapters: the app received this request.
+    package var direction: FlowDirection?
+    /// The inbound flow whose handler made this request, when there is one.
+    package var parentID: FlowID?
+    /// The other end's address, when the adapter sees it (inbound: the client).
+    package var peer: String?
     /// For a client that reports no phases itself: the name the phases the
     /// recorder measures are given (nil: none are measured; URLSession flows
     /// take libcurl's). See ``measurePhases(source:blocked:)``.
@@ -167,7 +173,7 @@ package struct FlowRecorder {
     /// so far (what a breakpoint's filter sees, and what a held response shows).
     package var log: NetworkLog {
         NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, response: currentResponse, timing: timing,
-                   redirects: redirects, source: source, changes: changes)
+                   redirects: redirects, source: source, changes: changes, direction: direction, parentID: parentID, peer: peer)
     }
 
     /// The response head with the body captured so far.
@@ -209,7 +215,8 @@ package struct FlowRecorder {
     }
 
     package func started() -> Message {
-        .flowStarted(NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, timing: timing, source: source, changes: changes))
+        .flowStarted(NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, timing: timing, source: source,
+                                changes: changes, direction: direction, parentID: parentID, peer: peer))
     }
 
     /// Makes the final timing carry phases the recorder measured itself:

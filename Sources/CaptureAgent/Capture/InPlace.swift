@@ -96,9 +96,13 @@ final class InPlaceFlow: @unchecked Sendable {
     /// The app's own protocol this flow observes, while it runs.
     private var observedProtocol: ObjectIdentifier?
 
+    /// The inbound flow the app was handling when it made the request.
+    private let parentID: FlowID?
+
     /// Call on the task's work queue, before the next protocol starts.
-    init(agent: CaptureAgent, task: URLSessionTask, request: URLRequest, internals: TaskInternals) {
+    init(agent: CaptureAgent, task: URLSessionTask, request: URLRequest, internals: TaskInternals, parentID: FlowID? = nil) {
         self.agent = agent
+        self.parentID = parentID
         self.task = task
         self.internals = internals
         start = agent.clock.start()
@@ -122,6 +126,7 @@ final class InPlaceFlow: @unchecked Sendable {
                 start: start,
                 path: .inPlace
             )
+            recorder.parentID = parentID
             recorder.setRequestBody(Self.requestBody(internals.body, limit: agent.configuration.bodyCaptureLimit))
             let body: Data? = if case .data(let data)? = internals.body { data } else { nil }
             if let origin = agent.rememberForReplay(recorder.id, task: task, request: originalRequest, body: body, session: session) {

@@ -72,6 +72,10 @@ final class ResendingFlow: @unchecked Sendable {
     /// the client is called from `queue` under the same lock.
     private var workQueue: DispatchQueue?
 
+    /// The inbound flow the app was handling when it made the request; set
+    /// before ``begin(task:request:internals:cachedResponse:control:started:)``.
+    var parentID: FlowID?
+
     init(agent: CaptureAgent?) {
         self.agent = agent
     }
@@ -159,6 +163,7 @@ final class ResendingFlow: @unchecked Sendable {
             configuration: agent.configuration,
             clock: agent.clock
         )
+        recorder.parentID = parentID
 
         let appBody: Data? = if case .data(let data)? = internals.body { data } else { nil }
         if let origin = agent.rememberForReplay(recorder.id, task: task, request: appRequest, body: appBody, session: internals.session) {
@@ -349,6 +354,7 @@ final class ResendingFlow: @unchecked Sendable {
             configuration: agent.configuration,
             clock: agent.clock
         )
+        recorder.parentID = parentID
         recorder.setChanges(changes)
         if let body = request.httpBody { recorder.setRequestBody(CapturedBody(capturing: body, cap: agent.configuration.bodyCaptureLimit)) }
         agent.emit(recorder.started())

@@ -58,14 +58,13 @@ package final class InboundRecording: Sendable {
                                     taskID: taskID, configuration: configuration, clock: agent.clock)
             flow.source = CaptureSource(client: server, path: .inPlace)
             flow.responseBodyIsDecoded = false
+            flow.direction = .inbound
+            flow.peer = peer
             recorder = flow
         }
         id = recorder?.id ?? FlowID()
         state = Locked(State(recorder: recorder, requestBody: BodyCapture(limit: configuration.bodyCaptureLimit)))
-        guard let recorder, case .flowStarted(var log) = recorder.started() else { return }
-        log.direction = .inbound
-        log.peer = peer
-        agent.emit(.flowStarted(log))
+        if let recorder { agent.emit(recorder.started()) }
     }
 
     /// Request body bytes as the handler reads them, counted in full and
