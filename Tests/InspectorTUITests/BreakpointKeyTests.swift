@@ -101,17 +101,22 @@ final class BreakpointKeyTests: XCTestCase {
         XCTAssertEqual(request.method, "PUT")
     }
 
-    func testFlowsOfOtherClientsAreNotOfferedForReplay() {
+    /// The agent replays URLSession requests only: another client's flow is
+    /// sent by netinspect itself, and `e` edits it for netinspect to send.
+    func testFlowsOfOtherClientsAreReplayedByNetinspectItself() {
         var state = AppState(timeZone: Fixtures.utc)
         var hello = Fixtures.hello()
         hello.acceptsControl = true
         var log = Fixtures.started(1)
         log.source = CaptureSource(client: .openAPI, operationID: "listItems")
         _ = Reducer.reduce(&state, .inbox([.connected(connection, hello, peer: "unix"), .message(connection, .flowStarted(log))], at: Fixtures.epoch))
-        XCTAssertEqual(state.press("r"), .none)
-        XCTAssertTrue(state.notice?.text.contains("URLSession") == true, "\(String(describing: state.notice))")
+        guard case .send(let own) = state.press("r") else { return XCTFail("netinspect sends it") }
+        XCTAssertEqual(own.replayOf, Fixtures.id(1))
+        XCTAssertTrue(state.notice?.text.contains("replays URLSession requests only, this came from OpenAPI") == true, "\(String(describing: state.notice))")
         state.press("enter")
-        XCTAssertEqual(state.press("e"), .none, "nor edit-then-replay")
+        guard case .edit(let session) = state.press("e"), case .ownReplay = session.purpose else {
+            return XCTFail("edit, then netinspect sends it")
+        }
     }
 
     func testAnAppWithoutControlIsNeverAsked() {

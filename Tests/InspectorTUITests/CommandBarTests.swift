@@ -21,7 +21,7 @@ final class CommandBarTests: XCTestCase {
         _ = run("columns method,code,path", in: &state)
         XCTAssertEqual(state.chosenColumns, [.method, .code, .path])
         let header = Renderer.render(state, size: .minimum).text.split(separator: "\n")[0]
-        XCTAssertTrue(header.hasPrefix(" Method Code Path"), String(header))
+        XCTAssertTrue(header.hasPrefix(" Method  Code Path"), String(header))
         _ = run("columns", in: &state)
         XCTAssertNil(state.chosenColumns)
     }

@@ -73,13 +73,13 @@ final class ReducerTests: XCTestCase {
 
     func testQuickFilters() {
         var state = Fixtures.mixedState()
-        state.press("e")
+        state.press("!")
         XCTAssertEqual(state.rows, [3])
         state.press("x")
         XCTAssertEqual(state.rows, [1, 2])
-        state.press("m")
+        state.press("t")
         XCTAssertEqual(state.filterText, "~m GET")
-        state.press("m")
+        state.press("t")
         XCTAssertEqual(state.filterText, "~m POST")
         XCTAssertEqual(state.rows, [2])
         state.press("c")
