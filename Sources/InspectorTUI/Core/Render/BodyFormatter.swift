@@ -44,6 +44,10 @@ public enum BodyFormatter {
 
     /// How a person chose to see bodies of one content type (mitmproxy's view
     /// modes): `auto` picks by content type and content, the others force a form.
+    ///
+    /// ```swift
+    /// BodyFormatter.lines(for: body, contentType: "application/json", view: .hex)
+    /// ```
     public enum View: String, Sendable, CaseIterable {
         case auto, raw, hex, json, form, markup
 

@@ -337,6 +337,10 @@ extension CapturedBody {
 }
 
 /// The time a flow spent held at breakpoints, by phase.
+///
+/// ```swift
+/// let held = store[sequence]?.heldTime.request   // seconds before the request went out
+/// ```
 public struct HeldTime: Sendable, Equatable {
     /// Seconds held before the request went out.
     public internal(set) var request: Double = 0

@@ -1,6 +1,10 @@
 import WireProtocol
 
 /// Where a command's default key is bound.
+///
+/// ```swift
+/// KeyPlacement(key: "d", contexts: [.list, .detail])
+/// ```
 public struct KeyPlacement: Sendable, Equatable {
     /// The key, in ``Key/init(spec:)`` spelling.
     public var key: String
@@ -11,6 +15,12 @@ public struct KeyPlacement: Sendable, Equatable {
 /// One command, defined once: its name (``Command``), its short name in the
 /// `:` bar, its argument, its help and its default keys. The keymap, the
 /// help overlay, the bar's parsing and completion are all made from these rows.
+///
+/// ```swift
+/// let spec = CommandTable.spec(for: .deleteFlow)!
+/// spec.alias   // "delete": `:delete` in the bar
+/// spec.keys    // [KeyPlacement(key: "d", contexts: [.list, .detail])]
+/// ```
 public struct CommandSpec: Sendable, Equatable {
     /// The command.
     public var command: Command
@@ -30,6 +40,10 @@ public struct CommandSpec: Sendable, Equatable {
 /// has the same action (`m` marks, `M` shows marked only, `d` deletes, `D`
 /// duplicates, `b` saves a body, `e` edits, `r` replays, `i`/`I` intercept);
 /// netinspect's own actions take keys mitmproxy leaves free.
+///
+/// ```swift
+/// CommandTable.all.count == Command.allCases.count   // one row each
+/// ```
 public enum CommandTable {
     private static let list: [KeyContext] = [.list]
     private static let detail: [KeyContext] = [.detail]

@@ -5,6 +5,12 @@ import WireProtocol
 /// cannot send it again: a flow from a file, from an app that has exited or
 /// does not allow control, from a client other than URLSession, or older
 /// than the app's agent keeps.
+///
+/// ```swift
+/// if case .send(let own) = Reducer.reduce(&state, .key(.character("r"))) {
+///     replayClient.send(own)   // its flow arrives on OwnRequest.connection
+/// }
+/// ```
 public struct OwnRequest: Sendable, Equatable {
     /// The request, with every value the person must fill in filled in.
     public var request: WireProtocol.Request
