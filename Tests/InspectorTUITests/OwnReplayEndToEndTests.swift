@@ -80,16 +80,17 @@ final class OwnReplayEndToEndTests: XCTestCase {
         XCTAssertFalse(FileManager.default.fileExists(atPath: demoPath), "socket file left behind")
     }
 
-    /// The demo app allows control: a breakpoint holds its next order, `a`
+    /// The demo app allows control: a breakpoint holds its next POST, `A`
     /// resumes it, and `r` has the app's agent replay a flow.
     func testTheDemoHoldsAtABreakpointAndReplays() throws {
         let ui = try TmuxSession(name: #function, arguments: ["--demo"])
         tmux = ui
         try ui.waitFor("/api/users")
         ui.send("i")
-        ui.type("~m POST & ~u orders")
+        // As README's "Try it" says; the demo sends a POST every few seconds.
+        ui.type("~m POST")
         ui.send("Enter")
-        var screen = try ui.waitFor("HELD", timeout: 20)
+        var screen = try ui.waitFor("HELD", timeout: 30)
         XCTAssertFalse(screen.contains("without control"), screen)
         ui.send("A")
         screen = try ui.waitFor("Resumed")
@@ -97,8 +98,11 @@ final class OwnReplayEndToEndTests: XCTestCase {
         try ui.waitFor("Breakpoints off")
         ui.send("g")
         ui.send("r")
-        screen = try ui.waitFor("↻", timeout: 20)
+        screen = try ui.waitFor("to replay")
         XCTAssertTrue(screen.contains("Asked \(DemoWorkload.appName) to replay"), screen)
+        // Follow again, so the replay (the newest flow) is in view however long the list.
+        ui.send("F")
+        try ui.waitFor("↻", timeout: 20)
         ui.send("Q")
         XCTAssertTrue(try ui.waitForExit().isClean)
     }
