@@ -37,6 +37,17 @@ final class FirstHourFindingsTests: XCTestCase {
         XCTAssertEqual(state.press("r"), .control(.replay(Fixtures.id(count)), to: ConnectionID(1)), "the newest is still the app's to replay")
     }
 
+    func testARequestBodyTheAgentDoesNotKeepIsSentByNetinspectOnceFilledIn() {
+        let size = Reducer.agentReplayBytes + 1
+        let upload = Fixtures.started(1, method: "PUT", body: CapturedBody(data: Data(repeating: 0x61, count: 1024), size: size, isTruncated: true))
+        var state = controlledAgent([.flowStarted(upload)])
+        guard case .edit(let session) = state.press("r"), case .ownReplay = session.purpose else {
+            return XCTFail("the agent does not keep it, and the log has only its start")
+        }
+        XCTAssertTrue(state.notice?.text.contains("does not keep a request body over 16 MiB") == true, "\(String(describing: state.notice))")
+        XCTAssertTrue(state.notice?.text.contains("the body (only its start was captured)") == true, "\(String(describing: state.notice))")
+    }
+
     func testAFlowWithARedactedValueOpensTheEditorInsteadOfGuessing() {
         var state = AppState(size: Self.wide, timeZone: Fixtures.utc)
         let secret = Fixtures.started(1, headers: [HTTPHeader(name: "Authorization", value: "<redacted>")])

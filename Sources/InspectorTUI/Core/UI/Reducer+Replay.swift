@@ -32,6 +32,9 @@ extension Reducer {
     /// replay of one it no longer keeps, without an answer. The agent does not
     /// say its bound, so the documented default is the one counted here.
     public static let agentReplayDepth = 100
+    /// The bytes of bodies the agent keeps for replay (`ReplayLimits.bytes`,
+    /// 16 MiB by default): a request body larger than that is not kept.
+    public static let agentReplayBytes = 16 * 1024 * 1024
 
     /// What a redacted value reads as in a log (CaptureAgent's default
     /// `redactionMarker`), in a header and, percent-encoded, in a URL.
@@ -89,6 +92,7 @@ extension Reducer {
               let index = record.agent, state.session.agents.indices.contains(index) else { return nil }
         let agent = state.session.agents[index]
         guard agent.isConnected, agent.hello.acceptsControl, agent.hello.agentName != Session.fileAgentName,
+              (record.log.request.body?.size ?? 0) <= agentReplayBytes,
               newerFlows(than: record, in: state.session.store, upTo: agentReplayDepth) < agentReplayDepth else { return nil }
         return agent
     }
@@ -106,6 +110,9 @@ extension Reducer {
         }
         if !agent.isConnected { return "\(app) is no longer connected" }
         if !agent.hello.acceptsControl { return "\(app) does not allow control (NETINSPECT_CONTROL=1)" }
+        if let body = record.log.request.body, body.size > agentReplayBytes {
+            return "\(app) does not keep a request body over \(Format.size(agentReplayBytes)) for replay"
+        }
         return "\(app) keeps only its last \(agentReplayDepth) requests, and this one is older"
     }
 
