@@ -134,6 +134,8 @@ let package = Package(
                 "CNCursesW",
                 "CaptureAgent",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                // netinspect's own client, for replays the app cannot make.
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

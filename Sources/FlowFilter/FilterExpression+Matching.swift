@@ -25,11 +25,13 @@ extension FilterExpression {
                 pattern.matches(utf8: UnsafeBufferPointer(rebasing: url[Self.hostRange(inURL: url)]))
             }
         case .url(let pattern):
-            return pattern.matches(log.request.url)
+            return Self.urlMatches(log.request.url, pattern)
         case let .header(pattern, side):
             return Self.anyHeader(of: log, side) { Self.headerLine(name: $0, value: $1, matches: pattern) }
         case let .body(pattern, side):
-            return Self.anyBody(of: log, side) { pattern.matches(utf8: $0.data) }
+            return Self.anyBody(of: log, side) { body in
+                pattern.matches(utf8: body.data) || Self.decodedFormBody(body).map(pattern.matches) == true
+            }
         case .contentType(let pattern):
             if let mime = log.response?.mimeType, pattern.matches(mime) { return true }
             return Self.anyHeader(of: log, .both) { name, value in
@@ -49,7 +51,7 @@ extension FilterExpression {
         case .comment(let pattern):
             return comment.map(pattern.matches) ?? false
         case .text(let pattern):
-            if pattern.matches(log.request.url) || pattern.matches(log.request.method) { return true }
+            if Self.urlMatches(log.request.url, pattern) || pattern.matches(log.request.method) { return true }
             guard let code = log.response?.statusCode else { return false }
             return pattern.matches(String(code))
         case .not(let inner):
@@ -59,6 +61,20 @@ extension FilterExpression {
         case let .or(left, right):
             return left.matches(log, marked: marked, comment: comment) || right.matches(log, marked: marked, comment: comment)
         }
+    }
+
+    /// The URL as sent, else as the list shows it (decoded).
+    private static func urlMatches(_ url: String, _ pattern: FilterPattern) -> Bool {
+        pattern.matches(url) || DecodedText.url(url).map(pattern.matches) == true
+    }
+
+    /// A body that reads as form encoding (`a=1&b=caf%C3%A9`), decoded; nil
+    /// for any other body, so JSON or binary bodies are read once, raw.
+    private static func decodedFormBody(_ body: CapturedBody) -> String? {
+        let percent = UInt8(ascii: "%"), plus = UInt8(ascii: "+"), equals = UInt8(ascii: "=")
+        guard body.data.contains(equals), body.data.contains(where: { $0 == percent || $0 == plus }),
+              let text = String(data: body.data, encoding: .utf8) else { return nil }
+        return DecodedText.form(text)
     }
 
     private static func anyHeader(of log: NetworkLog, _ side: FilterMessageSide, _ predicate: (_ name: String, _ value: String) -> Bool) -> Bool {

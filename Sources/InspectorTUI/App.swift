@@ -11,6 +11,8 @@ struct App {
     /// `--save`: finished flows appended as JSON lines.
     let saver: FlowLineWriter?
     private var assembler = FlowAssembler()
+    /// Made at the first request netinspect sends itself.
+    private var replayClient: ReplayClient?
 
     init(state: AppState, inbox: Inbox, terminal: Terminal, saver: FlowLineWriter? = nil) {
         self.state = state
@@ -20,7 +22,7 @@ struct App {
     }
 
     /// Every flow in the store, oldest first (for `--har` on exit).
-    var allFlows: [NetworkLog] { state.session.store.allRecords.map(\.log) }
+    var allFlows: [NetworkLog] { state.session.store.allRecords.filter { !$0.isDeleted }.map(\.log) }
     /// The marks and comments of the stored flows (for `--har` on exit).
     var annotations: [FlowID: FlowAnnotation] { state.session.store.annotations }
 
@@ -84,6 +86,11 @@ struct App {
         }
     }
 
+    /// Lets netinspect's own requests finish and releases its client.
+    func shutdown() {
+        replayClient?.shutdown()
+    }
+
     /// Carries out what the reducer asked for; false to quit.
     private mutating func perform(_ effect: Effect) -> Bool {
         switch effect {
@@ -91,6 +98,9 @@ struct App {
         case .quit: return false
         case .copyToClipboard(let text): terminal.sendControlSequence(osc52Clipboard(text))
         case .control(let message, let connection): inbox.send(message, to: connection)
+        case .send(let request):
+            if replayClient == nil { replayClient = ReplayClient(inbox: inbox) }
+            replayClient?.send(request)
         case .batch(let effects):
             for effect in effects where !perform(effect) { return false }
         case .edit(let session):
@@ -116,6 +126,13 @@ struct App {
             do {
                 try HARFile.write(flows, annotations: annotations, to: path)
                 apply(.notify("Wrote \(flows.count) flows to \(path)", isError: false))
+            } catch {
+                apply(.notify("Could not write \(path): \(error.localizedDescription)", isError: true))
+            }
+        case let .writeFile(data, path, note):
+            do {
+                try data.write(to: URL(fileURLWithPath: path))
+                apply(.notify(note, isError: false))
             } catch {
                 apply(.notify("Could not write \(path): \(error.localizedDescription)", isError: true))
             }

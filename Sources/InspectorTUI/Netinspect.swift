@@ -36,6 +36,9 @@ struct Netinspect: ParsableCommand {
     @Flag(name: .customLong("no-mouse"), help: "Do not ask the terminal for mouse clicks and the wheel (leaves the terminal's own text selection alone).")
     var noMouse = false
 
+    @Option(help: ArgumentHelp("Key bindings: one 'KEY COMMAND [CONTEXT,…]' a line, replacing the default key there ('KEY none CONTEXT' unbinds). Default: ~/.config/netinspect/keys when it exists.", valueName: "file"))
+    var keys: String?
+
     @Flag(help: "Run a built-in demo app that makes live traffic, to try netinspect out.")
     var demo = false
 
@@ -106,13 +109,37 @@ struct Netinspect: ParsableCommand {
     /// The parsed listen addresses (the default socket when none were given).
     var endpoints: [Endpoint] {
         get throws {
-            guard !listen.isEmpty else { return [Endpoint.defaultEndpoint()] }
+            guard !listen.isEmpty else { return [demo ? Self.demoEndpoint() : Endpoint.defaultEndpoint()] }
             return try listen.map { text in
                 do {
                     return try Endpoint(parsing: text)
                 } catch let error as Endpoint.ParseError {
                     throw ValidationError("--listen \(error.description)")
                 }
+            }
+        }
+    }
+
+    /// The demo's app runs in this process and needs no well-known socket:
+    /// a private one, beside the default, leaves the default to a
+    /// netinspect already running.
+    static func demoEndpoint(processID: Int32 = getpid()) -> Endpoint {
+        guard case .unix(let path) = Endpoint.defaultEndpoint() else { return Endpoint.defaultEndpoint() }
+        return .unix(path: (path as NSString).deletingLastPathComponent + "/netinspect-demo-\(processID).sock")
+    }
+
+    /// The default keys with the keys file's (`--keys`, else the default
+    /// file when it exists) in force.
+    var keymap: Keymap {
+        get throws {
+            let path = keys ?? Keymap.defaultFilePath().flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
+            guard let path else { return .standard }
+            do {
+                return try Keymap.standard.rebinding(String(contentsOfFile: path, encoding: .utf8))
+            } catch let error as Keymap.FileError {
+                throw ValidationError("--keys \(path), \(error)")
+            } catch {
+                throw ValidationError("--keys \(path): \(error.localizedDescription)")
             }
         }
     }
@@ -180,7 +207,8 @@ struct Netinspect: ParsableCommand {
         let terminal = try Terminal(mouse: !noMouse)
         defer { terminal.restore() }
         var app = App(
-            state: AppState(limits: FlowStore.Limits(maximumFlows: maxFlows, bodyMemoryBudget: bodyBudget * 1024 * 1024), rules: rules),
+            state: AppState(limits: FlowStore.Limits(maximumFlows: maxFlows, bodyMemoryBudget: bodyBudget * 1024 * 1024),
+                            keymap: try keymap, rules: rules),
             inbox: inbox,
             terminal: terminal,
             saver: saver
@@ -188,6 +216,7 @@ struct Netinspect: ParsableCommand {
         if let flowsFromFile, let read { app.open(flowsFromFile, from: read) }
         if let filter { app.apply(Action.applyFilter(filter)) }
         app.run()
+        app.shutdown()
         terminal.restore()
         if let har { try writeHAR(app.allFlows, annotations: app.annotations, to: har) }
     }

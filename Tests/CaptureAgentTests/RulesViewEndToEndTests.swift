@@ -75,7 +75,7 @@ final class RulesViewEndToEndTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(serverA.requests.first?.headers.first { $0.name.lowercased() == "x-env" }?.value, "staging", "the file's rule is in force")
 
         ui.send("R")
-        try ui.waitFor("1 of 1 connected agent accepts control")
+        try ui.waitFor("the connected app allows control")
         ui.send("a")
         ui.type("map-rmote |nope|x")
         ui.send("Enter")
@@ -135,6 +135,6 @@ final class RulesViewEndToEndTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(first.status, 200)
         XCTAssertEqual(serverB.requests.map(\.uri), ["/text?first"], "the first request already obeys the rule added before the app started")
         XCTAssertEqual(serverA.requests.count, 0)
-        try ui.waitFor("1 of 1 connected agent accepts control")
+        try ui.waitFor("the connected app allows control")
     }
 }

@@ -87,4 +87,23 @@ final class BodyViewTests: XCTestCase {
         let shown = text(Data("name=Zo%C3%AB+K&empty=".utf8), "application/x-www-form-urlencoded")
         XCTAssertEqual(shown, "name  │ Zoë K\nempty │ ")
     }
+
+    /// mitmproxy's view modes: `m` in the detail view cycles them, `:view`
+    /// picks one, and the choice holds for every body of that content type.
+    func testViewModesCycleAndAreRememberedPerContentType() {
+        var state = Fixtures.mixedState(size: Size(width: 100, height: 40))
+        state.press("g", "enter", "2")
+        let screen = { (state: AppState) in Renderer.render(state, size: state.size).text }
+        XCTAssertTrue(screen(state).contains("view: auto") && screen(state).contains(#""name": "Zoë""#), screen(state))
+        state.press("m")
+        XCTAssertTrue(screen(state).contains("view: raw") && screen(state).contains(#"{"id":1,"name":"Zoë""#), screen(state))
+        state.press("m")
+        XCTAssertTrue(screen(state).contains("view: hex") && screen(state).contains("7b 22 69 64"), screen(state))
+        state.press("space")
+        XCTAssertTrue(screen(state).contains("view: hex"), "the 404's JSON body too:\n\(screen(state))")
+        state.enter("view auto", after: ":")
+        XCTAssertEqual(state.bodyViews["json"], .auto)
+        state.enter("view sideways", after: ":")
+        XCTAssertEqual(state.notice?.isError, true)
+    }
 }

@@ -101,17 +101,42 @@ final class BreakpointKeyTests: XCTestCase {
         XCTAssertEqual(request.method, "PUT")
     }
 
-    func testFlowsOfOtherClientsAreNotOfferedForReplay() {
+    /// The agent replays URLSession and AsyncHTTPClient requests: another
+    /// client's flow is sent by netinspect itself, and `e` edits it for
+    /// netinspect to send.
+    func testFlowsOfOtherClientsAreReplayedByNetinspectItself() {
         var state = AppState(timeZone: Fixtures.utc)
         var hello = Fixtures.hello()
         hello.acceptsControl = true
         var log = Fixtures.started(1)
         log.source = CaptureSource(client: .openAPI, operationID: "listItems")
         _ = Reducer.reduce(&state, .inbox([.connected(connection, hello, peer: "unix"), .message(connection, .flowStarted(log))], at: Fixtures.epoch))
-        XCTAssertEqual(state.press("r"), .none)
-        XCTAssertTrue(state.notice?.text.contains("URLSession") == true, "\(String(describing: state.notice))")
+        guard case .send(let own) = state.press("r") else { return XCTFail("netinspect sends it") }
+        XCTAssertEqual(own.replayOf, Fixtures.id(1))
+        XCTAssertTrue(state.notice?.text.contains("replays URLSession and AsyncHTTPClient requests, this came from OpenAPI") == true, "\(String(describing: state.notice))")
         state.press("enter")
-        XCTAssertEqual(state.press("e"), .none, "nor edit-then-replay")
+        guard case .edit(let session) = state.press("e"), case .ownReplay = session.purpose else {
+            return XCTFail("edit, then netinspect sends it")
+        }
+    }
+
+    /// Since the capture core, the agent replays AsyncHTTPClient flows too;
+    /// a request the app received is netinspect's to send again.
+    func testAsyncHTTPClientFlowsGoToTheAgentAndInboundFlowsToNetinspect() {
+        var state = AppState(timeZone: Fixtures.utc)
+        var hello = Fixtures.hello()
+        hello.acceptsControl = true
+        var outbound = Fixtures.started(1)
+        outbound.source = CaptureSource(client: .asyncHTTPClient, path: .wire)
+        var inbound = Fixtures.started(2)
+        inbound.direction = .inbound
+        _ = Reducer.reduce(&state, .inbox([.connected(connection, hello, peer: "unix"), .message(connection, .flowStarted(outbound)),
+                                           .message(connection, .flowStarted(inbound))], at: Fixtures.epoch))
+        XCTAssertTrue(Reducer.agentReplays(outbound))
+        XCTAssertFalse(Reducer.agentReplays(inbound))
+        guard case .send(let own) = state.press("r") else { return XCTFail("netinspect sends the received request itself") }
+        XCTAssertEqual(own.replayOf, Fixtures.id(2))
+        XCTAssertTrue(state.notice?.text.contains("is a request") == true, "\(String(describing: state.notice))")
     }
 
     func testAnAppWithoutControlIsNeverAsked() {

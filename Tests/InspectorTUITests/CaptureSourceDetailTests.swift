@@ -94,7 +94,7 @@ final class FlowChangesDetailTests: XCTestCase {
         state.press("g", "enter")
         let text = Renderer.render(state, size: Size(width: 100, height: 30)).text
         XCTAssertTrue(text.contains("Mapped the app asked for https://api.example.com/v1/items"), text)
-        XCTAssertTrue(text.contains("Edited the app's own headers: X-Env: prod"), text)
+        XCTAssertTrue(text.contains("Edited headers: added Accept; removed X-Env"), text)
         XCTAssertTrue(text.contains("rule map-remote |api.example.com|127.0.0.1:8080"), text)
     }
 

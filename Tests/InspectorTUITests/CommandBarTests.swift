@@ -21,7 +21,7 @@ final class CommandBarTests: XCTestCase {
         _ = run("columns method,code,path", in: &state)
         XCTAssertEqual(state.chosenColumns, [.method, .code, .path])
         let header = Renderer.render(state, size: .minimum).text.split(separator: "\n")[0]
-        XCTAssertTrue(header.hasPrefix(" Method Code Path"), String(header))
+        XCTAssertTrue(header.hasPrefix(" Method  Code Path"), String(header))
         _ = run("columns", in: &state)
         XCTAssertNil(state.chosenColumns)
     }
@@ -202,7 +202,7 @@ final class ListColumnTests: XCTestCase {
         String(Renderer.render(state, size: Size(width: width, height: 24)).text.split(separator: "\n")[0])
     }
 
-    func testHostColumnFitsItsContentAndOPTIONSIsNotCut() {
+    func testHostColumnShowsThePortAndOPTIONSIsNotCut() {
         var state = AppState(size: Size(width: 120, height: 24), timeZone: Fixtures.utc)
         let messages: [Message] = [
             .flowStarted(Fixtures.started(1, method: "OPTIONS", url: "http://127.0.0.1:8080/a/very/long/path/that/needs/room")),
@@ -210,8 +210,8 @@ final class ListColumnTests: XCTestCase {
         _ = Reducer.reduce(&state, .inbox(Fixtures.connection(messages: messages), at: Fixtures.epoch))
         let screen = Renderer.render(state, size: Size(width: 120, height: 24)).text
         let row = String(screen.split(separator: "\n")[1])
-        XCTAssertTrue(row.contains("OPTIONS    … 127.0.0.1 /a/very/long/path/that/needs/room"), row)
-        XCTAssertTrue(header(state, width: 120).contains("Method  Code Host      Path"), header(state, width: 120))
+        XCTAssertTrue(row.range(of: "OPTIONS    … 127\\.0\\.0\\.1:8080 +/a/very/long/path/that/needs/room", options: .regularExpression) != nil, row)
+        XCTAssertTrue(header(state, width: 120).contains("Method  Code Host"), header(state, width: 120))
     }
 
     func testNarrowTerminalsKeepThePathReadable() {
@@ -233,7 +233,7 @@ final class ListColumnTests: XCTestCase {
             .flowStarted(Fixtures.started(3, method: "GET", url: "https://api.example.com/graphql?query=%7Bme%7Bid%7D%7D&operationName=Me")),
         ]
         _ = Reducer.reduce(&state, .inbox(Fixtures.connection(messages: messages), at: Fixtures.epoch))
-        let screen = Renderer.render(state, size: Size(width: 120, height: 24)).text
+        let screen = Renderer.render(state, size: Size(width: 160, height: 24)).text
         XCTAssertTrue(screen.contains("/graphql  ⟨GetUser⟩"), screen)
         XCTAssertTrue(screen.contains("/graphql  ⟨mutation⟩"), screen)
         XCTAssertTrue(screen.contains("⟨Me⟩"), screen)

@@ -139,6 +139,37 @@ final class DemoTests: XCTestCase {
         XCTAssertEqual(log.disconnections, 1)
     }
 
+    /// The demo app takes the path apps take (a completion handler: captured
+    /// in place, with the client's own headers and phases) and allows
+    /// control, so replay, breakpoints and rules work in the demo.
+    func testTheDemoAllowsControlAndIsCapturedInPlace() throws {
+        let (inbox, bound) = try listen()
+        let demo = try DemoWorkload.start(inspector: bound, token: nil, interval: .seconds(60))
+        defer { demo.stop() }
+        var hello: Hello?
+        var sources: [CaptureSource.Path?] = []
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        while sources.count < 3, ContinuousClock.now < deadline {
+            for event in inbox.wait(timeout: .seconds(1)) {
+                switch event {
+                case .connected(_, let greeting, _): hello = greeting
+                case .message(_, .flowStarted(let log)): sources.append(log.source?.path)
+                default: break
+                }
+            }
+        }
+        XCTAssertEqual(hello?.acceptsControl, true)
+        XCTAssertGreaterThanOrEqual(sources.count, 3)
+        XCTAssertEqual(Set(sources), [CaptureSource.Path.inPlace], "\(sources)")
+    }
+
+    func testTheDemoListensOnASocketOfItsOwn() throws {
+        let demo = try Netinspect.parse(["--demo"])
+        XCTAssertEqual(try demo.endpoints, [Netinspect.demoEndpoint()])
+        XCTAssertNotEqual(Netinspect.demoEndpoint(), Endpoint.defaultEndpoint())
+        XCTAssertEqual(try Netinspect.parse(["--demo", "--listen", "unix:/tmp/x.sock"]).endpoints, [.unix(path: "/tmp/x.sock")])
+    }
+
     func testTheFlagAndWhereTheAgentConnects() throws {
         XCTAssertTrue(try Netinspect.parse(["--demo"]).demo)
         XCTAssertFalse(try Netinspect.parse([]).demo)

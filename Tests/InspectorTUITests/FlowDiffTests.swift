@@ -126,10 +126,10 @@ final class FlowDiffTests: XCTestCase {
 
     func testDOpensTheDiffOfTheBaseAndTheSelection() {
         var state = Fixtures.mixedState()
-        state.press("D")
+        state.press("+")
         XCTAssertEqual(state.mode, .list)
         XCTAssertEqual(state.notice?.isError, true, "no base yet")
-        state.press("g", "b", "j", "D")
+        state.press("g", "=", "j", "+")
         XCTAssertEqual(state.mode, .diff(DiffState(base: 0, other: 1)))
         let screen = Renderer.render(state, size: .minimum).text
         XCTAssertTrue(screen.contains("~ status"), screen)
@@ -139,7 +139,7 @@ final class FlowDiffTests: XCTestCase {
 
     func testWithoutABaseTheNewestMarkIsUsed() {
         var state = Fixtures.mixedState()
-        state.press("g", "M", "j", "j", "D")
+        state.press("g", "m", "j", "j", "+")
         XCTAssertEqual(state.mode, .diff(DiffState(base: 0, other: 2)))
     }
 }

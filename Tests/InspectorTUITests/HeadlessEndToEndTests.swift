@@ -141,7 +141,7 @@ final class HeadlessEndToEndTests: XCTestCase {
         tmux = ui
         try ui.waitFor("/from-file")
         try ui.waitFor("Opened \(saved)")
-        ui.send("w")
+        ui.send("W")
         let screen = try ui.waitFor("Wrote 1 flows to ")
         let path = try XCTUnwrap(screen.split(separator: "\n").first { $0.contains("Wrote 1 flows to ") })
             .components(separatedBy: "Wrote 1 flows to ").last!.trimmingCharacters(in: .whitespaces)

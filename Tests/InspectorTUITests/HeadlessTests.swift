@@ -189,7 +189,7 @@ final class ExportKeyTests: XCTestCase {
     func testExportWritesOnlyTheShownFlows() {
         var state = Fixtures.mixedState()
         state.enter("~c 5xx", after: "f")
-        guard case .exportHAR(let flows, _, nil) = state.press("w") else { return XCTFail("w must ask for a HAR export") }
+        guard case .exportHAR(let flows, _, nil) = state.press("W") else { return XCTFail("W must ask for a HAR export") }
         XCTAssertFalse(flows.isEmpty)
         XCTAssertEqual(flows.count, state.rows.count)
         XCTAssertTrue(flows.allSatisfy { ($0.response?.statusCode ?? 0) >= 500 })

@@ -7,16 +7,16 @@ final class MarksAndCommentsTests: XCTestCase {
     func testMTogglesTheMarkAndAsksForItToBeSaved() {
         var state = Fixtures.mixedState()
         state.press("g")
-        XCTAssertEqual(state.press("M"), .annotationsChanged([Fixtures.id(1): FlowAnnotation(isMarked: true)]))
+        XCTAssertEqual(state.press("m"), .annotationsChanged([Fixtures.id(1): FlowAnnotation(isMarked: true)]))
         XCTAssertEqual(state.session.store.markedSequences, [0])
         XCTAssertTrue(Renderer.render(state, size: .minimum).text.split(separator: "\n")[1].hasPrefix("●"))
-        XCTAssertEqual(state.press("M"), .annotationsChanged([Fixtures.id(1): FlowAnnotation()]))
+        XCTAssertEqual(state.press("m"), .annotationsChanged([Fixtures.id(1): FlowAnnotation()]))
         XCTAssertEqual(state.session.store.markedSequences, [])
     }
 
     func testMarkedFilterAndJumpsBetweenMarks() {
         var state = Fixtures.mixedState()
-        state.press("g", "M", "j", "j", "j", "M")
+        state.press("g", "m", "j", "j", "j", "m")
         XCTAssertEqual(state.session.store.markedSequences, [0, 3])
         state.press("G", "]")
         XCTAssertEqual(state.selection, 0, "] wraps round to the first mark")
@@ -24,7 +24,7 @@ final class MarksAndCommentsTests: XCTestCase {
         XCTAssertEqual(state.selection, 3)
         state.press("[")
         XCTAssertEqual(state.selection, 0)
-        state.press("*")
+        state.press("M")
         XCTAssertEqual(state.filterText, "~marked")
         XCTAssertEqual(state.rows, [0, 3])
         state.enter("~marked & ~e", after: "f")
@@ -37,9 +37,9 @@ final class MarksAndCommentsTests: XCTestCase {
 
     func testUnmarkingUnderTheMarkedFilterRemovesTheRow() {
         var state = Fixtures.mixedState()
-        state.press("g", "M", "j", "M", "*")
+        state.press("g", "m", "j", "m", "M")
         XCTAssertEqual(state.rows, [0, 1])
-        state.press("g", "M")
+        state.press("g", "m")
         XCTAssertEqual(state.rows, [1])
     }
 
@@ -48,7 +48,7 @@ final class MarksAndCommentsTests: XCTestCase {
         state.press("g", "#")
         state.type("works with token A")
         XCTAssertEqual(state.press("enter"), .annotationsChanged([Fixtures.id(1): FlowAnnotation(comment: "works with token A")]))
-        let list = Renderer.render(state, size: Size(width: 120, height: 24)).text
+        let list = Renderer.render(state, size: Size(width: 140, height: 24)).text
         XCTAssertTrue(list.contains("# works with token A"), list)
         state.press("#")
         XCTAssertEqual(state.prompt?.text, "works with token A", "the prompt starts from the comment")

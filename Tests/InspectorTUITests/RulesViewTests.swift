@@ -66,7 +66,7 @@ final class RulesViewTests: XCTestCase {
         XCTAssertEqual(state.rules.inForce, [expected])
         XCTAssertEqual(state.notice?.text, "Added map-remote |api.example.com|127.0.0.1:8080: 1 rule on, sent to 1 agent that accepts control")
         let text = screen(state)
-        XCTAssertTrue(text.contains("1 of 2 connected agents accept control"), text)
+        XCTAssertTrue(text.contains("1 of 2 connected apps allow control"), text)
         XCTAssertTrue(text.contains(" 1  on   map-remote      |api.example.com|127.0.0.1:8080"), text)
         XCTAssertTrue(text.contains("Changes are saved to /tmp/rules.txt"), text)
     }

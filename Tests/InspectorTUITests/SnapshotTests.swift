@@ -109,7 +109,7 @@ final class SnapshotTests: XCTestCase {
     /// A diff of the JSON flow (base) and the 404, on the two sizes the issue asks for.
     func testDiffAt80x24And200x60() {
         var state = Fixtures.mixedState()
-        state.press("g", "b", "j", "D")
+        state.press("g", "=", "j", "+")
         assertSnapshot(state, named: "diff-80x24")
         assertSnapshot(state, named: "diff-200x60", size: Size(width: 200, height: 60))
     }
@@ -144,7 +144,7 @@ final class SnapshotTests: XCTestCase {
 
     func testListWithMarksAndAComment() {
         var state = Fixtures.mixedState()
-        state.press("g", "M", "j", "j", "#")
+        state.press("g", "m", "j", "j", "#")
         state.type("fails after login")
         state.press("enter")
         assertSnapshot(state, named: "list-marks-comment")

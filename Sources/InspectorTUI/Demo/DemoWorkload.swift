@@ -46,6 +46,8 @@ final class DemoWorkload: Sendable {
             configuration.token = token
             // Quitting must not wait for long on events nobody will read.
             configuration.flushTimeout = 0.3
+            // So replay (r), breakpoints (i) and the rules view work in the demo.
+            configuration.allowsControl = true
             let agent = try CaptureAgent.start(configuration)
             return DemoWorkload(server: server, agent: agent, interval: interval)
         } catch {
@@ -74,7 +76,10 @@ final class DemoWorkload: Sendable {
                         group.addTask {
                             // Staggered a little, as an app's calls are.
                             try? await Task.sleep(for: .milliseconds(60 * index))
-                            gate.ifOpen { session.dataTask(with: request).resume() }
+                            // With a completion handler, as apps write it: the agent
+                            // captures in place (wire headers, libcurl's phases), where a
+                            // task without handler or delegate would be re-sent.
+                            gate.ifOpen { session.dataTask(with: request) { _, _, _ in }.resume() }
                         }
                     }
                     try? await Task.sleep(for: interval)

@@ -17,20 +17,23 @@ extension FlowDiff {
             ]))
             let labelWidth = min(max(8, width / 3), section.rows.filter { $0.kind != .note || $0.base != nil }.map { DisplayWidth.of($0.label) }.max() ?? 0)
             let valueWidth = max(8, (width - 2 - labelWidth - 6) / 2)
-            if section.rows.contains(where: { $0.kind == .changed || ($0.kind == .note && $0.base != nil && $0.other != nil) }) {
+            let hasColumns = section.rows.contains { $0.kind == .changed || ($0.kind == .note && $0.base != nil && $0.other != nil) }
+            if hasColumns {
                 lines.append(StyledLine([
                     Span("  " + "".fitted(toWidth: labelWidth) + " │ ", .dim),
                     Span("base".fitted(toWidth: valueWidth), .dim), Span(" │ ", .dim), Span("other", .dim),
                 ]))
             }
             for row in section.rows {
-                lines += Self.lines(for: row, labelWidth: labelWidth, valueWidth: valueWidth)
+                lines += Self.lines(for: row, labelWidth: labelWidth, valueWidth: valueWidth, hasColumns: hasColumns)
             }
         }
         return lines
     }
 
-    private static func lines(for row: Row, labelWidth: Int, valueWidth: Int) -> [StyledLine] {
+    /// `hasColumns`: the section draws "base │ other" columns, so a value
+    /// only the other flow has goes under "other", never under "base".
+    private static func lines(for row: Row, labelWidth: Int, valueWidth: Int, hasColumns: Bool) -> [StyledLine] {
         let label = row.label.fitted(toWidth: labelWidth)
         switch row.kind {
         case .note:
@@ -40,7 +43,8 @@ extension FlowDiff {
         case .removed:
             return [StyledLine([Span("- " + label + " │ ", .diffRemoved), Span(row.base ?? "", .diffRemoved)])]
         case .added:
-            return [StyledLine([Span("+ " + label + " │ ", .diffAdded), Span(row.other ?? "", .diffAdded)])]
+            let skip = hasColumns ? "".fitted(toWidth: valueWidth) + " │ " : ""
+            return [StyledLine([Span("+ " + label + " │ ", .diffAdded), Span(skip, .dim), Span(row.other ?? "", .diffAdded)])]
         case .changed:
             let base = row.base ?? "—"
             let other = row.other ?? "—"

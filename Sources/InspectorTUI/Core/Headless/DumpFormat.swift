@@ -11,13 +11,7 @@ import WireProtocol
 public enum DumpFormat {
     /// The line for `log`, times shown in `zone`.
     public static func line(_ log: NetworkLog, in zone: TimeZone) -> String {
-        let status: String
-        switch log.state {
-        case .failed: status = "ERR"
-        case .cancelled: status = "CXL"
-        case .pending, .responded: status = log.response.map { String($0.statusCode) } ?? "…"
-        case .completed: status = log.response.map { String($0.statusCode) } ?? "—"
-        }
+        let status = Format.statusLabel(log)
         let method = log.request.method.padding(toLength: max(6, log.request.method.count), withPad: " ", startingAt: 0)
         let size = log.response?.body.map { Format.size($0.size) } ?? "-"
         let duration = log.timing.duration.map(Format.duration) ?? "-"

@@ -42,8 +42,32 @@ public enum BodyFormatter {
         return .text
     }
 
-    /// The lines for a body (notices included).
-    public static func lines(for body: CapturedBody, contentType: String?, dropped: Bool = false) -> [StyledLine] {
+    /// How a person chose to see bodies of one content type (mitmproxy's view
+    /// modes): `auto` picks by content type and content, the others force a form.
+    ///
+    /// ```swift
+    /// BodyFormatter.lines(for: body, contentType: "application/json", view: .hex)
+    /// ```
+    public enum View: String, Sendable, CaseIterable {
+        case auto, raw, hex, json, form, markup
+
+        /// The next mode in the cycle of the key.
+        public var next: View { Self.allCases[(Self.allCases.firstIndex(of: self)! + 1) % Self.allCases.count] }
+
+        var forcedKind: Kind? {
+            switch self {
+            case .auto: nil
+            case .raw: .text
+            case .hex: .binary
+            case .json: .json
+            case .form: .form
+            case .markup: .markup
+            }
+        }
+    }
+
+    /// The lines for a body (notices included), in the chosen view.
+    public static func lines(for body: CapturedBody, contentType: String?, dropped: Bool = false, view: View = .auto) -> [StyledLine] {
         var lines: [StyledLine] = []
         if dropped {
             lines.append(StyledLine("Body dropped to stay within the memory budget (\(Format.size(body.size)))", .warning))
@@ -60,7 +84,7 @@ public enum BodyFormatter {
             return lines
         }
         let content: [StyledLine]
-        switch kind(of: body.data, contentType: contentType) {
+        switch view.forcedKind ?? kind(of: body.data, contentType: contentType) {
         case .json: content = json(decodedText(body.data))
         case .form: content = form(decodedText(body.data))
         case .text: content = decodedText(body.data).split(separator: "\n", omittingEmptySubsequences: false).prefix(maximumLines + 1).map {

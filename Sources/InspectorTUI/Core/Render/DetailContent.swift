@@ -4,15 +4,17 @@ import WireProtocol
 
 /// The lines of the detail view's tabs, before wrapping.
 enum DetailContent {
-    static func lines(for record: FlowStore.Record, agent: AgentInfo?, tab: DetailTab, timeZone: TimeZone) -> [StyledLine] {
+    /// `views`: the body view chosen per content type (``BodyFormatter/View``), by ``Format/shortContentType(_:)``.
+    static func lines(for record: FlowStore.Record, agent: AgentInfo?, tab: DetailTab, timeZone: TimeZone,
+                      views: [String: BodyFormatter.View] = [:]) -> [StyledLine] {
         switch tab {
-        case .request: request(record, agent: agent)
-        case .response: response(record)
-        case .timing: timing(record.log, timeZone: timeZone)
+        case .request: request(record, agent: agent, views: views)
+        case .response: response(record, arrived: false, views: views)
+        case .timing: timing(record.log, held: record.heldTime, timeZone: timeZone)
         }
     }
 
-    private static func request(_ record: FlowStore.Record, agent: AgentInfo?) -> [StyledLine] {
+    private static func request(_ record: FlowStore.Record, agent: AgentInfo?, views: [String: BodyFormatter.View]) -> [StyledLine] {
         let request = record.log.request
         var lines: [StyledLine] = [StyledLine([Span(request.method, .method), Span(" "), Span(request.url)])]
         if let agent {
@@ -21,13 +23,14 @@ enum DetailContent {
         }
         if let source = record.log.source { lines.append(StyledLine(sourceLine(source), .dim)) }
         if let hold = record.hold { lines += holdLines(hold) }
-        if let changes = record.log.changes { lines += changeLines(changes) }
+        if let changes = record.log.changes { lines += changeLines(changes, request: request, source: record.log.source) }
         lines.append("")
         lines += requestHeaders(request, client: record.log.source?.client)
+        lines += queryTable(request.url)
+        lines += requestCookies(request.headers)
         lines.append("")
         if let body = request.body {
-            lines.append(bodyHeading(body, contentType: request.headers.first("Content-Type")))
-            lines += BodyFormatter.lines(for: body, contentType: request.headers.first("Content-Type"), dropped: record.bodiesDropped)
+            lines += bodyLines(body, contentType: request.headers.first("Content-Type"), dropped: record.bodiesDropped, views: views)
         } else {
             lines.append(StyledLine("No request body", .dim))
         }
@@ -44,7 +47,9 @@ enum DetailContent {
         ])]
     }
 
-    private static func response(_ record: FlowStore.Record) -> [StyledLine] {
+    /// `arrived`: a response held at a breakpoint, which the agent has whole
+    /// although the flow's state still says it is being received.
+    private static func response(_ record: FlowStore.Record, arrived: Bool, views: [String: BodyFormatter.View]) -> [StyledLine] {
         let log = record.log
         var lines: [StyledLine] = []
         if let hold = record.hold, hold.phase == .response, let held = hold.response {
@@ -52,21 +57,24 @@ enum DetailContent {
             lines.append(StyledLine("The response as it arrived (the app has not seen it):", .dim))
             var shown = record
             shown.log.response = held
-            return lines + response(shown.withoutHold)
+            return lines + response(shown.withoutHold, arrived: true, views: views)
         }
         if let response = log.response {
             lines.append(StyledLine([
                 Span("HTTP \(response.statusCode) \(Format.reason(response.statusCode))", Format.style(forStatus: response.statusCode)),
-                Span(log.state == .responded ? "  (receiving body…)" : "", .pending),
+                Span(log.state == .responded && !arrived ? "  (receiving body…)" : "", .pending),
             ]))
+            if log.state == .cancelled {
+                lines.append(StyledLine("Cancelled: the app got a cancellation error, not this response", .failed))
+            }
             lines.append("")
             lines += redirects(log.redirects)
             lines += headers(response.headers)
+            lines += responseCookies(response.headers)
             lines.append("")
             let contentType = response.mimeType ?? response.headers.first("Content-Type")
             if let body = response.body {
-                lines.append(bodyHeading(body, contentType: contentType))
-                lines += BodyFormatter.lines(for: body, contentType: contentType, dropped: record.bodiesDropped)
+                lines += bodyLines(body, contentType: contentType, dropped: record.bodiesDropped, views: views)
             } else {
                 lines.append(StyledLine(log.state.isFinal ? "No response body" : "Body not received yet", .dim))
             }
@@ -81,7 +89,7 @@ enum DetailContent {
         if let error = log.error {
             if lines.last != "" { lines.append("") }
             lines.append(StyledLine("Error", .heading))
-            lines.append(StyledLine("\(error.domain) \(error.code): \(error.message)", .error))
+            lines.append(StyledLine(Format.errorText(error), .error))
         }
         return lines
     }
@@ -96,10 +104,11 @@ enum DetailContent {
 
     /// What traffic rules did, so a mapped or mocked exchange is never
     /// mistaken for the app's own.
-    static func changeLines(_ changes: FlowChanges) -> [StyledLine] {
+    static func changeLines(_ changes: FlowChanges, request: WireProtocol.Request, source: CaptureSource? = nil) -> [StyledLine] {
         var lines: [StyledLine] = [""]
         if let origin = changes.replayOf {
-            lines.append(StyledLine([Span("Replay ", .warning), Span("sent again by the app's agent, at your request, from flow \(origin)")]))
+            let by = source?.client.rawValue == OwnRequest.clientName ? "by netinspect itself (the app never saw it)" : "by the app's agent"
+            lines.append(StyledLine([Span("Replay ", .warning), Span("sent again \(by), at your request, from flow \(origin)")]))
         }
         if let original = changes.originalURL {
             lines.append(StyledLine([Span("Mapped ", .warning), Span("the app asked for "), Span(original)]))
@@ -112,14 +121,30 @@ enum DetailContent {
             lines.append(StyledLine([Span("Edited ", .warning), Span("by you: the \(what), at a breakpoint or before a replay")]))
         }
         if let original = changes.originalResponse {
-            lines.append(StyledLine([Span("Edited ", .warning), Span("the server answered \(original.statusCode) \(Format.reason(original.statusCode)); the app got what you saved")]))
+            lines.append(StyledLine([Span("Edited ", .warning), Span("response: the server answered \(original.statusCode) \(Format.reason(original.statusCode)); the app got your version")]))
         }
-        if let headers = changes.originalHeaders {
-            let fields = headers.map { "\($0.name): \($0.value)" }.joined(separator: ", ")
-            lines.append(StyledLine([Span("Edited ", .warning), Span("the app's own headers: " + (fields.isEmpty ? "none" : fields))]))
+        if let headers = changes.originalHeaders, let summary = headerChanges(from: headers, to: request.headers) {
+            lines.append(StyledLine([Span("Edited ", .warning), Span("headers: " + summary)]))
         }
         for rule in changes.rules { lines.append(StyledLine("rule \(rule)", .dim)) }
         return lines
+    }
+
+    /// Which header names an edit or a rule added, removed or changed, by
+    /// name only (values can be long or secret); nil when none did.
+    static func headerChanges(from original: [HTTPHeader], to sent: [HTTPHeader]) -> String? {
+        func values(_ headers: [HTTPHeader]) -> [String: [String]] {
+            Dictionary(grouping: headers, by: { $0.name.lowercased() }).mapValues { $0.map(\.value) }
+        }
+        let before = values(original), after = values(sent)
+        // Named as the message that has them writes them.
+        let names = Dictionary((original + sent).map { ($0.name.lowercased(), $0.name) }, uniquingKeysWith: { first, _ in first })
+        let list = { (keys: [String]) in keys.sorted().compactMap { names[$0] }.joined(separator: ", ") }
+        let added = after.keys.filter { before[$0] == nil }
+        let removed = before.keys.filter { after[$0] == nil }
+        let changed = after.keys.filter { before[$0] != nil && before[$0] != after[$0] }
+        let parts = [("added", added), ("removed", removed), ("changed", changed)].filter { !$0.1.isEmpty }.map { "\($0.0) \(list($0.1))" }
+        return parts.isEmpty ? nil : parts.joined(separator: "; ")
     }
 
     /// The request head as sent: the app's fields, then those the client
@@ -161,18 +186,21 @@ enum DetailContent {
         return lines
     }
 
-    private static func bodyHeading(_ body: CapturedBody, contentType: String?) -> StyledLine {
+    /// The body's heading, then the body in the view chosen for its content type.
+    private static func bodyLines(_ body: CapturedBody, contentType: String?, dropped: Bool, views: [String: BodyFormatter.View]) -> [StyledLine] {
+        let view = views[Format.shortContentType(contentType)] ?? .auto
         var text = "Body  \(Format.size(body.size))"
         if let contentType { text += "  \(contentType)" }
         if body.isDecoded { text += "  (decoded by the client)" }
-        return StyledLine(text, .heading)
+        return [StyledLine([Span(text, .heading), Span("  view: \(view.rawValue)", .dim)])]
+            + BodyFormatter.lines(for: body, contentType: contentType, dropped: dropped, view: view)
     }
 
     // MARK: Timing
 
     private static let waterfallWidth = 40
 
-    private static func timing(_ log: NetworkLog, timeZone: TimeZone) -> [StyledLine] {
+    private static func timing(_ log: NetworkLog, held: HeldTime, timeZone: TimeZone) -> [StyledLine] {
         let timing = log.timing
         var lines: [StyledLine] = [
             StyledLine([Span("Started       ", .heading), Span(Format.timestamp(timing.startedAt, in: timeZone))]),
@@ -180,6 +208,7 @@ enum DetailContent {
         if let source = log.source {
             lines.append(StyledLine([Span("Captured      ", .heading), Span(captureDescription(source))]))
         }
+        lines += connectionLines(log)
         lines.append("")
         let points: [(String, Double?)] = [
             ("Request sent", timing.requestSent),
@@ -200,11 +229,19 @@ enum DetailContent {
         lines.append("")
         lines.append(StyledLine("Waterfall", .heading))
         let end = timing.finished ?? timing.firstResponseByte ?? timing.requestSent ?? 0
-        let phases: [(String, Double, Double?, Style)] = [
-            ("sending", 0, timing.requestSent, .barWaiting),
+        // A hold is its own phase, not sending or receiving time: the agent's
+        // offsets include it, the inspector measured it between `held` and
+        // `released` (clamped, as the two clocks differ).
+        let heldBefore = min(held.request, timing.requestSent ?? held.request)
+        let receivedAt = timing.finished.map { max(timing.firstResponseByte ?? 0, $0 - held.response) }
+        var phases: [(String, Double, Double?, Style)] = []
+        if heldBefore > 0 { phases.append(("held", 0, heldBefore, .warning)) }
+        phases += [
+            ("sending", heldBefore, timing.requestSent, .barWaiting),
             ("waiting", timing.requestSent ?? 0, timing.firstResponseByte, .barWaiting),
-            ("receiving", timing.firstResponseByte ?? 0, timing.finished, .barReceiving),
+            ("receiving", timing.firstResponseByte ?? 0, receivedAt, .barReceiving),
         ]
+        if held.response > 0, let receivedAt { phases.append(("held", receivedAt, timing.finished, .warning)) }
         for (name, start, stop, style) in phases {
             let label = Span(name.padding(toLength: 11, withPad: " ", startingAt: 0))
             guard let stop else {
@@ -277,10 +314,10 @@ extension AppState {
         guard let record = session.store[detail.sequence] else {
             return [StyledLine("This flow is no longer stored (evicted or cleared).", .warning)]
         }
-        let key = DetailLinesKey(sequence: record.sequence, revision: record.revision, tab: detail.tab, width: size.width)
+        let key = DetailLinesKey(sequence: record.sequence, revision: record.revision, tab: detail.tab, width: size.width, views: bodyViews)
         if let lines = detailCache.lines(for: key) { return lines }
         let agent = record.agent.flatMap { session.agents.indices.contains($0) ? session.agents[$0] : nil }
-        let lines = DetailContent.lines(for: record, agent: agent, tab: detail.tab, timeZone: timeZone)
+        let lines = DetailContent.lines(for: record, agent: agent, tab: detail.tab, timeZone: timeZone, views: bodyViews)
             .flatMap { $0.wrapped(toWidth: size.width) }
         detailCache.store(lines, for: key)
         return lines
@@ -293,6 +330,7 @@ struct DetailLinesKey: Hashable, Sendable {
     var revision: Int
     var tab: DetailTab
     var width: Int
+    var views: [String: BodyFormatter.View]
 }
 
 /// Remembers the last lines formatted (the detail view's, the diff's): a

@@ -1,4 +1,5 @@
 import Foundation
+import WireProtocol
 
 /// Formatting of sizes, durations and times for the screen.
 public enum Format {
@@ -113,11 +114,25 @@ public enum Format {
         return path.hasPrefix("?") ? "/" + path : String(path)
     }
 
+    /// `host:port` when the URL names a port (`http://127.0.0.1:8765/x` →
+    /// `127.0.0.1:8765`), lowercased; nil when it has the scheme's default.
+    public static func hostAndPort(of url: String) -> String? {
+        var rest = Substring(url)
+        if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
+        var authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
+        guard let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]"),
+              authority.index(after: colon) < authority.endIndex,
+              authority[authority.index(after: colon)...].allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
+        return authority.lowercased()
+    }
+
     /// The path and query as a person reads them: percent-escapes decoded
-    /// when they form UTF-8 (`/caf%C3%A9` → `/café`).
+    /// when they form UTF-8 (`/caf%C3%A9` → `/café`), a query's `+` as a
+    /// space; filters match this form too (``DecodedText``).
     public static func displayPath(of url: String) -> String {
         let raw = pathAndQuery(of: url)
-        return raw.contains("%") ? raw.removingPercentEncoding ?? raw : raw
+        return DecodedText.url(raw) ?? raw
     }
 
     /// A MIME type without parameters and without the `application/` prefix.
@@ -126,4 +141,41 @@ public enum Format {
         let bare = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
         return bare.hasPrefix("application/") ? String(bare.dropFirst("application/".count)) : bare
     }
+
+    /// The status column: the code, else what became of the flow. One label
+    /// per state for the list, the detail title and `--dump`; a flow the app
+    /// got an error for (cancelled, killed at a breakpoint even after its
+    /// response arrived, failed) never shows a code, which would read as success.
+    public static func statusLabel(_ log: NetworkLog) -> String {
+        switch log.state {
+        case .cancelled: "CXL"
+        case .failed: "ERR"
+        case .pending, .responded: log.response.map { String($0.statusCode) } ?? "…"
+        case .completed: log.response.map { String($0.statusCode) } ?? "—"
+        }
+    }
+
+    /// An error as a person reads it: corelibs Foundation's message for a
+    /// URL error is often just "The operation could not be completed.
+    /// (NSURLErrorDomain error -999.)", so the common codes get their
+    /// meaning, with the domain and code kept after it for searching.
+    public static func errorText(_ error: FlowError) -> String {
+        let meaning: String? = error.domain == "NSURLErrorDomain" ? urlErrorMeanings[error.code] : nil
+        let bare = error.message.isEmpty || error.message.contains("\(error.domain) error \(error.code)")
+        switch (meaning, bare) {
+        case (let meaning?, true): return "\(meaning) (\(error.domain) \(error.code))"
+        case (let meaning?, false): return "\(meaning): \(error.message) (\(error.domain) \(error.code))"
+        case (nil, _): return "\(error.domain) \(error.code): \(error.message)"
+        }
+    }
+
+    private static let urlErrorMeanings: [Int: String] = [
+        -999: "Cancelled: the app got a cancellation (the task was cancelled, or killed at a breakpoint)",
+        -1001: "Timed out",
+        -1003: "Host not found",
+        -1004: "Could not connect to the server",
+        -1005: "The connection was lost",
+        -1009: "Not connected to the internet",
+        -1200: "TLS handshake failed",
+    ]
 }

@@ -14,6 +14,8 @@ enum HelpContent {
 
     static func lines(for keymap: Keymap) -> [StyledLine] {
         var lines: [StyledLine] = []
+        // As wide as the widest name, so the help teaches whole `:` names.
+        let nameWidth = keymap.bindings.map { DisplayWidth.of(commandName($0.command)) }.max() ?? 0
         for (context, title) in sections {
             let rows = keymap.bindings.filter { $0.context == context }
             guard !rows.isEmpty else { continue }
@@ -23,7 +25,7 @@ enum HelpContent {
             for row in rows where !seen.contains(row.command) {
                 seen.append(row.command)
                 let keys = rows.filter { $0.command == row.command }.map(\.key).joined(separator: ", ")
-                lines.append(StyledLine([Span("  " + keys.fitted(toWidth: 12), .method), Span(commandName(row.command).fitted(toWidth: 14), .dim),
+                lines.append(StyledLine([Span("  " + keys.fitted(toWidth: 12), .method), Span(commandName(row.command).fitted(toWidth: nameWidth), .dim),
                                          Span(" " + row.help)]))
             }
         }

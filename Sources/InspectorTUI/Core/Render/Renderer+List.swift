@@ -33,40 +33,43 @@ extension Renderer {
         var width: Int
     }
 
-    /// Column widths for a screen width and the rows on screen: each column
-    /// as wide as its widest visible content (within a cap), the path takes
-    /// what is left; when that is too little, host, type and app shrink, then
-    /// the bar and the type go.
-    static func columns(_ kinds: [ListColumn], width: Int, cells: [[ListColumn: Span]]) -> [Column] {
+    /// Column widths for a screen width, never for the rows on screen, so
+    /// columns stay put while scrolling: fixed widths that grow with the
+    /// screen, the path takes the rest; when that is under a quarter of a
+    /// narrow row (a third of a wide one), the type and host narrow, the bar and the type go, then host and
+    /// app give way, and the size last.
+    static func columns(_ kinds: [ListColumn], width: Int) -> [Column] {
         func natural(_ kind: ListColumn) -> Int {
-            let content = cells.map { DisplayWidth.of($0[kind]?.text ?? "") }.max() ?? 0
-            let header = DisplayWidth.of(kind.title)
             switch kind {
-            case .time: return 8
-            case .code: return 4
-            case .size: return 7
-            case .duration: return 6
-            case .bar: return width >= 100 ? 10 : 5
-            case .method: return max(header, min(content, 10))
-            case .host: return max(header, min(content, 32))
-            case .type: return max(header, min(content, width >= 100 ? 16 : 10))
-            case .app: return max(3, min(content, width >= 100 ? 14 : 10))
-            case .path: return max(header, content)
+            case .time: 8
+            case .method: 7
+            case .code: 4
+            case .size: 7
+            case .duration: 6
+            case .bar: width >= 100 ? 10 : 5
+            case .host: width >= 140 ? 32 : width >= 100 ? 24 : 20
+            case .type: width >= 100 ? 16 : 10
+            case .app: width >= 100 ? 14 : 10
+            case .path: 0
             }
         }
         var columns = kinds.map { Column(kind: $0, width: natural($0)) }
-        let minimumPath = min(24, max(8, width / 5))
+        let minimumPath = max(8, width >= 100 ? width / 3 : width / 4)
         func pathRoom() -> Int {
             width - columns.filter { $0.kind != .path }.reduce(0) { $0 + $1.width } - max(0, columns.count - 1)
         }
-        // Shrink, then drop, until the path has its minimum.
-        let shrinks: [(ListColumn, Int)] = [(.host, 16), (.type, 8), (.app, 6), (.host, 10)]
-        for (kind, floor) in shrinks where kinds.contains(.path) && pathRoom() < minimumPath {
-            guard let index = columns.firstIndex(where: { $0.kind == kind }) else { continue }
-            columns[index].width = max(floor, columns[index].width - (minimumPath - pathRoom()))
-        }
-        for kind in [ListColumn.bar, .type, .app, .size] where kinds.contains(.path) && pathRoom() < minimumPath {
-            columns.removeAll { $0.kind == kind }
+        enum Step { case drop(ListColumn), shrink(ListColumn, to: Int) }
+        let steps: [Step] = [
+            .shrink(.type, to: 10), .shrink(.host, to: 20), .drop(.bar), .drop(.type),
+            .shrink(.host, to: 16), .shrink(.app, to: 6), .shrink(.host, to: 12), .drop(.app), .drop(.size),
+        ]
+        for step in steps where kinds.contains(.path) && pathRoom() < minimumPath {
+            switch step {
+            case .drop(let kind): columns.removeAll { $0.kind == kind }
+            case let .shrink(kind, floor):
+                guard let index = columns.firstIndex(where: { $0.kind == kind }) else { continue }
+                columns[index].width = max(floor, columns[index].width - (minimumPath - pathRoom()))
+            }
         }
         if let path = columns.firstIndex(where: { $0.kind == .path }) {
             columns[path].width = max(1, pathRoom())
@@ -90,7 +93,7 @@ extension Renderer {
             record.map { cellSpans($0, state: state, longest: longest, barWidth: barWidth) } ?? [:]
         }
         // Column 0 holds the mark (●) or a comment sign (✎); the grid starts after it.
-        let columns = columns(kinds, width: screen.size.width - 1, cells: cells)
+        let columns = columns(kinds, width: screen.size.width - 1)
         screen.fill(row: 0, style: .header)
         var x = 1
         for column in columns {
@@ -144,7 +147,7 @@ extension Renderer {
             .app: Span(name ?? "?", .dim),
             .method: Span(log.request.method, .method),
             .code: record.hold == nil ? statusSpans(log)[0] : Span("HELD", .warning),
-            .host: Span(record.host, .host),
+            .host: Span(Format.hostAndPort(of: log.request.url) ?? record.host, .host),
             .path: Span(path),
             .type: Span(Format.shortContentType(log.response?.mimeType ?? log.response?.headers.first("Content-Type")), .dim),
             .size: Span(log.response?.body.map { Format.size($0.size) } ?? "", .normal),

@@ -9,7 +9,12 @@ extension Renderer {
         let book = state.rules
         let controlled = state.controlledAgents
         let connected = state.session.connectedAgents
-        let reach = "\(controlled) of \(connected) connected agent\(connected == 1 ? "" : "s") accept\(controlled == 1 && connected == 1 ? "s" : "") control"
+        let reach = switch (connected, controlled) {
+        case (0, _): "no app connected"
+        case (1, 1): "the connected app allows control"
+        case (1, _): "the connected app does not allow control"
+        default: "\(controlled) of \(connected) connected apps allow control"
+        }
         screen.write(StyledLine([Span("Traffic rules  ", .title), Span("\(book.inForce.count) on, \(book.entries.count) in all", .dim)]), row: 0)
         screen.write(reach, row: 0, column: max(0, width - DisplayWidth.of(reach)), style: controlled > 0 ? .message : .warning)
         screen.write(StyledLine([Span(" #  ", .header), Span("On   ", .header), Span("Kind            ", .header), Span("Rule (first to last; the first map-local that matches answers)", .header)]), row: 1)

@@ -178,8 +178,12 @@ public enum Renderer {
         } else {
             parts.append(state.follows ? "follow" : "no follow")
         }
-        let agents = session.connectedAgents
-        parts.append(agents == 1 ? "1 agent" : "\(agents) agents")
+        if session.listening.isEmpty, let file = session.agents.first(where: { $0.hello.agentName == Session.fileAgentName }) {
+            parts.append("file: \(file.hello.appName)")
+        } else {
+            let agents = session.connectedAgents
+            parts.append(agents == 1 ? "1 agent" : "\(agents) agents")
+        }
         if session.droppedEvents > 0 { parts.append("dropped \(session.droppedEvents)") }
         if session.store.evictedFlows > 0 { parts.append("evicted \(session.store.evictedFlows)") }
         if session.store.unknownFlowEvents > 0 { parts.append("ignored \(session.store.unknownFlowEvents)") }
@@ -193,12 +197,10 @@ public enum Renderer {
 
     /// The status column of a flow: the code, or its state when it has none.
     static func statusSpans(_ log: NetworkLog) -> [Span] {
+        let label = Format.statusLabel(log)
         switch log.state {
-        case .failed where log.response == nil: return [Span("ERR", .failed)]
-        case .cancelled where log.response == nil: return [Span("CNCL", .failed)]
-        default:
-            guard let response = log.response else { return [Span("…", .pending)] }
-            return [Span(String(response.statusCode), Format.style(forStatus: response.statusCode))]
+        case .failed, .cancelled: return [Span(label, .failed)]
+        default: return [Span(label, log.response.map { Format.style(forStatus: $0.statusCode) } ?? .pending)]
         }
     }
 }

@@ -48,6 +48,12 @@ public struct FlowStore: Sendable {
         public internal(set) var annotation = FlowAnnotation()
         /// Set while the flow's agent holds it at a breakpoint.
         public internal(set) var hold: FlowHold?
+        /// Deleted by the person (`d`): kept in its slot, so sequence numbers
+        /// stay indices, but out of every view, count and file.
+        public internal(set) var isDeleted = false
+        /// How long the flow was held, as the inspector saw `held` and
+        /// `released` arrive (the agent sends no hold times of its own).
+        public internal(set) var heldTime = HeldTime()
 
         var bodyBytes: Int {
             (log.request.body?.data.count ?? 0) + (log.response?.body?.data.count ?? 0)
@@ -99,8 +105,10 @@ public struct FlowStore: Sendable {
         self.limits = limits
     }
 
-    /// Number of flows held.
-    public var count: Int { records.count - head }
+    /// Number of flows held, not counting those deleted.
+    public var count: Int { records.count - head - deletedCount }
+    /// Flows deleted (``delete(_:)``) and not yet evicted.
+    private var deletedCount = 0
     /// Whether the store is empty.
     public var isEmpty: Bool { count == 0 }
     /// Sequence number of the oldest flow held (or of the next one, when empty).
@@ -140,8 +148,8 @@ public struct FlowStore: Sendable {
         sequences[log.id] = sequence
         bodyBytes += record.bodyBytes
         var changes: [Change] = [.inserted(sequence)]
-        if count > limits.maximumFlows {
-            evict(count: count - limits.maximumFlows)
+        if records.count - head > limits.maximumFlows {
+            evict(count: records.count - head - limits.maximumFlows)
             changes.append(.evicted(below: firstSequence))
         }
         enforceBodyBudget()
@@ -162,11 +170,18 @@ public struct FlowStore: Sendable {
     }
 
     /// Notes that the agent holds flow `hold.id` at a breakpoint, or (nil)
-    /// that flow `id` goes on. Unknown flows are ignored.
-    public mutating func setHold(_ hold: FlowHold?, of id: FlowID) -> [Change] {
+    /// that flow `id` goes on, at `date` as the inspector saw it. Unknown
+    /// flows are ignored.
+    public mutating func setHold(_ hold: FlowHold?, of id: FlowID, at date: Date) -> [Change] {
         guard let sequence = sequences[id], sequenceRange.contains(sequence) else { return [] }
         let index = sequence - baseSequence
         guard records[index].hold != hold else { return [] }
+        if let hold, records[index].hold == nil {
+            records[index].heldTime.since = (date, hold.phase)
+        } else if hold == nil, let (since, phase) = records[index].heldTime.since {
+            records[index].heldTime.add(max(0, date.timeIntervalSince(since)), in: phase)
+            records[index].heldTime.since = nil
+        }
         records[index].hold = hold
         if hold == nil { heldIDs.remove(id) } else { heldIDs.insert(id) }
         records[index].revision += 1
@@ -186,13 +201,13 @@ public struct FlowStore: Sendable {
 
     /// Sequence numbers of the marked flows, oldest first.
     public var markedSequences: [Int] {
-        allRecords.lazy.filter(\.annotation.isMarked).map(\.sequence)
+        allRecords.lazy.filter { $0.annotation.isMarked && !$0.isDeleted }.map(\.sequence)
     }
 
     /// The annotations of every annotated flow, by flow id (for files).
     public var annotations: [FlowID: FlowAnnotation] {
         var result: [FlowID: FlowAnnotation] = [:]
-        for record in allRecords where !record.annotation.isEmpty { result[record.log.id] = record.annotation }
+        for record in allRecords where !record.annotation.isEmpty && !record.isDeleted { result[record.log.id] = record.annotation }
         return result
     }
 
@@ -208,8 +223,36 @@ public struct FlowStore: Sendable {
         return update(sequence) { $0.apply(event) }
     }
 
+    /// Deletes a flow (`d`): it leaves every view and file, its bodies are
+    /// freed, and later events for it are ignored as for an evicted flow.
+    public mutating func delete(_ sequence: Int) -> [Change] {
+        guard sequenceRange.contains(sequence), !records[sequence - baseSequence].isDeleted else { return [] }
+        let index = sequence - baseSequence
+        let id = records[index].log.id
+        bodyBytes -= records[index].bodyBytes
+        records[index].log.request.body?.dropData()
+        records[index].log.response?.body?.dropData()
+        records[index].isDeleted = true
+        records[index].hold = nil
+        records[index].revision += 1
+        sequences[id] = nil
+        heldIDs.remove(id)
+        deletedCount += 1
+        return [.updated(sequence)]
+    }
+
+    /// Adds a copy of a flow under a new id, as the newest flow (`D`); it
+    /// belongs to no agent, so only netinspect itself can replay it.
+    public mutating func duplicate(_ sequence: Int) -> [Change] {
+        guard let record = self[sequence], !record.isDeleted else { return [] }
+        var copy = record.log
+        copy.id = FlowID()
+        return insert(copy)
+    }
+
     /// Removes every flow. Counters of evictions and unknown events are kept.
     public mutating func removeAll() -> [Change] {
+        deletedCount = 0
         records.removeAll()
         sequences.removeAll()
         heldIDs.removeAll()
@@ -236,12 +279,15 @@ public struct FlowStore: Sendable {
     }
 
     private mutating func evict(count evictions: Int) {
+        var deleted = 0
         for index in head..<(head + evictions) {
             sequences[records[index].log.id] = nil
             bodyBytes -= records[index].bodyBytes
+            if records[index].isDeleted { deleted += 1 }
         }
         head += evictions
-        evictedFlows += evictions
+        deletedCount -= deleted
+        evictedFlows += evictions - deleted
         bodyCursor = max(bodyCursor, firstSequence)
         if head > 1024, head * 2 > records.count {
             records.removeFirst(head)
@@ -287,5 +333,31 @@ extension CapturedBody {
     mutating func dropData() {
         data = Data()
         isTruncated = true
+    }
+}
+
+/// The time a flow spent held at breakpoints, by phase.
+///
+/// ```swift
+/// let held = store[sequence]?.heldTime.request   // seconds before the request went out
+/// ```
+public struct HeldTime: Sendable, Equatable {
+    /// Seconds held before the request went out.
+    public internal(set) var request: Double = 0
+    /// Seconds held after the response arrived, before the app saw it.
+    public internal(set) var response: Double = 0
+    /// When the current hold began, and at which phase.
+    var since: (date: Date, phase: HoldPhase)?
+
+    mutating func add(_ seconds: Double, in phase: HoldPhase) {
+        switch phase {
+        case .request: request += seconds
+        case .response: response += seconds
+        }
+    }
+
+    public static func == (lhs: HeldTime, rhs: HeldTime) -> Bool {
+        lhs.request == rhs.request && lhs.response == rhs.response
+            && lhs.since?.date == rhs.since?.date && lhs.since?.phase == rhs.since?.phase
     }
 }

@@ -2,7 +2,8 @@ import WireProtocol
 
 /// What the flow list is ordered by.
 public enum SortKey: String, Sendable, CaseIterable {
-    /// Arrival order.
+    /// Start time, then arrival order: live flows arrive in start order,
+    /// a file (`--read`) may hold them in any order.
     case time
     /// Total duration; unfinished flows last.
     case duration
@@ -53,13 +54,20 @@ public struct FlowView: Sendable {
         var selected: [Int] = []
         selected.reserveCapacity(store.count)
         if sortKey == .time {
-            for record in store.allRecords where predicate?(record) ?? true {
+            // Live flows arrive in start order: one pass, sorted only when a file's were not.
+            var previous = -Double.infinity
+            var inOrder = true
+            for record in store.allRecords where !record.isDeleted && predicate?(record) ?? true {
+                let started = record.log.timing.startedAt.timeIntervalSinceReferenceDate
+                inOrder = inOrder && started >= previous
+                previous = started
                 selected.append(record.sequence)
             }
+            if !inOrder { selected.sort { SortValue(store.record(at: $0), key: .time) < SortValue(store.record(at: $1), key: .time) } }
         } else {
             // One pass builds the keys too, so each record is visited once.
             var values: [SortValue] = []
-            for record in store.allRecords where predicate?(record) ?? true {
+            for record in store.allRecords where !record.isDeleted && predicate?(record) ?? true {
                 values.append(SortValue(record, key: sortKey))
             }
             values.sort()
@@ -97,7 +105,7 @@ public struct FlowView: Sendable {
     }
 
     private mutating func insertIfMatching(_ sequence: Int, store: FlowStore) {
-        guard let record = store[sequence], predicate?(record) ?? true else { return }
+        guard let record = store[sequence], !record.isDeleted, predicate?(record) ?? true else { return }
         let index = insertionIndex(for: sequence, store: store)
         if index == rows.count { rows.append(sequence) } else { rows.insert(sequence, at: index) }
     }
@@ -131,7 +139,7 @@ struct SortValue: Comparable {
         sequence = record.sequence
         text = ""
         switch key {
-        case .time: number = 0
+        case .time: number = record.log.timing.startedAt.timeIntervalSinceReferenceDate
         case .duration: number = record.log.timing.duration ?? .infinity
         case .size: number = record.log.response.map { Double($0.body?.size ?? 0) } ?? -1
         case .status: number = record.log.response.map { Double($0.statusCode) } ?? (record.log.state == .failed ? -1 : 0)

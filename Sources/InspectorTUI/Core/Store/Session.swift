@@ -93,14 +93,14 @@ public struct Session: Sendable {
                     + (hello.acceptsControl ? ", accepts control" : ""), at: date)
             }
         case let .message(connection, message):
-            return apply(message, from: agentIndex[connection])
+            return apply(message, from: agentIndex[connection], at: date)
         case let .disconnected(connection, reason):
             guard let index = agentIndex[connection] else { break }
             agents[index].isConnected = false
             // The agent lets its held flows go on when its viewer goes.
             var changes: [FlowStore.Change] = []
             for sequence in store.heldSequences(agent: index) {
-                if let id = store[sequence]?.log.id { changes += store.setHold(nil, of: id) }
+                if let id = store[sequence]?.log.id { changes += store.setHold(nil, of: id, at: date) }
             }
             let name = agents[index].hello.appName
             if let reason {
@@ -120,12 +120,22 @@ public struct Session: Sendable {
         store.annotate(sequence, body)
     }
 
+    /// Deletes a flow (see ``FlowStore/delete(_:)``).
+    public mutating func delete(_ sequence: Int) -> [FlowStore.Change] {
+        store.delete(sequence)
+    }
+
+    /// Adds a copy of a flow as the newest (see ``FlowStore/duplicate(_:)``).
+    public mutating func duplicate(_ sequence: Int) -> [FlowStore.Change] {
+        store.duplicate(sequence)
+    }
+
     /// Removes every flow; agents and the event log stay.
     public mutating func clearFlows() -> [FlowStore.Change] {
         store.removeAll()
     }
 
-    private mutating func apply(_ message: Message, from agent: Int?) -> [FlowStore.Change] {
+    private mutating func apply(_ message: Message, from agent: Int?, at date: Date) -> [FlowStore.Change] {
         switch message {
         case .hello: return []
         case .flowStarted(let log): return store.insert(log, agent: agent)
@@ -135,10 +145,10 @@ public struct Session: Sendable {
             if let agent { agents[agent].droppedEvents = status.droppedEvents }
             return []
         case .held(let hold):
-            return store.setHold(hold, of: hold.id)
+            return store.setHold(hold, of: hold.id, at: date)
         case .released(let release):
             guard let sequence = store.sequence(of: release.id), store[sequence]?.hold?.phase == release.phase else { return [] }
-            return store.setHold(nil, of: release.id)
+            return store.setHold(nil, of: release.id, at: date)
         }
     }
 

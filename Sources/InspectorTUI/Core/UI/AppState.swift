@@ -71,6 +71,8 @@ public struct Prompt: Sendable, Equatable {
         case intercept
         /// A traffic rule, `KIND SPEC`: a new one, or the one at this index of the rules view.
         case rule(replacing: Int?)
+        /// The file to save a body of the flow with this sequence number to.
+        case saveBody(Int, request: Bool)
     }
 
     /// What the text is for.
@@ -99,6 +101,8 @@ public struct Prompt: Sendable, Equatable {
         case .intercept: "Intercept (empty: none): "
         case .rule(nil): "New rule (KIND SPEC): "
         case .rule: "Edit rule (KIND SPEC): "
+        case .saveBody(_, true): "Save the request body to: "
+        case .saveBody: "Save the response body to: "
         }
     }
 }
@@ -173,6 +177,12 @@ public struct AppState: Sendable {
     public internal(set) var chosenColumns: [ListColumn]?
     /// The breakpoint filter sent to agents that accept control (`i`); nil: none.
     public internal(set) var interceptFilter: String?
+    /// The filter `I` switches back on.
+    var lastInterceptFilter: String?
+    /// The body view chosen per content type (`m` in the detail view,
+    /// `:view MODE`), kept for the session: every JSON body stays in hex
+    /// once one was switched to it.
+    public internal(set) var bodyViews: [String: BodyFormatter.View] = [:]
     /// The traffic rules: what the rules view shows and agents that accept control get.
     public internal(set) var rules: RuleBook
 

@@ -1,6 +1,6 @@
-/// Everything a key can do. The raw value is the name the keymap uses; what
-/// each command does, for a person, is the help text of its keymap rows
-/// (``Keymap/standard``), shown in the help overlay.
+/// Everything a key can do. The raw value is the name the keymap and the
+/// `:` bar use; its help, bar alias, argument and default keys are in one
+/// row of ``CommandTable/all``.
 public enum Command: String, Sendable, CaseIterable {
     case cursorUp = "cursor.up"
     case cursorDown = "cursor.down"
@@ -71,4 +71,12 @@ public enum Command: String, Sendable, CaseIterable {
     case moveRuleUp = "rules.moveUp"
     case moveRuleDown = "rules.moveDown"
     case saveRules = "rules.save"
+    case deleteFlow = "flow.delete"
+    case duplicateFlow = "flow.duplicate"
+    case saveBody = "flow.saveBody"
+    case nextFlow = "flow.next"
+    case previousFlow = "flow.previous"
+    case toggleIntercept = "intercept.toggle"
+    case cycleBodyView = "body.cycleView"
+    case setBodyView = "body.view"
 }

@@ -11,6 +11,9 @@ public struct EditSession: Sendable, Equatable {
         case heldResponse(Response)
         /// Edit-then-replay: saving a change sends the changed request as a new flow.
         case replay(WireProtocol.Request)
+        /// Edit-then-send with netinspect's own client, for a flow the app
+        /// cannot replay: saving sends the request once nothing redacted is left.
+        case ownReplay(WireProtocol.Request)
     }
 
     /// The flow.
@@ -80,21 +83,6 @@ extension Reducer {
         }
     }
 
-    /// Only the URLSession capture keeps requests to send again; says so otherwise.
-    static func canReplay(_ record: FlowStore.Record, in state: inout AppState) -> Bool {
-        guard let client = record.log.source?.client, client != .urlSession, client != .asyncHTTPClient else { return true }
-        state.notice = Notice(text: "Replay is for URLSession and AsyncHTTPClient flows; the agent cannot send a \(client) request again",
-                              isError: true)
-        return false
-    }
-
-    private static func editThenReplay(_ record: FlowStore.Record, in state: inout AppState) -> Effect {
-        guard canReplay(record, in: &state), let agent = controllableAgent(of: record, doing: "replay", in: &state) else { return .none }
-        let request = record.log.request
-        return .edit(EditSession(id: record.log.id, connection: agent.connection, purpose: .replay(request),
-                                 text: HTTPMessageText.text(of: request)))
-    }
-
     /// The connected agent a flow came from, if it accepts control.
     private static func liveAgent(of record: FlowStore.Record, in state: AppState) -> AgentInfo? {
         guard let index = record.agent, state.session.agents.indices.contains(index) else { return nil }
@@ -128,7 +116,7 @@ extension Reducer {
         }
         guard text != session.text else {
             switch session.purpose {
-            case .replay: state.notice = Notice(text: "Unchanged: nothing replayed", isError: false)
+            case .replay, .ownReplay: state.notice = Notice(text: "Unchanged: nothing replayed", isError: false)
             default: state.notice = Notice(text: "Unchanged: the flow stays held (a resumes it, X kills it)", isError: false)
             }
             return .none
@@ -147,9 +135,14 @@ extension Reducer {
                 let request = try HTTPMessageText.request(from: text, original: original)
                 state.notice = Notice(text: "Asked the app to replay your edit: \(request.method) \(Format.displayPath(of: request.url))", isError: false)
                 return .control(.editedReplay(session.id, request), to: session.connection)
+            case .ownReplay(let original):
+                return try editedOwnReplay(text, original: original, id: session.id, in: &state)
             }
         } catch {
-            let still = if case .replay = session.purpose { "nothing was sent" } else { "the flow stays held" }
+            let still = switch session.purpose {
+            case .replay, .ownReplay: "nothing was sent"
+            case .heldRequest, .heldResponse: "the flow stays held"
+            }
             state.notice = Notice(text: "Edit not applied (\(error.description)); \(still)", isError: true)
             return .none
         }
@@ -171,7 +164,7 @@ extension Reducer {
         let others = state.session.agents.filter { $0.isConnected && !$0.hello.acceptsControl }.count
         var text = trimmed.isEmpty ? "Breakpoints off" : "Holding flows that match \(trimmed)"
         if !trimmed.isEmpty, agents.isEmpty { text += "; no connected app allows control yet (NETINSPECT_CONTROL=1)" }
-        if !trimmed.isEmpty, others > 0 { text += "; \(others) app\(others == 1 ? "" : "s") without control ignore it" }
+        if !trimmed.isEmpty, others > 0 { text += others == 1 ? "; 1 app without control ignores it" : "; \(others) apps without control ignore it" }
         state.notice = Notice(text: text, isError: false)
         return .batch(agents.map { .control(.intercept(state.interceptFilter), to: $0.connection) })
     }

@@ -1,0 +1,120 @@
+import Foundation
+import WireProtocol
+
+extension AppState {
+    /// The key of a command in the list, for notices ("press + …"); its
+    /// `:` name when the person's keymap left it without one.
+    func keyName(_ command: Command) -> String {
+        keymap.key(for: command, in: .list) ?? ":" + (CommandTable.spec(for: command)?.alias ?? command.rawValue)
+    }
+
+    /// Rebuilds the list index after a filter or order change.
+    mutating func rebuildView(sortKey: SortKey? = nil, reversed: Bool? = nil) {
+        let filters = [searchFilter, expressionFilter].compactMap { $0 }
+        let predicate: FlowView.Predicate? = filters.isEmpty ? nil : { @Sendable record in filters.allSatisfy { $0.matches(record.log, marked: record.annotation.isMarked, comment: record.annotation.comment) } }
+        view.rebuild(
+            from: session.store,
+            predicate: predicate,
+            sortKey: sortKey ?? view.sortKey,
+            reversed: reversed ?? view.isReversed
+        )
+        if pausedRows != nil { pausedRows = view.rows }
+        syncCursor()
+    }
+
+    /// Moves the list cursor; moving up stops following.
+    mutating func moveCursor(to row: Int) {
+        let count = rows.count
+        guard count > 0 else { return }
+        let target = min(max(0, row), count - 1)
+        if target < cursor { follows = false }
+        cursor = target
+        selection = rows[target]
+        scrollListIntoView()
+    }
+
+    /// Re-finds the selected flow after the rows changed; under follow,
+    /// selects the newest flow.
+    mutating func syncCursor() {
+        let rows = self.rows
+        guard !rows.isEmpty else {
+            cursor = 0
+            selection = nil
+            listTop = 0
+            return
+        }
+        if follows {
+            if view.sortKey == .time, pausedRows == nil {
+                cursor = view.isReversed ? 0 : rows.count - 1
+            } else {
+                cursor = rows.indices.max { rows[$0] < rows[$1] } ?? 0
+            }
+        } else if let selection, let row = row(of: selection) {
+            cursor = row
+        } else {
+            cursor = min(max(0, cursor), rows.count - 1)
+        }
+        selection = rows[cursor]
+        scrollListIntoView()
+    }
+
+    private func row(of sequence: Int) -> Int? {
+        pausedRows == nil ? view.rowIndex(of: sequence, store: session.store) : pausedRows?.lastIndex(of: sequence)
+    }
+
+    private mutating func scrollListIntoView() {
+        let height = listHeight
+        if cursor < listTop { listTop = cursor }
+        if cursor >= listTop + height { listTop = cursor - height + 1 }
+        listTop = max(0, min(listTop, max(0, rows.count - height)))
+    }
+
+    /// Rows of the detail view, help overlay or event log below their title lines.
+    var pageHeight: Int { max(1, size.height - 4) }
+
+    /// Scrolls whatever scrolls in the current mode.
+    mutating func scroll(by delta: Int) {
+        if var overlay {
+            overlay.scroll = overlay.scroll.addingReportingOverflow(delta).partialValue
+            self.overlay = overlay
+        } else if showsHelp {
+            helpScroll = helpScroll.addingReportingOverflow(delta).partialValue
+        } else {
+            switch mode {
+            case .list, .rules: break
+            case .detail(var detail):
+                detail.scroll = detail.scroll.addingReportingOverflow(delta).partialValue
+                mode = .detail(detail)
+            case .events(let scroll):
+                mode = .events(scroll: scroll.addingReportingOverflow(delta).partialValue)
+            case .diff(var diff):
+                diff.scroll = diff.scroll.addingReportingOverflow(delta).partialValue
+                mode = .diff(diff)
+            }
+        }
+        clampScrolls()
+    }
+
+    /// Keeps scroll positions within their content.
+    mutating func clampScrolls() {
+        func clamp(_ value: Int, lines: Int) -> Int { min(max(0, value), max(0, lines - pageHeight)) }
+        helpScroll = clamp(helpScroll, lines: HelpContent.lines(for: keymap).count)
+        if var overlay {
+            overlay.scroll = clamp(overlay.scroll, lines: overlay.lines.count)
+            self.overlay = overlay
+        }
+        switch mode {
+        case .list: break
+        case .rules(let cursor):
+            mode = .rules(cursor: min(max(0, cursor), max(0, rules.entries.count - 1)))
+        case .detail(var detail):
+            detail.scroll = clamp(detail.scroll, lines: detailLines(detail).count)
+            mode = .detail(detail)
+        case .events(let scroll):
+            mode = .events(scroll: clamp(scroll, lines: session.events.count))
+        case .diff(var diff):
+            diff.scroll = clamp(diff.scroll, lines: diffLines(diff).count)
+            mode = .diff(diff)
+        }
+    }
+}

@@ -1,0 +1,54 @@
+import Foundation
+import WireProtocol
+
+extension Reducer {
+    // MARK: - Detail
+
+    static func detailCommand(_ command: Command, in state: inout AppState) -> Effect {
+        guard case .detail(var detail) = state.mode else { return .none }
+        switch command {
+        case .nextTab, .previousTab, .requestTab, .responseTab, .timingTab:
+            let all = DetailTab.allCases
+            switch command {
+            case .nextTab: detail.tab = all[(detail.tab.rawValue + 1) % all.count]
+            case .previousTab: detail.tab = all[(detail.tab.rawValue + all.count - 1) % all.count]
+            case .requestTab: detail.tab = .request
+            case .responseTab: detail.tab = .response
+            default: detail.tab = .timing
+            }
+            detail.scroll = 0
+        case .copyCurl, .copySwift, .copyHTTPie:
+            return copy(command, of: detail.sequence, in: &state)
+        case .replay:
+            return replay(detail.sequence, in: &state)
+        case .intercept, .resume, .resumeAll, .kill, .edit:
+            return breakpointCommand(command, on: detail.sequence, in: &state)
+        case .toggleMark, .editComment, .setDiffBase, .openDiff, .deleteFlow, .duplicateFlow, .saveBody:
+            return flowCommand(command, on: detail.sequence, in: &state)
+        case .toggleIntercept:
+            return toggleIntercept(in: &state)
+        case .cycleBodyView:
+            return setBodyView(nil, in: &state)
+        case .nextFlow, .previousFlow:
+            showNeighbour(command, of: detail, in: &state)
+            return .none
+        case .searchBody:
+            state.prompt = Prompt(purpose: .bodySearch, text: detail.search ?? "")
+            return .none
+        case .nextMatch:
+            guard let search = detail.search else { return .none }
+            detail.scroll = nextMatch(of: search, after: detail.scroll + 1, detail: detail, state: state) ?? detail.scroll
+        default:
+            return scrollCommand(command, in: &state)
+        }
+        state.mode = .detail(detail)
+        return .none
+    }
+
+    static func nextMatch(of text: String, after line: Int, detail: DetailState, state: AppState) -> Int? {
+        let lines = state.detailLines(detail).map(\.text)
+        let needle = text.lowercased()
+        let ordered = Array(lines.indices[min(line, lines.count)...]) + Array(lines.indices[..<min(line, lines.count)])
+        return ordered.first { lines[$0].lowercased().contains(needle) }
+    }
+}
