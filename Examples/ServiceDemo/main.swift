@@ -8,6 +8,7 @@
 // checkout shows with the inventory call it made nested under it.
 // README.md's Hummingbird snippet is the marked part of this file (a test
 // keeps them identical).
+#if Hummingbird
 import AsyncHTTPClient
 import CaptureAgent
 import CaptureAgentAsyncHTTPClient
@@ -74,3 +75,8 @@ if selfTest {
 } else {
     _ = await service.result
 }
+#else
+import Foundation
+FileHandle.standardError.write(Data("ServiceDemo needs the package's Hummingbird trait (on by default)\n".utf8))
+exit(2)
+#endif

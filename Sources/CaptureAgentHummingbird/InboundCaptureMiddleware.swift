@@ -1,3 +1,5 @@
+// Built with the Hummingbird trait (on by default; Package.swift).
+#if Hummingbird
 import CaptureAgent
 import HTTPTypes
 import Hummingbird
@@ -121,3 +123,4 @@ extension HTTPField.Name {
     /// HTTP/1's `Host`, which Hummingbird turns into the request's authority.
     static let host = HTTPField.Name("Host")!
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the Hummingbird trait (on by default; Package.swift).
+#if Hummingbird
 import CaptureAgent
 import Hummingbird
 import NIOCore
@@ -77,3 +79,4 @@ struct DiscardingWriter: ResponseBodyWriter {
     mutating func write(_ buffer: ByteBuffer) async throws {}
     consuming func finish(_ trailingHeaders: HTTPFields?) async throws {}
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the Hummingbird trait (on by default; Package.swift).
+#if Hummingbird
 import AsyncHTTPClient
 import CaptureAgentHummingbird
 import Foundation
@@ -301,3 +303,4 @@ final class RunningService: Sendable {
         _ = await task.result
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the Hummingbird trait (on by default; Package.swift).
+#if Hummingbird
 import AsyncHTTPClient
 import CaptureAgentAsyncHTTPClient
 import CaptureAgentOpenAPI
@@ -146,3 +148,4 @@ final class ParentLinkTests: AgentTestCase, @unchecked Sendable {
         XCTAssertTrue(outside.allSatisfy { $0.parentID == nil }, "\(outside.map(\.parentID))")
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the Hummingbird trait (on by default; Package.swift).
+#if Hummingbird
 import Foundation
 import WireProtocol
 import XCTest
@@ -51,3 +53,4 @@ final class ServiceDemoTests: XCTestCase {
         XCTAssertTrue(readme.contains("```swift\n" + snippet + "```"), "README.md lacks the snippet of Examples/ServiceDemo/main.swift:\n\(snippet)")
     }
 }
+#endif
