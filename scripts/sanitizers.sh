@@ -5,6 +5,7 @@
 #   scripts/sanitizers.sh            # both
 #   scripts/sanitizers.sh thread     # one of: thread, address
 #   SANITIZE_FILTER='ListenerTests|StreamingTests' scripts/sanitizers.sh thread
+#   SANITIZE_TRAITS=AsyncHTTPClient,OpenAPI scripts/sanitizers.sh thread   # build without the other traits' packages
 #
 # A run fails when swift test fails or when the output holds any sanitizer
 # report (a report on a helper thread does not always fail a test).
@@ -25,6 +26,7 @@ for kind in "${kinds[@]}"; do
     echo "sanitizers: swift test --sanitize=$kind (output in $log)"
     filter=()
     [ -n "${SANITIZE_FILTER:-}" ] && filter=(--filter "$SANITIZE_FILTER")
+    [ -n "${SANITIZE_TRAITS:-}" ] && filter+=(--traits "$SANITIZE_TRAITS")
     swift test --sanitize="$kind" --scratch-path ".build/sanitize-$kind" "${filter[@]}" > "$log" 2>&1
     code=$?
     grep -E "Executed [0-9]+ tests" "$log" | tail -1
