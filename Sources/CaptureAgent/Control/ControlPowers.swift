@@ -23,6 +23,7 @@ package enum CaptureClient: String, CaseIterable, Sendable {
     case urlSessionDownload = "URLSession download tasks"
     case asyncHTTPClient = "AsyncHTTPClient"
     case openAPI = "OpenAPI middleware"
+    case hummingbirdInbound = "Hummingbird (inbound)"
 
     /// Why this client cannot have `power`; nil when it can.
     package func limitation(_ power: ControlPower) -> String? {
@@ -35,6 +36,8 @@ package enum CaptureClient: String, CaseIterable, Sendable {
             "corelibs cannot run a download through the agent's own protocol, so a download stays with Foundation's, which the agent only observes"
         case (.openAPI, .replay):
             "the middleware has no transport of its own to send a request again with"
+        case (.hummingbirdInbound, _):
+            "inbound capture records what the service received and answered; holding, answering or changing it is not built yet"
         }
     }
 
