@@ -95,11 +95,31 @@ let package = Package(
             path: "Sources/InspectorTUI/Core"
         ),
 
+        // The protobuf wire format without a schema: for OTLP spans, and any
+        // raw protobuf a viewer shows. No dependencies, so it fuzzes alone.
+        .target(name: "ProtobufWire"),
+
+        // OpenTelemetry traces in over OTLP/HTTP, out as flows in the
+        // inspector's inbox: the fleet view (docs/FLEET.md).
+        .target(
+            name: "OTLPReceiver",
+            dependencies: [
+                "InspectorCore", "ProtobufWire", "WireProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+            ]
+        ),
+
         // The `netinspect` executable: argument parsing and the terminal layer.
         .executableTarget(
             name: "InspectorTUI",
             dependencies: [
                 "InspectorCore",
+                "OTLPReceiver",
                 "CNCursesW",
                 "CaptureAgent",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -125,6 +145,21 @@ let package = Package(
         ),
 
         .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"], exclude: ["Golden"]),
+        .testTarget(
+            name: "OTLPReceiverTests",
+            dependencies: [
+                "OTLPReceiver", "ProtobufWire", "InspectorCore", "WireProtocol",
+                // Only so the real `netinspect` binary is built before the
+                // tests that run it as the receiver.
+                "InspectorTUI",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            // The Python exporter script is run through #filePath.
+            exclude: ["Fixtures"]
+        ),
         .testTarget(
             name: "CaptureAgentTests",
             dependencies: [
