@@ -24,6 +24,13 @@ public final class SpanIngest: Sendable {
         public var otherSpans = 0
         /// Spans refused for malformed ids (OTLP's partial success).
         public var rejectedSpans = 0
+
+        /// Creates an outcome.
+        public init(flows: Int = 0, otherSpans: Int = 0, rejectedSpans: Int = 0) {
+            self.flows = flows
+            self.otherSpans = otherSpans
+            self.rejectedSpans = rejectedSpans
+        }
     }
 
     /// Totals since the receiver started.
