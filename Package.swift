@@ -33,8 +33,12 @@ let package = Package(
         .target(name: "FlowFilter", dependencies: ["WireProtocol"]),
 
         // Embedded in other people's programs, so it depends on nothing but
-        // Foundation (and FoundationNetworking on Linux), WireProtocol and FlowFilter.
-        .target(name: "CaptureAgent", dependencies: ["WireProtocol", "FlowFilter"]),
+        // Foundation (and FoundationNetworking on Linux), WireProtocol and
+        // FlowFilter, and swift-distributed-tracing's API for the opt-in spans.
+        .target(
+            name: "CaptureAgent",
+            dependencies: ["WireProtocol", "FlowFilter", .product(name: "Tracing", package: "swift-distributed-tracing")]
+        ),
         .executableTarget(name: "AgentDemo", dependencies: ["CaptureAgent"], path: "Examples/AgentDemo"),
 
         // Capture for AsyncHTTPClient (and so Vapor's client): a pass-through
@@ -135,7 +139,7 @@ let package = Package(
         .executableTarget(
             name: "NetinspectBench",
             dependencies: [
-                "WireProtocol", "InspectorCore", "CaptureAgent", "CaptureAgentAsyncHTTPClient",
+                "WireProtocol", "InspectorCore", "CaptureAgent", "CaptureAgentAsyncHTTPClient", "OTLPReceiver",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -148,7 +152,9 @@ let package = Package(
         .testTarget(
             name: "OTLPReceiverTests",
             dependencies: [
-                "OTLPReceiver", "ProtobufWire", "InspectorCore", "WireProtocol",
+                "OTLPReceiver", "ProtobufWire", "InspectorCore", "WireProtocol", "CaptureAgent",
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 // Only so the real `netinspect` binary is built before the
                 // tests that run it as the receiver.
                 "InspectorTUI",

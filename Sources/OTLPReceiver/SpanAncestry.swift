@@ -41,7 +41,7 @@ struct SpanAncestry {
     /// Remembers a span's parent and whether it is itself an inbound flow.
     /// - Returns: the flows that waited on this span, to be resolved again
     ///   with ``parent(of:traceID:parentSpanID:)`` once the whole batch is remembered.
-    mutating func remember(_ span: Span, isInboundFlow: Bool) -> [WaitingFlow] {
+    mutating func remember(_ span: OTLPSpan, isInboundFlow: Bool) -> [WaitingFlow] {
         let id = SpanFlow.flowID(trace: span.traceID, span: span.spanID)
         let parent = span.parentSpanID.isEmpty ? nil : SpanFlow.flowID(trace: span.traceID, span: span.parentSpanID)
         if entries.updateValue(Entry(parent: parent, isInboundFlow: isInboundFlow), forKey: id) == nil {

@@ -16,7 +16,7 @@ public enum SpanFlow {
 
     /// Whether a span has ids of the lengths OTLP requires (16 and 8 bytes,
     /// not all zero); the others are rejected, as the spec asks.
-    public static func hasValidIDs(_ span: Span) -> Bool {
+    public static func hasValidIDs(_ span: OTLPSpan) -> Bool {
         span.traceID.count == 16 && span.spanID.count == 8
             && span.traceID.contains { $0 != 0 } && span.spanID.contains { $0 != 0 }
             && (span.parentSpanID.isEmpty || span.parentSpanID.count == 8)
@@ -38,13 +38,13 @@ public enum SpanFlow {
 
     /// Whether the span is an HTTP exchange netinspect shows: kind server or
     /// client, with a request method.
-    public static func isHTTP(_ span: Span) -> Bool {
+    public static func isHTTP(_ span: OTLPSpan) -> Bool {
         (span.kind == .server || span.kind == .client) && method(span.attributes) != nil
     }
 
     /// The flow for an HTTP span; nil for any other span.
     /// - Parameter parent: the inbound flow the span was made under (client spans only).
-    public static func log(for span: Span, parent: FlowID?) -> NetworkLog? {
+    public static func log(for span: OTLPSpan, parent: FlowID?) -> NetworkLog? {
         guard isHTTP(span), let method = method(span.attributes) else { return nil }
         let attributes = span.attributes
         let inbound = span.kind == .server
@@ -124,7 +124,7 @@ public enum SpanFlow {
     /// A failure worth showing: an `error.type` that is not just the status
     /// code (the stable convention sets it to "500" for a 500), or a span
     /// that ended in error without a response.
-    private static func error(_ span: Span, hasResponse: Bool) -> FlowError? {
+    private static func error(_ span: OTLPSpan, hasResponse: Bool) -> FlowError? {
         let errorType = span.attributes["error.type"]?.text
         if let errorType, Int(errorType) == nil {
             return FlowError(domain: "OpenTelemetry", code: 0,

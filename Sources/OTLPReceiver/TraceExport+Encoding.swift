@@ -24,7 +24,7 @@ extension TraceExport {
     }
 }
 
-extension Span {
+extension OTLPSpan {
     fileprivate var protobuf: ProtobufWriter {
         var message = ProtobufWriter()
         message.writeBytes(traceID, field: 1)
@@ -38,7 +38,7 @@ extension Span {
         if statusCode != 0 || !statusMessage.isEmpty {
             var status = ProtobufWriter()
             status.writeString(statusMessage, field: 2)
-            status.writeVarint(UInt64(statusCode), field: 3)
+            status.writeVarint(UInt64(bitPattern: Int64(statusCode)), field: 3)
             message.writeMessage(status, field: 15)
         }
         return message

@@ -10,8 +10,8 @@ extension TraceExport {
     public init(json bytes: [UInt8]) throws(TraceExportError) {
         let root: Any
         do {
-            // Foundation's parser refuses nesting past 512 levels with an
-            // error rather than recursing on (pinned by the hostile-input tests).
+            // Foundation's parser refuses very deep nesting with an error
+            // rather than recursing on (pinned by deeplyNestedJSONIs400).
             root = try JSONSerialization.jsonObject(with: Data(bytes))
         } catch {
             throw TraceExportError("malformed JSON: \(error.localizedDescription)")
@@ -25,7 +25,7 @@ extension TraceExport {
             }
             for case let scope as [String: Any] in try Self.array(group["scopeSpans"], "scopeSpans") {
                 for case let span as [String: Any] in try Self.array(scope["spans"], "spans") {
-                    resourceSpans.spans.append(try Span(json: span))
+                    resourceSpans.spans.append(try OTLPSpan(json: span))
                 }
             }
             self.resourceSpans.append(resourceSpans)
@@ -39,7 +39,7 @@ extension TraceExport {
     }
 }
 
-extension Span {
+extension OTLPSpan {
     fileprivate init(json: [String: Any]) throws(TraceExportError) {
         self.init()
         traceID = try Self.id(json["traceId"], "traceId")
@@ -128,7 +128,7 @@ extension AttributeValue {
             self = .string(string)
         } else if let bool = any["boolValue"] as? Bool {
             self = .bool(bool)
-        } else if let int = any["intValue"].flatMap(Span.integer) {
+        } else if let int = any["intValue"].flatMap(OTLPSpan.integer) {
             self = .int(Int64(int))
         } else if let double = any["doubleValue"] as? NSNumber {
             self = .double(double.doubleValue)

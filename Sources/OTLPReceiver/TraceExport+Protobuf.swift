@@ -44,7 +44,7 @@ extension ResourceSpans {
                 while let scopeField = try scope.nextField() {
                     if scopeField == .init(number: 2, wireType: .lengthDelimited) {
                         var span = try scope.readMessage()
-                        spans.append(try Span(&span))
+                        spans.append(try OTLPSpan(&span))
                     } else {
                         try scope.skip(scopeField.wireType)
                     }
@@ -56,7 +56,7 @@ extension ResourceSpans {
     }
 }
 
-extension Span {
+extension OTLPSpan {
     fileprivate init(_ reader: inout ProtobufReader) throws(ProtobufError) {
         self.init()
         while let field = try reader.nextField() {

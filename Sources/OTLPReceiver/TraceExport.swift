@@ -24,17 +24,17 @@ public struct ResourceSpans: Sendable, Equatable {
     /// The resource's attributes: `service.name`, `host.name`, `service.instance.id`…
     public var resource: Attributes
     /// Its spans, whatever instrumentation scope they came from.
-    public var spans: [Span]
+    public var spans: [OTLPSpan]
 
     /// Creates a resource's spans.
-    public init(resource: Attributes = Attributes(), spans: [Span] = []) {
+    public init(resource: Attributes = Attributes(), spans: [OTLPSpan] = []) {
         self.resource = resource
         self.spans = spans
     }
 }
 
 /// One OTLP span, as far as netinspect reads it.
-public struct Span: Sendable, Equatable {
+public struct OTLPSpan: Sendable, Equatable {
     /// OTLP's `SpanKind`; values outside the enum are kept as ``unspecified``.
     public enum Kind: Int, Sendable {
         case unspecified = 0, `internal`, server, client, producer, consumer

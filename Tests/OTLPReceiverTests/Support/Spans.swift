@@ -5,8 +5,8 @@ enum Spans {
     static func trace(_ number: UInt8) -> [UInt8] { [UInt8](repeating: 0, count: 15) + [number] }
     static func id(_ number: UInt8) -> [UInt8] { [UInt8](repeating: 0, count: 7) + [number] }
 
-    static func span(trace: UInt8 = 1, id: UInt8, parent: UInt8? = nil, kind: Span.Kind, http: Bool = true) -> Span {
-        var span = Span()
+    static func span(trace: UInt8 = 1, id: UInt8, parent: UInt8? = nil, kind: OTLPSpan.Kind, http: Bool = true) -> OTLPSpan {
+        var span = OTLPSpan()
         span.traceID = Self.trace(trace)
         span.spanID = Self.id(id)
         span.parentSpanID = parent.map(Self.id) ?? []
@@ -24,7 +24,7 @@ enum Spans {
         return span
     }
 
-    static func export(_ spans: [Span], service: String = "svc") -> TraceExport {
+    static func export(_ spans: [OTLPSpan], service: String = "svc") -> TraceExport {
         TraceExport(resourceSpans: [ResourceSpans(resource: Attributes([("service.name", .string(service))]), spans: spans)])
     }
 }
