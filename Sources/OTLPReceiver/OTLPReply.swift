@@ -1,3 +1,4 @@
+import Foundation
 import NIOHTTP1
 import ProtobufWire
 
@@ -36,8 +37,9 @@ struct OTLPReply {
             response.writeMessage(partial, field: 1)
             return OTLPReply(status: .ok, body: response.bytes, encoding: encoding)
         case .json:
-            let json = #"{"partialSuccess":{"rejectedSpans":"\#(rejectedSpans)","errorMessage":\#(jsonString(message))}}"#
-            return OTLPReply(status: .ok, body: Array(json.utf8), encoding: encoding)
+            // OTLP/JSON writes 64-bit integers as strings.
+            let json = ["partialSuccess": ["rejectedSpans": String(rejectedSpans), "errorMessage": message]]
+            return OTLPReply(status: .ok, body: jsonBytes(json), encoding: encoding)
         }
     }
 
@@ -51,8 +53,8 @@ struct OTLPReply {
             body.writeString(message, field: 2)
             return OTLPReply(status: status, body: body.bytes, encoding: encoding, retryAfter: status == .serviceUnavailable ? 1 : nil)
         case .json:
-            let json = #"{"code":\#(code),"message":\#(jsonString(message))}"#
-            return OTLPReply(status: status, body: Array(json.utf8), encoding: encoding, retryAfter: status == .serviceUnavailable ? 1 : nil)
+            return OTLPReply(status: status, body: jsonBytes(["code": code, "message": message]), encoding: encoding,
+                             retryAfter: status == .serviceUnavailable ? 1 : nil)
         }
     }
 
@@ -69,22 +71,8 @@ struct OTLPReply {
         }
     }
 
-    private static func jsonString(_ text: String) -> String {
-        var escaped = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": escaped += "\\\""
-            case "\\": escaped += "\\\\"
-            case _ where scalar.value < 0x20: escaped += "\\u" + String(scalar.value, radix: 16).leftPadded(to: 4)
-            default: escaped.unicodeScalars.append(scalar)
-            }
-        }
-        return escaped + "\""
-    }
-}
-
-extension String {
-    fileprivate func leftPadded(to width: Int) -> String {
-        String(repeating: "0", count: max(0, width - count)) + self
+    private static func jsonBytes(_ object: [String: Any]) -> [UInt8] {
+        // Strings and integers only: serialization cannot fail.
+        Array((try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys])) ?? Data("{}".utf8))
     }
 }

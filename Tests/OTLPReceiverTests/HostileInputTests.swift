@@ -169,6 +169,15 @@ import WireProtocol
         try expectStillServing()
     }
 
+    @Test func aJSONPartialSuccessCountsTheRejectedSpansAsAString() throws {
+        let body = #"{"resourceSpans":[{"scopeSpans":[{"spans":[{"traceId":"0102","spanId":"0000000000000001","kind":2}]}]}]}"#
+        let reply = try post(Array(body.utf8), type: "application/json")
+        #expect(reply.status == 200)
+        let json = try #require(try JSONSerialization.jsonObject(with: reply.body) as? [String: Any])
+        #expect((json["partialSuccess"] as? [String: Any])?["rejectedSpans"] as? String == "1")
+        try expectStillServing()
+    }
+
     @Test func wrongPathMethodAndTypeAreRefused() throws {
         let file = try Subprocess.temporaryFile([UInt8]())
         defer { try? FileManager.default.removeItem(atPath: file) }
