@@ -49,14 +49,15 @@ let package = Package(
         .target(name: "FlowFilter", dependencies: ["WireProtocol"]),
 
         // Embedded in other people's programs, so it depends on nothing but
-        // Foundation (and FoundationNetworking on Linux), WireProtocol and FlowFilter.
+        // Foundation (and FoundationNetworking on Linux), WireProtocol and
+        // FlowFilter, and swift-distributed-tracing's API: the task-local
+        // ServiceContext an inbound handler runs in, and the opt-in spans.
         .target(
             name: "CaptureAgent",
             dependencies: [
                 "WireProtocol", "FlowFilter",
-                // ServiceContext only (a task-local value): an inbound
-                // request's handler runs in one, so the calls it makes name it.
                 .product(name: "Instrumentation", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
         .executableTarget(name: "AgentDemo", dependencies: ["CaptureAgent"], path: "Examples/AgentDemo"),
@@ -137,11 +138,31 @@ let package = Package(
             path: "Sources/InspectorTUI/Core"
         ),
 
+        // The protobuf wire format without a schema: for OTLP spans, and any
+        // raw protobuf a viewer shows. No dependencies, so it fuzzes alone.
+        .target(name: "ProtobufWire"),
+
+        // OpenTelemetry traces in over OTLP/HTTP, out as flows in the
+        // inspector's inbox: the fleet view (docs/FLEET.md).
+        .target(
+            name: "OTLPReceiver",
+            dependencies: [
+                "InspectorCore", "ProtobufWire", "WireProtocol",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+            ]
+        ),
+
         // The `netinspect` executable: argument parsing and the terminal layer.
         .executableTarget(
             name: "InspectorTUI",
             dependencies: [
                 "InspectorCore",
+                "OTLPReceiver",
                 "CNCursesW",
                 "CaptureAgent",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -159,7 +180,7 @@ let package = Package(
         .executableTarget(
             name: "NetinspectBench",
             dependencies: [
-                "WireProtocol", "InspectorCore", "CaptureAgent", "CaptureAgentAsyncHTTPClient",
+                "WireProtocol", "InspectorCore", "CaptureAgent", "CaptureAgentAsyncHTTPClient", "OTLPReceiver",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -169,6 +190,23 @@ let package = Package(
         ),
 
         .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"], exclude: ["Golden"]),
+        .testTarget(
+            name: "OTLPReceiverTests",
+            dependencies: [
+                "OTLPReceiver", "ProtobufWire", "InspectorCore", "WireProtocol", "CaptureAgent",
+                .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                // Only so the real `netinspect` binary is built before the
+                // tests that run it as the receiver.
+                "InspectorTUI",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            // The Python exporter script is run through #filePath.
+            exclude: ["Fixtures"]
+        ),
         .testTarget(
             name: "CaptureAgentTests",
             dependencies: [

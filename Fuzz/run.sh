@@ -38,6 +38,17 @@ build_flowfilter() {
 }
 rm -f "$out/libFlowFilter.a"
 
+# ProtobufWire likewise, for the spans target.
+build_protobufwire() {
+    [ -f "$out/libProtobufWire.a" ] && return
+    echo "fuzz: building ProtobufWire"
+    swiftc -O -parse-as-library "${sanitize[@]}" -package-name netinspect -module-name ProtobufWire \
+        -emit-library -static -emit-module -emit-module-path "$out/ProtobufWire.swiftmodule" \
+        Sources/ProtobufWire/*.swift -o "$out/libProtobufWire.a" 2>&1 | quiet
+    [ -f "$out/libProtobufWire.a" ] || { echo "fuzz: build of ProtobufWire failed" >&2; exit 1; }
+}
+rm -f "$out/libProtobufWire.a"
+
 build() { # name, sources...
     local name=$1; shift
     echo "fuzz: building $name"
@@ -49,7 +60,7 @@ build() { # name, sources...
 
 export LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
-targets=${FUZZ_TARGETS:-"frames envelope receipts control filter"}
+targets=${FUZZ_TARGETS:-"frames envelope receipts control filter spans"}
 status=0
 for target in $targets; do
     case $target in
@@ -61,6 +72,10 @@ for target in $targets; do
                      Sources/CaptureAgent/Support/Locked.swift \
                      Fuzz/Targets/ControlFuzz.swift ;;
         filter) build filter Sources/FlowFilter/*.swift Fuzz/Targets/FilterFuzz.swift ;;
+        spans) build_protobufwire
+               build spans -lProtobufWire Sources/OTLPReceiver/TraceExport.swift Sources/OTLPReceiver/TraceExport+Protobuf.swift \
+                   Sources/OTLPReceiver/TraceExport+JSON.swift Sources/OTLPReceiver/TraceExport+Encoding.swift \
+                   Sources/OTLPReceiver/SpanFlow.swift Fuzz/Targets/SpanFuzz.swift ;;
         *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
     esac
     mkdir -p "$out/corpus/$target" "$out/crashes/$target"

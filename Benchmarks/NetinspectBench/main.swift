@@ -30,6 +30,7 @@ do {
     if wanted(4) { print(try UIBenchmark.run(tiny: tiny).render()) }
     if wanted(5) { print(try HARBenchmark.run(tiny: tiny).render()) }
     if wanted(6) { print(try RuleBenchmark.run(tiny: tiny).render()) }
+    if wanted(7) { print(try OTLPIngestBenchmark.run(tiny: tiny).render()) }
 } catch {
     FileHandle.standardError.write(Data("netinspect-bench: \(error)\n".utf8))
     exit(1)

@@ -101,6 +101,9 @@ extension CaptureAgent {
         /// let agent = try CaptureAgent.start(.init { $0.allowsControl = true; $0.breakpointTimeout = 10 })
         /// ```
         public var breakpointTimeout: TimeInterval = 60
+        /// Whether each flow is also emitted as a span through the
+        /// bootstrapped tracer (see ``CaptureAgent/SpanEmission``); off by default.
+        public var spans = SpanEmission.disabled
 
         /// The bounds of the replay buffer.
         ///

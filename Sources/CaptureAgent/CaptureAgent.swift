@@ -53,6 +53,8 @@ public final class CaptureAgent: Sendable {
     /// In-place flows whose final event is being built.
     let finishing = DispatchGroup()
     private let streamer: EventStreamer
+    /// Spans for flows, when ``Configuration/spans`` asks for them; nil (nothing built) otherwise.
+    private let spans: FlowSpans?
     /// The connected viewer's traffic rules; always empty unless the app
     /// allows control (``Configuration/allowsControl`` or `NETINSPECT_CONTROL=1`).
     package let rules: RuleStore
@@ -202,6 +204,7 @@ public final class CaptureAgent: Sendable {
                 breakpoints.releaseAll(.viewerGone)
             }
         }
+        spans = configuration.spans.isEnabled ? FlowSpans(configuration.spans) : nil
         self.streamer = EventStreamer(
             destination: destination,
             hello: hello,
@@ -297,8 +300,13 @@ public final class CaptureAgent: Sendable {
     }
 
     package func emit(_ message: Message) {
+        spans?.observe(message)
         streamer.submit(message)
     }
+
+    /// Whether capture paths should record flows now: an inspector is
+    /// connected, or every flow becomes a span.
+    package var isRecording: Bool { spans != nil || isConnected }
 
     // MARK: - URLSession.shared
 

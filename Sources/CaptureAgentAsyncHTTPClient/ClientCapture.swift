@@ -121,7 +121,7 @@ final class ClientCapture: Sendable {
     /// URLSession path does; it stays unrecorded if an inspector connects
     /// meanwhile, so no inspector ever gets a flow's later events without
     /// its start.
-    var isRecording: Bool { agent.isConnected }
+    var isRecording: Bool { agent.isRecording }
 
     /// Counts `count` events of an unrecorded flow as dropped.
     func dropped(_ count: Int) {

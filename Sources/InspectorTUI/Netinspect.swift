@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import InspectorCore
+import OTLPReceiver
 import WireProtocol
 
 /// `netinspect`: the live terminal inspector for flows captured by CaptureAgent.
@@ -18,7 +19,7 @@ struct Netinspect: ParsableCommand {
     @Option(
         name: .customLong("listen"),
         help: ArgumentHelp(
-            "Where agents connect: unix:PATH or tcp:HOST:PORT. Repeat to listen on several. (default: \(Endpoint.defaultEndpoint()))",
+            "Where agents connect: unix:PATH or tcp:HOST:PORT; otlp:HOST:PORT receives OpenTelemetry traces (OTLP/HTTP, see docs/FLEET.md). Repeat to listen on several. (default: \(Endpoint.defaultEndpoint()))",
             valueName: "address"
         )
     )
@@ -26,6 +27,12 @@ struct Netinspect: ParsableCommand {
 
     @Option(help: ArgumentHelp("Shared secret agents must send; required when listening on a non-loopback TCP address.", valueName: "secret"))
     var token: String?
+
+    @Option(name: .customLong("tls-cert"), help: ArgumentHelp("PEM certificate chain: otlp: addresses serve HTTPS with it (needs --tls-key).", valueName: "file"))
+    var tlsCert: String?
+
+    @Option(name: .customLong("tls-key"), help: ArgumentHelp("PEM private key of --tls-cert.", valueName: "file"))
+    var tlsKey: String?
 
     @Option(name: .customLong("max-flows"), help: "Flows kept in memory; the oldest are dropped beyond this.")
     var maxFlows: Int = 100_000
@@ -109,8 +116,11 @@ struct Netinspect: ParsableCommand {
     /// The parsed listen addresses (the default socket when none were given).
     var endpoints: [Endpoint] {
         get throws {
-            guard !listen.isEmpty else { return [demo ? Self.demoEndpoint() : Endpoint.defaultEndpoint()] }
-            return try listen.map { text in
+            let agentAddresses = listen.filter { !$0.hasPrefix("otlp:") }
+            // Only otlp: addresses given: no agent socket.
+            guard !agentAddresses.isEmpty || listen.isEmpty else { return [] }
+            guard !agentAddresses.isEmpty else { return [demo ? Self.demoEndpoint() : Endpoint.defaultEndpoint()] }
+            return try agentAddresses.map { text in
                 do {
                     return try Endpoint(parsing: text)
                 } catch let error as Endpoint.ParseError {
@@ -169,7 +179,9 @@ struct Netinspect: ParsableCommand {
         }
         guard bodyBudget >= 0 else { throw ValidationError("--body-budget must be 0 or more megabytes (got \(bodyBudget))") }
         do {
-            try listenerConfiguration.validate()
+            let configuration = try listenerConfiguration
+            if !configuration.endpoints.isEmpty { try configuration.validate() }
+            try otlpConfiguration?.validate()
         } catch let error as ListenerError {
             throw ValidationError(error.description)
         }
@@ -198,8 +210,10 @@ struct Netinspect: ParsableCommand {
         let listener = InspectorListener(configuration: configuration, inbox: inbox)
         // A ListenerError (say, another netinspect on the socket) is printed
         // as it is, without the usage text a ValidationError would add.
-        let bound = flowsFromFile == nil ? try listener.start() : []
+        let bound = flowsFromFile == nil && !configuration.endpoints.isEmpty ? try listener.start() : []
         defer { listener.shutdown() }
+        let otlpReceiver = flowsFromFile == nil ? try startOTLPReceiver(inbox: inbox) : nil
+        defer { otlpReceiver?.shutdown() }
         let demoApp = demo ? try DemoWorkload.start(inspector: bound, token: token) : nil
         defer { demoApp?.stop() }
         SignalPipe.install()
@@ -233,9 +247,12 @@ struct Netinspect: ParsableCommand {
             headless.print(flowsFromFile)
         } else {
             let inbox = Inbox()
-            let listener = InspectorListener(configuration: try listenerConfiguration, inbox: inbox)
-            let bound = try listener.start()
+            let configuration = try listenerConfiguration
+            let listener = InspectorListener(configuration: configuration, inbox: inbox)
+            let bound = configuration.endpoints.isEmpty ? [] : try listener.start()
             defer { listener.shutdown() }
+            let otlpReceiver = try startOTLPReceiver(inbox: inbox)
+            defer { otlpReceiver?.shutdown() }
             let demoApp = demo ? try DemoWorkload.start(inspector: bound, token: token) : nil
             defer { demoApp?.stop() }
             SignalPipe.install()

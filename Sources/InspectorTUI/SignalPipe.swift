@@ -19,6 +19,13 @@ enum SignalPipe {
         for end in ends { _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK) }
         readEnd = ends[0]
         writeEnd = ends[1]
+        // A parent may have started us with these blocked (Foundation's
+        // Process, called from a Dispatch thread, passes its mask on); a
+        // blocked SIGTERM would never reach the handler.
+        var unblocked = sigset_t()
+        sigemptyset(&unblocked)
+        for number in signals { sigaddset(&unblocked, number) }
+        pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
         for number in signals {
             signal(number) { _ in
                 var byte: UInt8 = 1

@@ -106,7 +106,7 @@ final class InPlaceFlow: @unchecked Sendable {
         self.task = task
         self.internals = internals
         start = agent.clock.start()
-        recording = agent.isConnected
+        recording = agent.isRecording
         queue = recording ? DispatchQueue(label: "netinspect.CaptureAgent.inPlace") : Self.idleQueue
         guard recording else {
             unsent.withLock { $0 = 1 }  // flowStarted

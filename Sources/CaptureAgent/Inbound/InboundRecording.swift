@@ -18,8 +18,9 @@ import WireProtocol
 /// ```
 package final class InboundRecording: Sendable {
     private struct State {
-        /// Nil when nothing is built: no inspector was connected when the
-        /// request arrived (its events are counted as dropped instead).
+        /// Nil when nothing is built: no inspector was connected (and no
+        /// spans are made) when the request arrived; its events are counted
+        /// as dropped instead.
         var recorder: FlowRecorder?
         var requestBody: BodyCapture
         var requestEnded = false
@@ -53,7 +54,7 @@ package final class InboundRecording: Sendable {
         guard agent.isCapturing, configuration.shouldCapture(host: host, url: url) else { return nil }
         self.agent = agent
         var recorder: FlowRecorder?
-        if agent.isConnected {
+        if agent.isRecording {
             var flow = FlowRecorder(method: method, url: url, headers: headers, sessionID: sessionID,
                                     taskID: taskID, configuration: configuration, clock: agent.clock)
             flow.source = CaptureSource(client: server, path: .inPlace)

@@ -1,0 +1,140 @@
+/// The part of an OTLP `ExportTraceServiceRequest` that netinspect reads:
+/// resources, and their spans with ids, kind, times, attributes and status.
+/// Everything else (events, links, scopes, trace state) is skipped on decode.
+///
+/// ```swift
+/// let export = try TraceExport(protobuf: Array(body))
+/// for group in export.resourceSpans { print(group.resource["service.name"]?.text ?? "?", group.spans.count) }
+/// ```
+public struct TraceExport: Sendable, Equatable {
+    /// The spans of each resource (each service instance), in request order.
+    public var resourceSpans: [ResourceSpans]
+
+    /// Creates an export request's content.
+    public init(resourceSpans: [ResourceSpans] = []) {
+        self.resourceSpans = resourceSpans
+    }
+
+    /// Every span of the request.
+    public var spanCount: Int { resourceSpans.reduce(0) { $0 + $1.spans.count } }
+}
+
+/// One resource (a service instance) and the spans it sent.
+public struct ResourceSpans: Sendable, Equatable {
+    /// The resource's attributes: `service.name`, `host.name`, `service.instance.id`…
+    public var resource: Attributes
+    /// Its spans, whatever instrumentation scope they came from.
+    public var spans: [OTLPSpan]
+
+    /// Creates a resource's spans.
+    public init(resource: Attributes = Attributes(), spans: [OTLPSpan] = []) {
+        self.resource = resource
+        self.spans = spans
+    }
+}
+
+/// One OTLP span, as far as netinspect reads it.
+public struct OTLPSpan: Sendable, Equatable {
+    /// OTLP's `SpanKind`; values outside the enum are kept as ``unspecified``.
+    public enum Kind: Int, Sendable {
+        case unspecified = 0, `internal`, server, client, producer, consumer
+    }
+
+    /// The 16-byte trace id (as sent: its length is checked when converting).
+    public var traceID: [UInt8] = []
+    /// The 8-byte span id.
+    public var spanID: [UInt8] = []
+    /// The parent's span id; empty for a root span.
+    public var parentSpanID: [UInt8] = []
+    /// The span's name, e.g. `GET /items`.
+    public var name = ""
+    /// Server (the service received a request), client (it sent one), or another kind.
+    public var kind = Kind.unspecified
+    /// Nanoseconds since 1970 when it started.
+    public var startTimeUnixNano: UInt64 = 0
+    /// Nanoseconds since 1970 when it ended.
+    public var endTimeUnixNano: UInt64 = 0
+    /// The span's attributes, in the order sent.
+    public var attributes = Attributes()
+    /// OTLP's status code: 0 unset, 1 ok, 2 error.
+    public var statusCode = 0
+    /// The status's description, usually set with an error.
+    public var statusMessage = ""
+
+    /// An empty span.
+    public init() {}
+}
+
+/// An attribute's value: OTLP's `AnyValue`. Key-value lists are not read
+/// (no HTTP convention uses them) and come out as ``other``.
+public enum AttributeValue: Sendable, Equatable {
+    case string(String)
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case bytes([UInt8])
+    case array([AttributeValue])
+    case other
+
+    /// The value as text when it is a string, an integer or a double.
+    public var text: String? {
+        switch self {
+        case .string(let string): string
+        case .int(let int): String(int)
+        case .double(let double): String(double)
+        default: nil
+        }
+    }
+
+    /// The value as an integer, also from a string of digits (some exporters send those).
+    public var integer: Int? {
+        switch self {
+        case .int(let int): Int(exactly: int)
+        case .double(let double): Int(exactly: double)
+        case .string(let string): Int(string)
+        default: nil
+        }
+    }
+
+    /// The strings of an array (a header's values), or the one string.
+    public var strings: [String] {
+        switch self {
+        case .array(let values): values.compactMap(\.text)
+        default: text.map { [$0] } ?? []
+        }
+    }
+}
+
+/// Attributes in the order sent, looked up by key. Spans carry a few dozen
+/// at most, where a linear scan beats hashing.
+public struct Attributes: Sendable, Equatable {
+    /// The key-value pairs.
+    public var pairs: [(key: String, value: AttributeValue)]
+
+    /// Attributes from pairs.
+    public init(_ pairs: [(key: String, value: AttributeValue)] = []) { self.pairs = pairs }
+
+    /// The first value under `key`.
+    public subscript(key: String) -> AttributeValue? {
+        pairs.first { $0.key == key }?.value
+    }
+
+    /// The first value under any of `keys`, tried in order (new convention first).
+    public func first(_ keys: String...) -> AttributeValue? {
+        for key in keys { if let value = self[key] { return value } }
+        return nil
+    }
+
+    public static func == (lhs: Attributes, rhs: Attributes) -> Bool {
+        lhs.pairs.elementsEqual(rhs.pairs) { $0.key == $1.key && $0.value == $1.value }
+    }
+}
+
+/// Why a request body is not a trace export netinspect can read.
+public struct TraceExportError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// What was wrong, for the sender (it goes into the 400 reply).
+    public var description: String
+
+    /// Creates an error.
+    public init(_ description: String) { self.description = description }
+}
