@@ -100,14 +100,6 @@ final class InspectorProcess: @unchecked Sendable {
 
     var errorOutput: String { stderr.current }
 
-    /// The drop count of the last "the agent has dropped N events" line.
-    var lastReportedDrops: Int? {
-        errorOutput.components(separatedBy: "\n").reversed().lazy.compactMap { line -> Int? in
-            guard let range = line.range(of: "the agent has dropped ") else { return nil }
-            return Int(line[range.upperBound...].prefix { $0.isNumber })
-        }.first
-    }
-
     func kill(_ signal: Int32) {
         _ = Glibc.kill(process.processIdentifier, signal)
     }
