@@ -290,7 +290,7 @@ final class EventStreamer: @unchecked Sendable {
             reportedDrops = drops
             let queued = queue.count
             condition.unlock()
-            guard !batch.isEmpty else { continue }
+            guard !batch.isEmpty || statusDue else { continue }
 
             outgoing.removeAll(keepingCapacity: true)
             if statusDue {
