@@ -11,11 +11,12 @@ import WireProtocol
 /// that every flow arrived with its true request size.
 final class NetinspectProcess: @unchecked Sendable {
     let endpoint: Endpoint
-    private let process = Process()
+    private let pid: pid_t
     private let state = NSLock()
     private var lines = 0
     private var firstSizes: [Int: Int] = [:]
     private var listening = false
+    private var isReaped = false
 
     /// The `netinspect` binary beside this one (`swift build` puts them
     /// together), or `NETINSPECT_BENCH_NETINSPECT`; nil when neither exists.
@@ -29,16 +30,10 @@ final class NetinspectProcess: @unchecked Sendable {
     init(binary: URL) throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("netinspect-bench-\(getpid())-process.sock").path
         endpoint = .unix(path: path)
-        process.executableURL = binary
-        process.arguments = ["--json", "--listen", "unix:\(path)"]
-        let out = Pipe(), err = Pipe()
-        process.standardOutput = out
-        process.standardError = err
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        let reading = out.fileHandleForReading, errors = err.fileHandleForReading
-        Thread { [self] in readFlows(from: reading) }.start()
-        Thread { [self] in readNews(from: errors) }.start()
+        let (pid, output, news) = try Self.spawn(binary.path, ["--json", "--listen", "unix:\(path)"])
+        self.pid = pid
+        Thread { [self] in readFlows(from: output) }.start()
+        Thread { [self] in readNews(from: news) }.start()
         let deadline = Date().addingTimeInterval(10)
         while !state.withLock({ listening }), Date() < deadline { usleep(10_000) }
         guard state.withLock({ listening }) else {
@@ -62,10 +57,43 @@ final class NetinspectProcess: @unchecked Sendable {
         return flowsPrinted
     }
 
+    /// Ends it; the output reader must stay free to drain meanwhile.
     func shutdown() {
-        guard process.isRunning else { return }
-        kill(process.processIdentifier, SIGTERM)
-        process.waitUntilExit()
+        let first = state.withLock { () -> Bool in
+            defer { isReaped = true }
+            return !isReaped
+        }
+        guard first else { return }
+        kill(pid, SIGTERM)
+        var status: Int32 = 0
+        _ = waitpid(pid, &status, 0)
+    }
+
+    /// posix_spawn with its standard output and error on pipes. Not
+    /// Foundation's `Process`: under valgrind (the callgrind recipe) its
+    /// child setup fails with EBADF on the descriptors valgrind reserves.
+    private static func spawn(_ path: String, _ arguments: [String]) throws -> (pid_t, FileHandle, FileHandle) {
+        var out: [Int32] = [-1, -1], err: [Int32] = [-1, -1]
+        guard pipe(&out) == 0, pipe(&err) == 0 else { throw BenchmarkError(description: "pipe: \(String(cString: strerror(errno)))") }
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_adddup2(&actions, out[1], 1)
+        posix_spawn_file_actions_adddup2(&actions, err[1], 2)
+        for end in out + err { posix_spawn_file_actions_addclose(&actions, end) }
+        let argv = ([path] + arguments).map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let result = posix_spawn(&pid, path, &actions, nil, argv, environ)
+        close(out[1])
+        close(err[1])
+        guard result == 0 else {
+            close(out[0])
+            close(err[0])
+            throw BenchmarkError(description: "spawning \(path): \(String(cString: strerror(result)))")
+        }
+        return (pid, FileHandle(fileDescriptor: out[0], closeOnDealloc: true), FileHandle(fileDescriptor: err[0], closeOnDealloc: true))
     }
 
     private func readFlows(from handle: FileHandle) {
