@@ -2,16 +2,17 @@ import Foundation
 import WireProtocol
 
 extension Message {
-    /// A cheap upper-bound guess of the encoded frame size: base64 bodies
-    /// plus a fixed allowance for the rest. Used to bound the queue without
-    /// encoding on the app's threads.
-    var estimatedFrameSize: Int {
-        estimatedFrameSize(keepingBodyBytes: .max)
-    }
-
-    /// ``estimatedFrameSize`` once every body is cut to at most `kept` bytes.
-    func estimatedFrameSize(keepingBodyBytes kept: Int) -> Int {
-        1024 + bodies.reduce(0) { $0 + (min($1.data.count, kept) + 2) / 3 * 4 }
+    /// A cheap upper-bound guess of the encoded frame size (base64 bodies
+    /// plus a fixed allowance for the rest), as the message is and once
+    /// every body is cut to at most `kept` bytes, from one look at the
+    /// bodies. Bounds the queue without encoding on the app's threads.
+    func estimatedFrameSizes(keepingBodyBytes kept: Int) -> (whole: Int, cut: Int) {
+        var whole = 1024, cut = 1024
+        for body in bodies {
+            whole += (body.data.count + 2) / 3 * 4
+            cut += (min(body.data.count, kept) + 2) / 3 * 4
+        }
+        return (whole, cut)
     }
 
     /// The captured bodies this message carries.

@@ -67,8 +67,7 @@ struct PendingQueue {
         default:
             break
         }
-        let cost = message.estimatedFrameSize
-        let cutCost = message.estimatedFrameSize(keepingBodyBytes: Self.keptBodyBytes)
+        let (cost, cutCost) = message.estimatedFrameSizes(keepingBodyBytes: Self.keptBodyBytes)
         entries.append(Entry(message: message, cost: cost, cutCost: cutCost))
         bytes += cost
         while bytes > limits.maximumBytes, cutCount < entries.count {
