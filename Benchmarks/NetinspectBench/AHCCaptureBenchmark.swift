@@ -7,17 +7,29 @@ import WireProtocol
 
 /// Section 1's AsyncHTTPClient rows: GET 1 KiB at concurrency 16 through one
 /// `HTTPClient`, without capture and with `agent.capture(&configuration)`
-/// (inspector reading, and no inspector), against the same ``BenchServer``,
+/// (inspector reading in this process, netinspect reading in another
+/// process, and no inspector), against the same ``BenchServer``,
 /// in interleaved rounds like the URLSession rows.
 enum AHCCaptureBenchmark {
     enum Mode: CaseIterable {
-        case none, agentWithInspector, agentWithoutInspector
+        case none, agentWithInspector, agentWithoutInspector, agentWithNetinspect
 
         var label: String {
             switch self {
             case .none: "AsyncHTTPClient, no capture"
             case .agentWithInspector: "AsyncHTTPClient captured, inspector reading"
             case .agentWithoutInspector: "AsyncHTTPClient captured, no inspector"
+            case .agentWithNetinspect: "AsyncHTTPClient captured, netinspect reading (another process)"
+            }
+        }
+
+        /// The URLSession rows' mode with the same destination.
+        var captureMode: CaptureBenchmark.Mode {
+            switch self {
+            case .none: .none
+            case .agentWithInspector: .agentWithInspector
+            case .agentWithoutInspector: .agentWithoutInspector
+            case .agentWithNetinspect: .agentWithNetinspect
             }
         }
     }
@@ -30,13 +42,13 @@ enum AHCCaptureBenchmark {
     ///
     /// For profiling (e.g. under callgrind), `NETINSPECT_BENCH_MODES` picks
     /// modes as for the URLSession rows (a no capture, b inspector reading,
-    /// c no inspector) and `NETINSPECT_BENCH_AHC_COUNT=N` sets the requests
+    /// c no inspector, d netinspect in another process) and `NETINSPECT_BENCH_AHC_COUNT=N` sets the requests
     /// of each run. Without the no-capture mode there is no ratio.
     static func addRows(to table: inout Table, notes: inout [String], tiny: Bool, _ environment: CaptureBenchmark.Environment) throws {
         let count = ProcessInfo.processInfo.environment["NETINSPECT_BENCH_AHC_COUNT"].flatMap { Int($0) } ?? (tiny ? 100 : 5_000)
         let modes = CaptureBenchmark.selection(Mode.allCases, variable: "NETINSPECT_BENCH_MODES") {
             $0.count == 1 ? Int($0.unicodeScalars.first!.value) - Int(("a" as Unicode.Scalar).value) : nil
-        }
+        }.filter { $0 != .agentWithNetinspect || environment.netinspect != nil }
         let workload = "AHC GET 1 KiB, c=16"
         for mode in modes { _ = try runOnce(mode, count: 20, environment) }
         var results: [Mode: [CaptureBenchmark.RunResult]] = [:]
@@ -64,6 +76,9 @@ enum AHCCaptureBenchmark {
                     + "\(runs.map(\.droppedEvents).reduce(0, +)) events dropped")
             case .agentWithoutInspector:
                 cellNotes.append("\(runs.count) runs: \(runs.map(\.droppedEvents).reduce(0, +)) events dropped unencoded")
+            case .agentWithNetinspect:
+                cellNotes.append("\(runs.count) runs: netinspect printed \(runs.map(\.flowsSeen).reduce(0, +))/\(count * runs.count) flows, "
+                    + "\(runs.map(\.droppedEvents).reduce(0, +)) events dropped")
             case .none:
                 break
             }
@@ -90,9 +105,9 @@ enum AHCCaptureBenchmark {
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = concurrency
         var agent: CaptureAgent?
         let flowsBefore = environment.inspector.flowsFinished
+        let printedBefore = environment.netinspect?.flowsPrinted ?? 0
         if mode != .none {
-            let destination: Endpoint = mode == .agentWithInspector ? environment.inspector.endpoint : .unix(path: environment.nobodyPath)
-            let started = try CaptureBenchmark.startAgent(destination: destination, connectionWait: 2)
+            let started = try CaptureBenchmark.startAgent(destination: environment.destination(of: mode.captureMode), connectionWait: 2)
             agent = started
             started.capture(&configuration)
         }
@@ -145,6 +160,9 @@ enum AHCCaptureBenchmark {
             result.droppedEvents = agent.statistics.droppedEvents
             if mode == .agentWithInspector {
                 result.flowsSeen = environment.inspector.waitForFlows(flowsBefore + count, timeout: 10) - flowsBefore
+            }
+            if mode == .agentWithNetinspect, let netinspect = environment.netinspect {
+                result.flowsSeen = netinspect.waitForFlows(printedBefore + count, timeout: 30) - printedBefore
             }
         }
         return result

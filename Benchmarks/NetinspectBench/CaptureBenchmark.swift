@@ -18,6 +18,8 @@ import WireProtocol
 /// - agent, no inspector: CaptureAgent whose destination is a Unix path
 ///   nobody listens on.
 /// - naive: ``NaiveCaptureProtocol``, one inner URLSession per request.
+/// - agent+netinspect: CaptureAgent streaming to the real `netinspect --json`
+///   in another process (``NetinspectProcess``), as a person runs it.
 ///
 /// One agent per process: each agent run starts an agent with its mode's
 /// destination and stops it afterwards (`stop()` then `start()` is
@@ -31,7 +33,7 @@ import WireProtocol
 /// no-capture run of the same round; latency percentiles pool all rounds.
 enum CaptureBenchmark {
     enum Mode: Int, CaseIterable {
-        case none, agentWithInspector, agentWithoutInspector, naive
+        case none, agentWithInspector, agentWithoutInspector, naive, agentWithNetinspect
 
         var label: String {
             switch self {
@@ -39,6 +41,7 @@ enum CaptureBenchmark {
             case .agentWithInspector: "CaptureAgent, inspector reading"
             case .agentWithoutInspector: "CaptureAgent, no inspector"
             case .naive: "naive: 1 URLSession per request"
+            case .agentWithNetinspect: "CaptureAgent, netinspect reading (another process)"
             }
         }
     }
@@ -76,6 +79,8 @@ enum CaptureBenchmark {
         var firstFailure: String?
         /// Agent modes: flows the inspector received, events the agent dropped.
         var flowsSeen = 0
+        /// netinspect mode: flows printed with the app's true request body size.
+        var flowsWithTrueSize = 0
         var droppedEvents = 0
         /// Agent modes: tasks captured in place and tasks re-sent.
         var paths = CaptureAgent.PathCounts()
@@ -83,7 +88,8 @@ enum CaptureBenchmark {
 
     /// For profiling one mode at a time (e.g. under callgrind):
     /// `NETINSPECT_BENCH_MODES=a,c` runs only those modes (a none, b agent
-    /// with inspector, c agent without, d naive), `NETINSPECT_BENCH_WORKLOADS=2`
+    /// with inspector, c agent without, d naive, e agent with netinspect in
+    /// another process), `NETINSPECT_BENCH_WORKLOADS=2`
     /// only the second workload. Without the no-capture mode there is no ratio.
     static func selection<T>(_ all: [T], variable: String, index: (String) -> Int?) -> [T] {
         guard let value = ProcessInfo.processInfo.environment[variable] else { return all }
@@ -95,7 +101,7 @@ enum CaptureBenchmark {
     static let verbose = ProcessInfo.processInfo.environment["NETINSPECT_BENCH_VERBOSE"] == "1"
 
     static func run(tiny: Bool) throws -> CaptureReport {
-        let modes = selection(Mode.allCases, variable: "NETINSPECT_BENCH_MODES") {
+        var modes = selection(Mode.allCases, variable: "NETINSPECT_BENCH_MODES") {
             $0.count == 1 ? Int($0.unicodeScalars.first!.value) - Int(("a" as Unicode.Scalar).value) : nil
         }
         let workloads = selection(workloads(tiny: tiny), variable: "NETINSPECT_BENCH_WORKLOADS") { Int($0).map { $0 - 1 } }
@@ -103,8 +109,15 @@ enum CaptureBenchmark {
         defer { server.shutdown() }
         let inspector = try BenchInspector()
         defer { inspector.shutdown() }
+        var missing: [String] = []
+        let netinspect = try NetinspectProcess.binary.map(NetinspectProcess.init(binary:))
+        defer { netinspect?.shutdown() }
+        if netinspect == nil {
+            modes.removeAll { $0 == .agentWithNetinspect }
+            missing.append("No netinspect binary beside netinspect-bench (or NETINSPECT_BENCH_NETINSPECT): its rows are left out.")
+        }
         let environment = Environment(
-            server: server, inspector: inspector,
+            server: server, inspector: inspector, netinspect: netinspect,
             nobodyPath: FileManager.default.temporaryDirectory.appendingPathComponent("netinspect-bench-\(getpid())-nobody.sock").path)
 
         // Start (and stop) one agent before this process creates any URLSession,
@@ -151,6 +164,12 @@ enum CaptureBenchmark {
                     cellNotes.append("\(runs.count) runs: inspector got \(flows)/\(requests * runs.count) flows, \(dropped) events dropped")
                 case .agentWithoutInspector:
                     cellNotes.append("\(runs.count) runs: \(runs.map(\.droppedEvents).reduce(0, +)) events dropped unencoded")
+                case .agentWithNetinspect:
+                    let flows = runs.map(\.flowsSeen).reduce(0, +)
+                    let dropped = runs.map(\.droppedEvents).reduce(0, +)
+                    var note = "\(runs.count) runs: netinspect printed \(flows)/\(requests * runs.count) flows"
+                    if workload.post { note += ", \(runs.map(\.flowsWithTrueSize).reduce(0, +)) with the true request size" }
+                    cellNotes.append(note + ", \(dropped) events dropped")
                 case .none, .naive:
                     break
                 }
@@ -176,7 +195,7 @@ enum CaptureBenchmark {
                     cellNotes.joined(separator: "; "),
                 ])
                 if workload.concurrency == 16, !workload.post, !ratios.isEmpty,
-                   mode == .agentWithInspector || mode == .agentWithoutInspector {
+                   mode == .agentWithInspector || mode == .agentWithoutInspector || mode == .agentWithNetinspect {
                     let ratio = median(ratios)
                     let target = mode == .agentWithInspector ? 1.15 : 1.10
                     notes.append(String(format: "%@ at concurrency 16: %.2fx no-capture wall time (target %.2fx: %@)",
@@ -188,8 +207,8 @@ enum CaptureBenchmark {
             try AHCCaptureBenchmark.addRows(to: &table, notes: &notes, tiny: tiny, environment)
         }
         return CaptureReport(table: table, notes: [
-            "Targets at concurrency 16: CaptureAgent ≤ 1.10x no-capture wall time without an inspector, ≤ 1.15x with one reading in this process",
-        ] + notes + [
+            "Targets at concurrency 16: CaptureAgent ≤ 1.10x no-capture wall time without an inspector and with netinspect reading in another process, ≤ 1.15x with one reading in this process",
+        ] + missing + notes + [
             "URLSessions: the app's one session per run + the inner sessions that run created (agent: innerSessionCount; naive: its own count).",
             "path: how the agent captured the run's tasks (CaptureAgent.capturePaths): in place (corelibs' own protocol ran the app's task) or re-sent (an inner session).",
             "Agent runs start CaptureAgent before and stop it after each run; \"no inspector\" sends to a Unix path nobody listens on.",
@@ -199,6 +218,8 @@ enum CaptureBenchmark {
     struct Environment {
         var server: BenchServer
         var inspector: BenchInspector
+        /// The real netinspect in another process; nil when its binary is missing.
+        var netinspect: NetinspectProcess?
         var nobodyPath: String
     }
 
@@ -237,17 +258,17 @@ enum CaptureBenchmark {
 
         var agent: CaptureAgent?
         let flowsBefore = environment.inspector.flowsFinished
+        let printedBefore = environment.netinspect?.flowsPrinted ?? 0
         switch mode {
         case .none:
             break
         case .naive:
             NaiveCaptureProtocol.install(in: configuration)
-        case .agentWithInspector, .agentWithoutInspector:
-            let destination: Endpoint = mode == .agentWithInspector
-                ? environment.inspector.endpoint : .unix(path: environment.nobodyPath)
+        case .agentWithInspector, .agentWithoutInspector, .agentWithNetinspect:
+            let destination = environment.destination(of: mode)
             let started = try startAgent(destination: destination, connectionWait: 2)
             agent = started
-            guard started.isConnected == (mode == .agentWithInspector) else {
+            guard started.isConnected == (mode != .agentWithoutInspector) else {
                 started.stop()
                 throw BenchmarkError(description: "capture benchmark: \(mode.label): agent connected = \(started.isConnected)")
             }
@@ -277,7 +298,7 @@ enum CaptureBenchmark {
             break
         case .naive:
             result.innerSessions = NaiveCaptureProtocol.sessionsCreated - naiveBefore
-        case .agentWithInspector, .agentWithoutInspector:
+        case .agentWithInspector, .agentWithoutInspector, .agentWithNetinspect:
             if let agent {
                 result.innerSessions = agent.innerSessionCount
                 result.paths = agent.capturePaths
@@ -287,6 +308,10 @@ enum CaptureBenchmark {
             if mode == .agentWithInspector {
                 result.flowsSeen = environment.inspector.waitForFlows(flowsBefore + count, timeout: 10) - flowsBefore
             }
+            if mode == .agentWithNetinspect, let netinspect = environment.netinspect {
+                result.flowsSeen = netinspect.waitForFlows(printedBefore + count, timeout: 30) - printedBefore
+                result.flowsWithTrueSize = netinspect.flows(from: printedBefore, withFirstSize: postBodySize)
+            }
         }
         session.finishTasksAndInvalidate()
         return result
@@ -294,6 +319,17 @@ enum CaptureBenchmark {
 }
 
 /// Section 1's printout: its table and a few lines under it.
+extension CaptureBenchmark.Environment {
+    /// Where an agent of `mode` sends.
+    func destination(of mode: CaptureBenchmark.Mode) -> Endpoint {
+        switch mode {
+        case .agentWithInspector: inspector.endpoint
+        case .agentWithNetinspect: netinspect?.endpoint ?? .unix(path: nobodyPath)
+        case .none, .naive, .agentWithoutInspector: .unix(path: nobodyPath)
+        }
+    }
+}
+
 struct CaptureReport {
     var table: Table
     var notes: [String]

@@ -85,8 +85,13 @@ public final class CaptureAgent: Sendable {
 
     /// What the agent has done so far.
     public struct Statistics: Sendable, Equatable {
-        /// Events dropped: no inspector connected, or the queue was full.
+        /// Events dropped: no inspector connected, or even without their
+        /// bodies the queue could not hold them.
         public var droppedEvents = 0
+        /// Events whose bodies were cut short because the queue was over its
+        /// byte bound: bodies give way before flows (each cut body is marked
+        /// truncated and keeps its true size).
+        public var eventsWithBodiesCut = 0
         /// Events waiting to be written.
         public var queuedEvents = 0
         /// Estimated bytes of the events waiting to be written.

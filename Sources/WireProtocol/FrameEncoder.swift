@@ -25,14 +25,41 @@ public struct FrameEncoder: Sendable {
     /// - Throws: ``WireError/frameTooLargeToEncode(length:limit:)`` when the
     ///   payload is above ``maximumFrameSize``.
     public func encode(_ message: Message) throws(WireError) -> Data {
-        let body = message.wireJSON()
-        guard body.count <= maximumFrameSize else {
-            throw .frameTooLargeToEncode(length: body.count, limit: maximumFrameSize)
+        var frame: [UInt8] = []
+        frame.reserveCapacity(512)
+        try encode(message, appendingTo: &frame)
+        return Data(frame)
+    }
+
+    /// Appends the frame for `message` to `buffer`, written in place: a
+    /// writer that keeps one buffer for all its frames (and sends several at
+    /// once) allocates nothing per frame once the buffer has grown.
+    ///
+    /// ```swift
+    /// var batch: [UInt8] = []
+    /// for message in messages { try encoder.encode(message, appendingTo: &batch) }
+    /// try socket.send(batch)
+    /// batch.removeAll(keepingCapacity: true)
+    /// ```
+    /// - Throws: ``WireError/frameTooLargeToEncode(length:limit:)`` when the
+    ///   payload is above ``maximumFrameSize``; `buffer` is then as it was.
+    public func encode(_ message: Message, appendingTo buffer: inout [UInt8]) throws(WireError) {
+        let start = buffer.count
+        buffer.append(contentsOf: repeatElement(0, count: Wire.lengthPrefixSize))
+        var writer = JSONWriter(capacity: 0)
+        swap(&writer.bytes, &buffer)
+        message.write(to: &writer)
+        swap(&writer.bytes, &buffer)
+        let length = buffer.count - start - Wire.lengthPrefixSize
+        guard length <= maximumFrameSize else {
+            buffer.removeSubrange(start...)
+            throw .frameTooLargeToEncode(length: length, limit: maximumFrameSize)
         }
-        var frame = Data(capacity: Wire.lengthPrefixSize + body.count)
-        frame.append(contentsOf: Self.lengthPrefix(body.count))
-        frame.append(contentsOf: body)
-        return frame
+        let prefix = UInt32(length)
+        buffer[start] = UInt8(truncatingIfNeeded: prefix >> 24)
+        buffer[start + 1] = UInt8(truncatingIfNeeded: prefix >> 16)
+        buffer[start + 2] = UInt8(truncatingIfNeeded: prefix >> 8)
+        buffer[start + 3] = UInt8(truncatingIfNeeded: prefix)
     }
 
     /// Puts the length prefix in front of an already encoded payload.

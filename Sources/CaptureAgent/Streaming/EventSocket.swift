@@ -53,9 +53,9 @@ struct EventSocket: ~Copyable {
     }
 
     /// Writes all of `data`; throws when the peer is gone or the socket was shut down.
-    func send(_ data: Data) throws(Failure) {
+    func send(_ data: some ContiguousBytes) throws(Failure) {
         let result: Failure? = data.withUnsafeBytes { raw -> Failure? in
-            guard var pointer = raw.baseAddress else { return nil }
+            guard var pointer = raw.baseAddress, raw.count > 0 else { return nil }
             var remaining = raw.count
             while remaining > 0 {
                 let written = sendNoSignal(descriptor, pointer, remaining)

@@ -10,35 +10,23 @@ import WireProtocol
 /// costs next to nothing. The writer connects with backoff (100 ms doubling
 /// to 2 s), sends `hello` then `status` on every new connection, and before
 /// each event sends a `status` whenever the cumulative drop count changed.
-/// When the queue holds too many events or bytes, the oldest are dropped.
+/// What gives way when the queue is full is ``PendingQueue``'s decision.
 ///
-/// When the inspector dies, the events it never took are counted as
-/// dropped too: the events written on the connection minus the count of
-/// its last ``Receipt``. An inspector that sends no receipts (older than
-/// receipts) leaves the kernel's view: on a Unix socket, the frames it had
-/// not read (see ``UnreadFrames``); over TCP, nothing.
+/// When the inspector dies, the events it never confirmed are counted as
+/// dropped too (``DeliveryLedger``).
 final class EventStreamer: @unchecked Sendable {
     struct Limits: Sendable {
         var maximumEvents: Int
         var maximumBytes: Int
     }
 
-    struct Pending {
-        var message: Message
-        var cost: Int
-    }
-
     private let destination: Endpoint
     private let hello: Hello
-    private let limits: Limits
     private let encoder = FrameEncoder()
     private let condition = NSCondition()
 
     // Guarded by `condition`.
-    private var queue = FIFO<Pending>()
-    /// Flows whose `flowStarted` was queued on the current connection and
-    /// whose `flowFinished` was not yet (see `submit`). Under `condition`.
-    private var flowsStartedHere = Set<FlowID>()
+    private var queue: PendingQueue
     private var isConnected = false
     private var isStopping = false
     private var flushDeadline: Date?
@@ -51,16 +39,25 @@ final class EventStreamer: @unchecked Sendable {
     private var hasTriedOnce = false
 
     // Writer thread only.
-    private var unread = UnreadFrames()
-    /// The current connection's receipts: events written on it, the
-    /// inspector's count (nil until its first receipt), and the decoder.
-    private var written = 0
-    private var acknowledged: Int?
+    private var ledger = DeliveryLedger(seesUnread: false)
+    /// Decodes the current connection's receipts (and control messages).
     private var receipts: ViewerMessageDecoder
-    private var writesSinceRead = 0
-    /// Receipts are read at idle checks and every this many writes, so that
-    /// under steady load they neither pile up nor go stale.
-    private static let writesPerReceiptRead = 32
+    private var eventsSinceReceiptRead = 0
+    /// The frames of one write, reused for every write.
+    private var outgoing: [UInt8] = []
+    /// The messages of one write, reused likewise.
+    private var batch: [Message] = []
+    /// One write carries at most this many messages or (but for one large
+    /// message) bytes: under load a handful of system calls carry what
+    /// would take hundreds, yet the inspector still gets a steady stream.
+    private static let batchMessages = 64
+    private static let batchBytes = 256 * 1024
+    /// A buffer grown past this by a large body is let go after its write.
+    private static let keptBufferCapacity = 1 << 20
+    /// Receipts are read at idle checks and every this many events written
+    /// (a write carries a batch), so that under steady load they neither
+    /// pile up nor go stale.
+    private static let eventsPerReceiptRead = 32
     /// How long closing waits for the inspector to close its side.
     private static let goodbyeTimeout: TimeInterval = 0.2
 
@@ -84,7 +81,7 @@ final class EventStreamer: @unchecked Sendable {
          viewerGone: (@Sendable () -> Void)? = nil) {
         self.destination = destination
         self.hello = hello
-        self.limits = limits
+        queue = PendingQueue(limits: limits)
         self.control = control
         self.viewerGone = viewerGone
         self.receipts = ViewerMessageDecoder(maximumFrameSize: control == nil ? 64 * 1024 : 16 * 1024 * 1024, acceptsRules: control != nil)
@@ -108,13 +105,8 @@ final class EventStreamer: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// Queues `message` for the inspector. Never blocks on I/O.
-    ///
-    /// A flow's later events go only where its `flowStarted` went: if that
-    /// was dropped (no inspector, a full queue) or went to an earlier
-    /// connection, they are dropped and counted too. An inspector that got
-    /// them would discard them as belonging to no flow it knows, and
-    /// acknowledge them, so they would be lost without being counted.
+    /// Queues `message` for the inspector. Never blocks on I/O. While no
+    /// inspector is connected, a flow event is only counted as dropped.
     func submit(_ message: Message) {
         condition.lock()
         defer { condition.unlock() }
@@ -123,37 +115,9 @@ final class EventStreamer: @unchecked Sendable {
             if message.isFlowEvent { statistics.droppedEvents += 1 }
             return
         }
-        switch message {
-        case .flowStarted(let log):
-            flowsStartedHere.insert(log.id)
-        case .flowResponse(let event) where !flowsStartedHere.contains(event.id):
-            statistics.droppedEvents += 1
-            return
-        case .flowFinished(let event):
-            guard flowsStartedHere.remove(event.id) != nil else {
-                statistics.droppedEvents += 1
-                return
-            }
-        case .held(let hold) where !flowsStartedHere.contains(hold.id):
-            return
-        case .released(let release) where !flowsStartedHere.contains(release.id):
-            return
-        default:
-            break
-        }
-        queue.append(Pending(message: message, cost: message.estimatedFrameSize))
-        statistics.queuedBytes += queue[queue.count - 1].cost
-        while queue.count > limits.maximumEvents || (statistics.queuedBytes > limits.maximumBytes && queue.count > 1) {
-            let dropped = queue.removeFirst()
-            statistics.queuedBytes -= dropped.cost
-            guard dropped.message.isFlowEvent else { continue }
-            statistics.droppedEvents += 1
-            switch dropped.message {
-            case .flowStarted(let log): flowsStartedHere.remove(log.id)
-            case .flowFinished(let event): flowsStartedHere.remove(event.id)
-            default: break
-            }
-        }
+        statistics.droppedEvents += queue.submit(message)
+        statistics.eventsWithBodiesCut = queue.cutMessages
+        statistics.queuedBytes = queue.bytes
         statistics.queuedEvents = queue.count
         statistics.peakQueuedBytes = max(statistics.peakQueuedBytes, statistics.queuedBytes)
         statistics.peakQueuedEvents = max(statistics.peakQueuedEvents, statistics.queuedEvents)
@@ -217,11 +181,7 @@ final class EventStreamer: @unchecked Sendable {
         condition.lock()
         hasExited = true
         isConnected = false
-        statistics.droppedEvents += queue.flowEventCount
-        queue.removeAll()
-        flowsStartedHere.removeAll()
-        statistics.queuedBytes = 0
-        statistics.queuedEvents = 0
+        dropQueued()
         condition.broadcast()
         condition.unlock()
     }
@@ -242,13 +202,13 @@ final class EventStreamer: @unchecked Sendable {
         }
         do {
             let drops = locked { statistics.droppedEvents }
-            unread.reset()
-            written = 0
-            acknowledged = nil
+            ledger = DeliveryLedger(seesUnread: socket.seesUnread)
             receipts = ViewerMessageDecoder(maximumFrameSize: viewerFrameLimit, acceptsRules: control != nil)
-            writesSinceRead = 0
-            try write(encoder.encode(.hello(hello)), events: 0, on: socket)
-            try write(encoder.encode(.status(AgentStatus(droppedEvents: drops, queuedEvents: 0))), events: 0, on: socket)
+            eventsSinceReceiptRead = 0
+            outgoing.removeAll(keepingCapacity: true)
+            try encoder.encode(.hello(hello), appendingTo: &outgoing)
+            try encoder.encode(.status(AgentStatus(droppedEvents: drops, queuedEvents: 0)), appendingTo: &outgoing)
+            try write(outgoing, events: 0, on: socket)
             condition.lock()
             socketDescriptor = socket.descriptor
             isConnected = !isStopping
@@ -270,7 +230,7 @@ final class EventStreamer: @unchecked Sendable {
     /// and a viewer that sends nothing costs this thread a second).
     private func awaitViewerRules(on socket: borrowing EventSocket) {
         let deadline = Date().addingTimeInterval(1)
-        while acknowledged == nil {
+        while ledger.acknowledged == nil {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0, socket.waitForIncoming(timeout: remaining), readReceipts(from: socket) else { return }
         }
@@ -303,66 +263,93 @@ final class EventStreamer: @unchecked Sendable {
                 if !condition.wait(until: Date().addingTimeInterval(Self.idleCheckInterval)), queue.isEmpty {
                     condition.unlock()
                     // Sampled before the check: once the peer is gone the charge reads 0.
-                    if let charge = socket.unreadCharge() { unread.observe(charge: charge) }
-                    if !readReceipts(from: socket) { return disconnect(lostEvent: false, peerIsGone: true, socket: socket) }
+                    if let charge = socket.unreadCharge() { ledger.unread.observe(charge: charge) }
+                    if !readReceipts(from: socket) { return disconnect(lostEvents: 0, peerIsGone: true, socket: socket) }
                     condition.lock()
                 }
             }
             if queue.isEmpty || (isStopping && Date() >= (flushDeadline ?? .distantPast)) {
                 condition.unlock()
                 // We close; the inspector can still read what we wrote.
-                return disconnect(lostEvent: false, peerIsGone: false, socket: socket)
+                return disconnect(lostEvents: 0, peerIsGone: false, socket: socket)
             }
-            let next = queue.removeFirst()
-            statistics.queuedBytes -= next.cost
+            batch.removeAll(keepingCapacity: true)
+            var batchBytes = 0
+            while batch.count < Self.batchMessages, batchBytes < Self.batchBytes {
+                let queuedBytes = queue.bytes
+                let (taken, dropped) = queue.next()
+                statistics.droppedEvents += dropped
+                guard let taken else { break }
+                batch.append(taken)
+                batchBytes += queuedBytes - queue.bytes
+            }
+            statistics.queuedBytes = queue.bytes
             statistics.queuedEvents = queue.count
             let drops = statistics.droppedEvents
             let statusDue = drops != reportedDrops
             reportedDrops = drops
             let queued = queue.count
             condition.unlock()
+            guard !batch.isEmpty || statusDue else { continue }
 
-            do {
-                if statusDue {
-                    try write(encoder.encode(.status(AgentStatus(droppedEvents: drops, queuedEvents: queued))), events: 0, on: socket)
+            outgoing.removeAll(keepingCapacity: true)
+            if statusDue {
+                _ = FrameFitting.append(.status(AgentStatus(droppedEvents: drops, queuedEvents: queued)), to: &outgoing, encoder: encoder)
+            }
+            var flowEvents = 0, frames = statusDue ? 1 : 0, unencodable = 0
+            for message in batch {
+                if FrameFitting.append(message, to: &outgoing, encoder: encoder) {
+                    frames += 1
+                    if message.isFlowEvent { flowEvents += 1 }
+                } else if message.isFlowEvent {
+                    // Not even its metadata encodes: lost here, so counted here.
+                    unencodable += 1
                 }
-                if let frame = FrameFitting.frame(for: next.message, encoder: encoder) {
-                    try write(frame, events: next.message.isFlowEvent ? 1 : 0, on: socket)
+            }
+            do throws(EventSocket.Failure) {
+                try write(outgoing, events: flowEvents, on: socket)
+                locked {
+                    statistics.framesWritten += frames
+                    statistics.droppedEvents += unencodable
                 }
-                locked { statistics.framesWritten += statusDue ? 2 : 1 }
+                if outgoing.capacity > Self.keptBufferCapacity { outgoing = [] }
             } catch {
                 // While stopping, the failure may be `stop()` shutting a stuck
                 // socket down: then the inspector can still read what it holds.
-                // Without ECONNRESET the inspector had read every frame.
-                // With receipts, any broken connection counts what was not taken.
-                let leftUnread = error as? EventSocket.Failure == .system(call: "send", errno: ECONNRESET) || socket.peerLeftUnreadData()
-                return disconnect(lostEvent: true, peerIsGone: !locked { isStopping } && (leftUnread || acknowledged != nil), socket: socket)
+                // Otherwise the inspector is gone, and what it never confirmed
+                // counts, with one exception: a Unix socket without
+                // ECONNRESET tells that a receipt-less inspector had read
+                // every frame. Over TCP no errno tells that (a peer that read
+                // everything, then died, leaves EPIPE), so it always counts.
+                let leftUnread = error == .system(call: "send", errno: ECONNRESET) || socket.peerLeftUnreadData()
+                let peerIsGone = !locked { isStopping } && (leftUnread || ledger.acknowledged != nil || !socket.seesUnread)
+                return disconnect(lostEvents: flowEvents + unencodable, peerIsGone: peerIsGone, socket: socket)
             }
         }
     }
 
-    /// Sends one frame and counts its events as written on this connection;
-    /// reads receipts every few writes. Until the inspector has sent a
-    /// receipt, on a Linux Unix socket, also notes the frame among the
+    /// Sends frames in one write and counts their events as written on this
+    /// connection; reads receipts every few writes. Until the inspector has
+    /// sent a receipt, on a Linux Unix socket, also notes the write among the
     /// unread frames with the charge it added.
-    private func write(_ frame: Data, events: Int, on socket: borrowing EventSocket) throws(EventSocket.Failure) {
-        if socket.seesUnread, acknowledged == nil {
+    private func write(_ frame: [UInt8], events: Int, on socket: borrowing EventSocket) throws(EventSocket.Failure) {
+        if ledger.tracksUnread {
             let before = socket.unreadCharge()
             try socket.send(frame)
             let after = socket.unreadCharge()
-            unread.wrote(bytes: frame.count, events: events, chargeBefore: before, chargeAfter: after)
+            ledger.unread.wrote(bytes: frame.count, events: events, chargeBefore: before, chargeAfter: after)
         } else {
             try socket.send(frame)
         }
-        written += events
-        writesSinceRead += 1
-        if writesSinceRead >= Self.writesPerReceiptRead { _ = readReceipts(from: socket) }
+        ledger.wrote(events: events)
+        eventsSinceReceiptRead += max(1, events)
+        if eventsSinceReceiptRead >= Self.eventsPerReceiptRead { _ = readReceipts(from: socket) }
     }
 
     /// Takes in every receipt the inspector has sent; false once the peer
     /// has closed (or sent something that is not a receipt stream).
     private func readReceipts(from socket: borrowing EventSocket) -> Bool {
-        writesSinceRead = 0
+        eventsSinceReceiptRead = 0
         while true {
             switch socket.receive() {
             case .nothing:
@@ -375,7 +362,7 @@ final class EventStreamer: @unchecked Sendable {
                     while let message = try receipts.next() {
                         switch message {
                         case .receipt(let receipt):
-                            acknowledged = max(acknowledged ?? 0, min(receipt.events, written))
+                            ledger.receipt(events: receipt.events)
                         default:
                             control?(message)
                         }
@@ -391,116 +378,32 @@ final class EventStreamer: @unchecked Sendable {
     /// inspector (a restarted one would not know their flows): drop them.
     /// When the inspector went away with frames it had not read
     /// (`peerIsGone`), their events are lost too.
-    private func disconnect(lostEvent: Bool, peerIsGone: Bool, socket: borrowing EventSocket) {
+    private func disconnect(lostEvents: Int, peerIsGone: Bool, socket: borrowing EventSocket) {
         var unreadEvents = 0
         if peerIsGone {
             // Receipts it sent before dying are still in our receive buffer.
             _ = readReceipts(from: socket)
-            unreadEvents = acknowledged.map { written - $0 } ?? unread.events
+            unreadEvents = ledger.unconfirmedEvents
         } else {
             socket.finishGracefully(timeout: Self.goodbyeTimeout) { bytes in
                 receipts.append(contentsOf: bytes)
             }
         }
-        unread.reset()
         // The viewer's rules and breakpoints go with it; requests from now on are the app's own.
         viewerGone?()
         condition.lock()
         isConnected = false
         socketDescriptor = -1
-        statistics.droppedEvents += queue.flowEventCount + (lostEvent ? 1 : 0) + unreadEvents
+        statistics.droppedEvents += lostEvents + unreadEvents
         statistics.unreadEventsDropped += unreadEvents
-        queue.removeAll()
-        // Flows started on this connection end on no other (see `submit`).
-        flowsStartedHere.removeAll()
-        statistics.queuedBytes = 0
-        statistics.queuedEvents = 0
+        dropQueued()
         condition.unlock()
     }
-}
 
-// MARK: - Sizes
-
-extension Message {
-    /// A cheap upper-bound guess of the encoded frame size: base64 bodies
-    /// plus a fixed allowance for the rest. Used to bound the queue without
-    /// encoding on the app's threads.
-    var estimatedFrameSize: Int {
-        1024 + bodies.reduce(0) { $0 + ($1.data.count + 2) / 3 * 4 }
-    }
-
-    /// The captured bodies this message carries.
-    var bodies: [CapturedBody] {
-        switch self {
-        case .flowStarted(let log):
-            return [log.request.body, log.response?.body].compactMap { $0 }
-        case .flowFinished(let event):
-            return [event.requestBody, event.response?.body].compactMap { $0 }
-        case .held(let hold):
-            return [hold.response?.body].compactMap { $0 }
-        case .hello, .flowResponse, .status, .released:
-            return []
-        }
-    }
-
-    /// The same message with every body cut to at most `limit` bytes; a cut
-    /// body keeps its full size and is marked truncated.
-    func cuttingBodies(to limit: Int) -> Message {
-        func cut(_ body: CapturedBody?) -> CapturedBody? {
-            guard let body, body.data.count > limit else { return body }
-            return CapturedBody(data: body.data.prefix(limit), size: body.size, isTruncated: true)
-        }
-        func cut(_ response: Response?) -> Response? {
-            guard var response else { return nil }
-            response.body = cut(response.body)
-            return response
-        }
-        switch self {
-        case .flowStarted(var log):
-            log.request.body = cut(log.request.body)
-            log.response = cut(log.response)
-            return .flowStarted(log)
-        case .flowFinished(var event):
-            event.requestBody = cut(event.requestBody)
-            event.response = cut(event.response)
-            return .flowFinished(event)
-        case .held(var hold):
-            hold.response = cut(hold.response)
-            return .held(hold)
-        case .hello, .flowResponse, .status, .released:
-            return self
-        }
-    }
-}
-
-/// Keeps frames under the viewer's limit (`Wire.defaultMaximumFrameSize`).
-enum FrameFitting {
-    /// The frame for `message`; when it would be too large, the frame of the
-    /// message with its bodies cut further. `nil` only when even a message
-    /// without body bytes cannot be encoded.
-    static func frame(for message: Message, encoder: FrameEncoder) -> Data? {
-        var candidate = message
-        while true {
-            do {
-                return try encoder.encode(candidate)
-            } catch let WireError.frameTooLargeToEncode(length, limit) {
-                let largest = candidate.bodies.map(\.data.count).max() ?? 0
-                guard largest > 0 else { return nil }
-                // Scale by the overshoot, with a margin for base64 and JSON.
-                let scaled = Int(Double(largest) * Double(limit) / Double(length) * 0.9)
-                candidate = candidate.cuttingBodies(to: max(0, min(largest - 1, scaled)))
-            } catch {
-                return nil
-            }
-        }
-    }
-}
-
-extension FIFO<EventStreamer.Pending> {
-    /// How many queued messages are flow events (what drop counts count).
-    var flowEventCount: Int {
-        var count = 0
-        for index in 0..<self.count where self[index].message.isFlowEvent { count += 1 }
-        return count
+    /// Drops what is queued, counted; under `condition`.
+    private func dropQueued() {
+        statistics.droppedEvents += queue.removeAll()
+        statistics.queuedBytes = 0
+        statistics.queuedEvents = 0
     }
 }

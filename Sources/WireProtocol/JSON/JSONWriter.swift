@@ -3,7 +3,9 @@ import Foundation
 /// Writes JSON straight into a byte buffer: the encoding half of the wire
 /// path's fast JSON (see ``JSONValue`` for why it exists).
 struct JSONWriter {
-    private(set) var bytes: [UInt8] = []
+    /// What was written. A caller that keeps one buffer for many frames
+    /// swaps it in and out (see ``FrameEncoder/encode(_:appendingTo:)``).
+    var bytes: [UInt8] = []
     private var needsComma = false
 
     init(capacity: Int = 512) { bytes.reserveCapacity(capacity) }

@@ -228,6 +228,12 @@ extension Message {
     /// The JSON payload of this message, by the wire path's fast writer.
     func wireJSON() -> [UInt8] {
         var writer = JSONWriter()
+        write(to: &writer)
+        return writer.bytes
+    }
+
+    /// Writes the JSON payload of this message after what `writer` holds.
+    func write(to writer: inout JSONWriter) {
         writer.object { writer in
             writer.field("type", kind)
             switch self {
@@ -257,7 +263,6 @@ extension Message {
                 writer.field("id", release.id); writer.field("phase", release.phase); writer.field("reason", release.reason)
             }
         }
-        return writer.bytes
     }
 
     /// Decodes a payload by the wire path's fast reader; `nil` for an

@@ -17,6 +17,7 @@ final class InspectorProcess: @unchecked Sendable {
     private let stdout = Locked<[UInt8]>([])
     private let newlines = Locked(0)
     private let stderr = Locked("")
+    private let stdoutEnded = Locked(false)
 
     /// Where `swift build` puts the binary: beside the test bundle, else
     /// `.build/debug`. The lookup of InspectorTUITests' `TmuxSession.binary`;
@@ -61,14 +62,23 @@ final class InspectorProcess: @unchecked Sendable {
         process.standardOutput = out
         process.standardError = err
         process.standardInput = FileHandle.nullDevice
-        let stdout = self.stdout, newlines = self.newlines, stderr = self.stderr
-        out.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil; return }
-            let count = data.reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
-            stdout.withLock { $0.append(contentsOf: data) }
-            newlines.withLock { $0 += count }
-        }
+        let stdout = self.stdout, newlines = self.newlines, stderr = self.stderr, stdoutEnded = self.stdoutEnded
+        // A thread reading to the end rather than a readabilityHandler:
+        // corelibs' handler sometimes never sees the end of a killed
+        // child's output (1 of 40 kills here), and the soak needs it.
+        let reading = out.fileHandleForReading
+        Thread {
+            var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+            while true {
+                let count = read(reading.fileDescriptor, &buffer, buffer.count)
+                if count < 0, errno == EINTR { continue }
+                guard count > 0 else { break }
+                let lines = buffer[..<count].reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
+                stdout.withLock { $0.append(contentsOf: buffer[..<count]) }
+                newlines.withLock { $0 += lines }
+            }
+            stdoutEnded.withLock { $0 = true }
+        }.start()
         err.fileHandleForReading.readabilityHandler = { handle in
             let data = handle.availableData
             if data.isEmpty { handle.readabilityHandler = nil; return }
@@ -89,14 +99,6 @@ final class InspectorProcess: @unchecked Sendable {
     var output: String { String(decoding: stdout.current, as: UTF8.self) }
 
     var errorOutput: String { stderr.current }
-
-    /// The drop count of the last "the agent has dropped N events" line.
-    var lastReportedDrops: Int? {
-        errorOutput.components(separatedBy: "\n").reversed().lazy.compactMap { line -> Int? in
-            guard let range = line.range(of: "the agent has dropped ") else { return nil }
-            return Int(line[range.upperBound...].prefix { $0.isNumber })
-        }.first
-    }
 
     func kill(_ signal: Int32) {
         _ = Glibc.kill(process.processIdentifier, signal)
@@ -125,6 +127,12 @@ final class InspectorProcess: @unchecked Sendable {
         guard process.isRunning else { return }
         kill(SIGKILL)
         process.waitUntilExit()
+    }
+
+    /// Every line it printed, once it has exited: waits (at most 10 s) for
+    /// the end of its standard output, which the pipe may still hold.
+    var finalLineCount: Int? {
+        eventually { stdoutEnded.current } ? lineCount : nil
     }
 }
 
