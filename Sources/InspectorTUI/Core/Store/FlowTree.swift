@@ -1,0 +1,61 @@
+import WireProtocol
+
+/// The flow list as a tree, the way a trace viewer shows a request and the
+/// calls made for it: each flow that names a shown parent (``NetworkLog/parentID``)
+/// right under it, indented, in the list's order; every other flow at the top.
+///
+/// Made from the list's rows and the store alone, so it does not matter
+/// whether a parent arrived before or after its children: a child whose
+/// parent is not shown (filtered out, evicted, not yet arrived) is
+/// top-level until the parent is there.
+///
+/// ```swift
+/// let tree = FlowTree(rows: view.rows, store: store, collapsed: [])
+/// tree.rows          // parent, its children, next parent…
+/// tree.depth[child]  // 1
+/// ```
+public struct FlowTree: Sendable, Equatable {
+    /// Sequence numbers in display order, collapsed children left out.
+    public private(set) var rows: [Int] = []
+    /// How deep each shown flow is nested; absent means top-level (0).
+    public private(set) var depth: [Int: Int] = [:]
+    /// How many children each parent has among the list's rows, collapsed or not.
+    public private(set) var childCount: [Int: Int] = [:]
+
+    /// Nests `rows` (in their order) by parent; the children of parents in
+    /// `collapsed` are left out, or of every parent when `collapsesAll`.
+    public init(rows listRows: [Int], store: FlowStore, collapsed: Set<Int>, collapsesAll: Bool = false) {
+        let shown = Set(listRows)
+        var children: [Int: [Int]] = [:]
+        var parentOf: [Int: Int] = [:]
+        for sequence in listRows {
+            guard let log = store[sequence]?.log, let parentID = log.parentID,
+                  let parent = store.sequence(of: parentID), parent != sequence, shown.contains(parent) else { continue }
+            children[parent, default: []].append(sequence)
+            parentOf[sequence] = parent
+        }
+        childCount = children.mapValues(\.count)
+        var placed = Set<Int>()
+        func place(_ sequence: Int, at level: Int) {
+            guard placed.insert(sequence).inserted else { return }
+            rows.append(sequence)
+            if level > 0 { depth[sequence] = level }
+            guard !collapsesAll, !collapsed.contains(sequence) else { return }
+            for child in children[sequence] ?? [] { place(child, at: level + 1) }
+        }
+        for sequence in listRows where parentOf[sequence] == nil { place(sequence, at: 0) }
+        // Flows naming each other as parents (a corrupt file) have no root:
+        // show them at the top rather than lose them. A child under a
+        // collapsed parent has a placed ancestor and stays hidden.
+        for sequence in listRows where parentOf[sequence] != nil && !placed.contains(sequence) {
+            var seen: Set<Int> = [sequence]
+            var current = sequence
+            var rooted = false
+            while let parent = parentOf[current], seen.insert(parent).inserted {
+                if placed.contains(parent) { rooted = true; break }
+                current = parent
+            }
+            if !rooted { place(sequence, at: 0) }
+        }
+    }
+}
