@@ -7,21 +7,6 @@ import XCTest
 /// that `--dump`, `--save` and HAR keep direction and parent.
 final class NestedFlowsRenderingTests: XCTestCase {
     private static let wide = Size(width: 160, height: 40)
-    private static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Snapshots")
-
-    /// As SnapshotTests' check: `NETINSPECT_RECORD_SNAPSHOTS=1` rewrites.
-    private func assertSnapshot(_ state: AppState, named name: String, file: StaticString = #filePath, line: UInt = #line) {
-        let text = Renderer.render(state, size: state.size).text + "\n"
-        let url = Self.directory.appendingPathComponent(name + ".txt")
-        if ProcessInfo.processInfo.environment["NETINSPECT_RECORD_SNAPSHOTS"] != nil {
-            XCTAssertNoThrow(try text.write(to: url, atomically: true, encoding: .utf8))
-            return
-        }
-        guard let expected = try? String(contentsOf: url, encoding: .utf8) else {
-            return XCTFail("no snapshot \(name).txt; record with NETINSPECT_RECORD_SNAPSHOTS=1", file: file, line: line)
-        }
-        XCTAssertEqual(text, expected, "screen differs from \(name).txt:\n\(text)", file: file, line: line)
-    }
 
     private func waterfall(size: Size = .minimum) -> AppState {
         var state = TracedFlows.state(size: size)
@@ -33,15 +18,15 @@ final class NestedFlowsRenderingTests: XCTestCase {
         for (size, name) in [(Size.minimum, "nested-80x24"), (Self.wide, "nested-160x40")] {
             var state = TracedFlows.state(size: size)
             state.press("T", "g")
-            assertSnapshot(state, named: name)
+            assertSnapshot(state, named: name, size: size)
             state.press("-")
-            assertSnapshot(state, named: name + "-collapsed")
+            assertSnapshot(state, named: name + "-collapsed", size: size)
         }
     }
 
     func testWaterfallSnapshots() {
         assertSnapshot(waterfall(), named: "waterfall-80x24")
-        assertSnapshot(waterfall(size: Self.wide), named: "waterfall-160x40")
+        assertSnapshot(waterfall(size: Self.wide), named: "waterfall-160x40", size: Self.wide)
     }
 
     func testWaterfallPlacesEachCallOnTheParentsTimeLine() throws {

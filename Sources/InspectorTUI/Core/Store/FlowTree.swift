@@ -25,37 +25,53 @@ public struct FlowTree: Sendable, Equatable {
     /// Nests `rows` (in their order) by parent; the children of parents in
     /// `collapsed` are left out, or of every parent when `collapsesAll`.
     public init(rows listRows: [Int], store: FlowStore, collapsed: Set<Int>, collapsesAll: Bool = false) {
-        let shown = Set(listRows)
+        // Flat arrays over the store's sequence range rather than sets and
+        // dictionaries: the tree is rebuilt for every batch of events.
+        let base = store.firstSequence
+        let span = store.endSequence - base
+        var shown = [Bool](repeating: false, count: span)
+        for sequence in listRows where sequence >= base && sequence - base < span { shown[sequence - base] = true }
+        var parentOf = [Int](repeating: -1, count: span)
         var children: [Int: [Int]] = [:]
-        var parentOf: [Int: Int] = [:]
-        for sequence in listRows {
-            guard let log = store[sequence]?.log, let parentID = log.parentID,
-                  let parent = store.sequence(of: parentID), parent != sequence, shown.contains(parent) else { continue }
+        let records = store.allRecords
+        for sequence in listRows where sequence >= base && sequence - base < span {
+            guard let parentID = records[records.startIndex + sequence - base].log.parentID,
+                  let parent = store.sequence(of: parentID), parent != sequence,
+                  parent >= base, parent - base < span, shown[parent - base] else { continue }
             children[parent, default: []].append(sequence)
-            parentOf[sequence] = parent
+            parentOf[sequence - base] = parent
         }
         childCount = children.mapValues(\.count)
-        var placed = Set<Int>()
+        var placed = [Bool](repeating: false, count: span)
+        var rows: [Int] = []
+        rows.reserveCapacity(listRows.count)
+        var depth: [Int: Int] = [:]
         func place(_ sequence: Int, at level: Int) {
-            guard placed.insert(sequence).inserted else { return }
+            guard !placed[sequence - base] else { return }
+            placed[sequence - base] = true
             rows.append(sequence)
             if level > 0 { depth[sequence] = level }
             guard !collapsesAll, !collapsed.contains(sequence) else { return }
             for child in children[sequence] ?? [] { place(child, at: level + 1) }
         }
-        for sequence in listRows where parentOf[sequence] == nil { place(sequence, at: 0) }
+        for sequence in listRows where sequence >= base && sequence - base < span && parentOf[sequence - base] < 0 {
+            place(sequence, at: 0)
+        }
         // Flows naming each other as parents (a corrupt file) have no root:
         // show them at the top rather than lose them. A child under a
         // collapsed parent has a placed ancestor and stays hidden.
-        for sequence in listRows where parentOf[sequence] != nil && !placed.contains(sequence) {
+        for sequence in listRows where sequence >= base && sequence - base < span
+            && parentOf[sequence - base] >= 0 && !placed[sequence - base] {
             var seen: Set<Int> = [sequence]
             var current = sequence
             var rooted = false
-            while let parent = parentOf[current], seen.insert(parent).inserted {
-                if placed.contains(parent) { rooted = true; break }
-                current = parent
+            while parentOf[current - base] >= 0, seen.insert(parentOf[current - base]).inserted {
+                current = parentOf[current - base]
+                if placed[current - base] { rooted = true; break }
             }
             if !rooted { place(sequence, at: 0) }
         }
+        self.rows = rows
+        self.depth = depth
     }
 }

@@ -23,7 +23,10 @@ extension AppState {
             sortKey: sortKey ?? view.sortKey,
             reversed: reversed ?? view.isReversed
         )
-        if pausedRows != nil { pausedRows = view.rows }
+        if pausedRows != nil {
+            refreshTree()
+            pausedRows = tree?.rows ?? view.rows
+        }
         syncCursor()
     }
 
