@@ -85,6 +85,10 @@ extension FilterExpression {
 
     /// Whether the answer depends on another flow (`~parent`), so it can
     /// change when that flow arrives or changes, not only this one.
+    ///
+    /// ```swift
+    /// try FilterExpression.parse("~c 5xx & !~parent ~inbound").looksAtParent   // true
+    /// ```
     public var looksAtParent: Bool {
         switch self {
         case .parent: true
