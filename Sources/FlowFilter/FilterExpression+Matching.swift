@@ -4,12 +4,22 @@ import WireProtocol
 extension FilterExpression {
     /// Whether `log` passes the filter. `~marked` and `~comment` read
     /// `marked` and `comment`, which only the inspector knows (the person
-    /// adds them there); elsewhere they are false and nil.
+    /// adds them there); elsewhere they are false and nil. `~parent` asks
+    /// `parentOf` for the flow with the given id; where no flows are kept
+    /// (the agent, a dump), it finds none and `~parent` is false.
+    ///
+    /// ```swift
+    /// let children = try FilterExpression.parse("~parent ~u /checkout")
+    /// children.matches(call, parentOf: { id in store.log(id) })
+    /// ```
     ///
     /// Cheap enough to run over the whole store on every keystroke: nothing is
     /// decoded or allocated unless a regular expression needs a `String`, and
     /// bodies are read only by `~b`.
-    public func matches(_ log: NetworkLog, marked: Bool = false, comment: String? = nil) -> Bool {
+    public func matches(
+        _ log: NetworkLog, marked: Bool = false, comment: String? = nil,
+        parentOf: (FlowID) -> NetworkLog? = { _ in nil }
+    ) -> Bool {
         switch self {
         case .all:
             return true
@@ -50,16 +60,41 @@ extension FilterExpression {
             return marked
         case .comment(let pattern):
             return comment.map(pattern.matches) ?? false
+        case .direction(let direction):
+            return (log.direction ?? .outbound) == direction
+        case .parent(let inner):
+            // The parent's own marks are not at hand here, so ~marked inside is false.
+            guard let id = log.parentID, id != log.id, let parent = parentOf(id) else { return false }
+            return inner.matches(parent, parentOf: parentOf)
+        case .flowID(let prefix):
+            return log.id.description.hasPrefix(prefix)
         case .text(let pattern):
             if Self.urlMatches(log.request.url, pattern) || pattern.matches(log.request.method) { return true }
             guard let code = log.response?.statusCode else { return false }
             return pattern.matches(String(code))
         case .not(let inner):
-            return !inner.matches(log, marked: marked, comment: comment)
+            return !inner.matches(log, marked: marked, comment: comment, parentOf: parentOf)
         case let .and(left, right):
-            return left.matches(log, marked: marked, comment: comment) && right.matches(log, marked: marked, comment: comment)
+            return left.matches(log, marked: marked, comment: comment, parentOf: parentOf)
+                && right.matches(log, marked: marked, comment: comment, parentOf: parentOf)
         case let .or(left, right):
-            return left.matches(log, marked: marked, comment: comment) || right.matches(log, marked: marked, comment: comment)
+            return left.matches(log, marked: marked, comment: comment, parentOf: parentOf)
+                || right.matches(log, marked: marked, comment: comment, parentOf: parentOf)
+        }
+    }
+
+    /// Whether the answer depends on another flow (`~parent`), so it can
+    /// change when that flow arrives or changes, not only this one.
+    ///
+    /// ```swift
+    /// try FilterExpression.parse("~c 5xx & !~parent ~inbound").looksAtParent   // true
+    /// ```
+    public var looksAtParent: Bool {
+        switch self {
+        case .parent: true
+        case .not(let inner): inner.looksAtParent
+        case let .and(left, right), let .or(left, right): left.looksAtParent || right.looksAtParent
+        default: false
         }
     }
 

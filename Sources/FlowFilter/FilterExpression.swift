@@ -19,6 +19,9 @@ import WireProtocol
 /// | `~p`              | exchange is not finished yet                                        |
 /// | `~marked`         | flow is marked (`M`)                                                |
 /// | `~comment REGEX`  | the flow's comment (`#`) matches                                    |
+/// | `~inbound`, `~outbound` | the app received the request / sent it                     |
+/// | `~parent X`       | was made while the app handled an inbound flow matching X          |
+/// | `~id PREFIX`      | flow id starts with PREFIX (so `~parent ~id 3F2A` is 3F2A…'s children) |
 /// | `!x`, `x & y`, `x y`, `x \| y`, `( … )` | not, and (also by juxtaposition), or, grouping |
 /// | `word`, `"a b"`   | a bare or quoted word alone is a URL match, like `~u`              |
 ///
@@ -61,6 +64,17 @@ public indirect enum FilterExpression: Sendable, Equatable {
     case marked
     /// `~comment`: the comment the person gave the flow in the inspector matches.
     case comment(FilterPattern)
+    /// `~inbound`, `~outbound`: which way the flow went through the app
+    /// (a flow without a direction is outbound, as agents write it).
+    case direction(FlowDirection)
+    /// `~parent X`: the flow names a parent (the inbound flow the app was
+    /// handling when it made it) and that parent, looked up where the
+    /// flows are kept, matches X. The operand is one term: `~parent ~u /checkout`,
+    /// `~parent (~m POST & ~u /checkout)`.
+    case parent(FilterExpression)
+    /// `~id PREFIX`: the flow's id starts with PREFIX (case-insensitive), as
+    /// the detail view shows it. Stored upper-cased.
+    case flowID(String)
     /// The `/` quick search: a case-insensitive substring of the URL, the
     /// method or the status code.
     case text(FilterPattern)
@@ -134,6 +148,9 @@ extension FilterExpression {
         ("~q, ~s", "no response yet; has a response (breakpoints: requests, responses)"),
         ("~marked", "marked (M)"),
         ("~comment REGEX", "the flow's comment (#)"),
+        ("~inbound, ~outbound", "received by the app; sent by it"),
+        ("~parent X", "made while handling an inbound flow matching X"),
+        ("~id PREFIX", "flow id starts with PREFIX (~parent ~id P: P's children)"),
         ("! & | ( )", "not, and (also a space), or, grouping"),
         ("\"a b\"", "quoted argument; \\\" and \\\\ escape"),
     ]

@@ -99,6 +99,12 @@ struct FilterParser {
         case "s": return .hasResponse
         case "q": return .not(.hasResponse)
         case "marked": return .marked
+        case "inbound": return .direction(.inbound)
+        case "outbound": return .direction(.outbound)
+        case "id": return .flowID(try argument(for: name).text.uppercased())
+        case "parent":
+            try expectOperand(after: Token(kind: .operator(name), offset: offset))
+            return try nested(at: offset) { parser throws(FilterParseError) in .parent(try parser.parseUnary()) }
         case "comment": return .comment(try regularExpressionArgument(for: name))
         case "m": return .method(try argument(for: name).text.uppercased())
         case "c": return try statusFilter(try argument(for: name))

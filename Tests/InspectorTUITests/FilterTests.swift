@@ -407,10 +407,11 @@ final class FilterTests: XCTestCase {
         let operators = FilterExpression.syntaxSummary.flatMap { row in
             row.syntax.split(whereSeparator: { $0 == " " || $0 == "," }).filter { $0.hasPrefix("~") }
         }
-        XCTAssertEqual(Set(operators), ["~m", "~c", "~d", "~u", "~h", "~hq", "~hs", "~b", "~bq", "~bs", "~t", "~e", "~p", "~q", "~s", "~marked", "~comment"])
+        XCTAssertEqual(Set(operators), ["~m", "~c", "~d", "~u", "~h", "~hq", "~hs", "~b", "~bq", "~bs", "~t", "~e", "~p", "~q", "~s", "~marked", "~comment",
+                                             "~inbound", "~outbound", "~parent", "~id"])
         for name in operators {
-            let argument = name == "~c" ? "200" : "x"
-            let text = ["~e", "~p", "~q", "~s", "~marked"].contains(name) ? String(name) : "\(name) \(argument)"
+            let argument = name == "~c" ? "200" : name == "~parent" ? "~e" : "x"
+            let text = ["~e", "~p", "~q", "~s", "~marked", "~inbound", "~outbound"].contains(name) ? String(name) : "\(name) \(argument)"
             XCTAssertNoThrow(try FilterExpression.parse(text), text)
         }
     }

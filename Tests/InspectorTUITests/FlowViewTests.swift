@@ -15,7 +15,7 @@ final class FlowViewTests: XCTestCase {
 
     func testIncrementalUpdatesMatchAFullRebuild() {
         var store = FlowStore(limits: .init(maximumFlows: 50))
-        let predicate: FlowView.Predicate = { ($0.log.response?.statusCode ?? 0) % 3 != 0 }
+        let predicate: FlowView.Predicate = { record, _ in (record.log.response?.statusCode ?? 0) % 3 != 0 }
         for key in SortKey.allCases {
             for reversed in [false, true] {
                 var incremental = FlowView()

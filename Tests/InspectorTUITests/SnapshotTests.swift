@@ -7,23 +7,6 @@ import XCTest
 /// Run with `NETINSPECT_RECORD_SNAPSHOTS=1` to rewrite them after an
 /// intended change, then review the diff.
 final class SnapshotTests: XCTestCase {
-    private static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Snapshots")
-
-    private func assertSnapshot(_ state: AppState, named name: String, size: Size = .minimum, file: StaticString = #filePath, line: UInt = #line) {
-        let screen = Renderer.render(state, size: size)
-        let text = screen.text + "\n"
-        let url = Self.directory.appendingPathComponent(name + ".txt")
-        if ProcessInfo.processInfo.environment["NETINSPECT_RECORD_SNAPSHOTS"] != nil {
-            try? FileManager.default.createDirectory(at: Self.directory, withIntermediateDirectories: true)
-            XCTAssertNoThrow(try text.write(to: url, atomically: true, encoding: .utf8))
-            return
-        }
-        guard let expected = try? String(contentsOf: url, encoding: .utf8) else {
-            return XCTFail("no snapshot \(name).txt; record with NETINSPECT_RECORD_SNAPSHOTS=1", file: file, line: line)
-        }
-        XCTAssertEqual(text, expected, "screen differs from \(name).txt:\n\(text)", file: file, line: line)
-    }
-
     private func assertSnapshot(ofMixedStateAfter keys: [String], named name: String, file: StaticString = #filePath, line: UInt = #line) {
         var state = Fixtures.mixedState()
         for key in keys { state.press(key) }
@@ -152,5 +135,29 @@ final class SnapshotTests: XCTestCase {
 
     func testWideScreenHasRoomForLongerColumns() {
         assertSnapshot(Fixtures.mixedState(size: Size(width: 120, height: 30)), named: "list-120x30", size: Size(width: 120, height: 30))
+    }
+}
+
+/// Rendered screens compared with text files in `Snapshots/`; shared by the
+/// suites that draw screens.
+extension XCTestCase {
+    static var snapshotDirectory: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Snapshots")
+    }
+
+    /// Compares the screen `state` renders at `size` with `Snapshots/NAME.txt`.
+    func assertSnapshot(_ state: AppState, named name: String, size: Size = .minimum, file: StaticString = #filePath, line: UInt = #line) {
+        let screen = Renderer.render(state, size: size)
+        let text = screen.text + "\n"
+        let url = Self.snapshotDirectory.appendingPathComponent(name + ".txt")
+        if ProcessInfo.processInfo.environment["NETINSPECT_RECORD_SNAPSHOTS"] != nil {
+            try? FileManager.default.createDirectory(at: Self.snapshotDirectory, withIntermediateDirectories: true)
+            XCTAssertNoThrow(try text.write(to: url, atomically: true, encoding: .utf8))
+            return
+        }
+        guard let expected = try? String(contentsOf: url, encoding: .utf8) else {
+            return XCTFail("no snapshot \(name).txt; record with NETINSPECT_RECORD_SNAPSHOTS=1", file: file, line: line)
+        }
+        XCTAssertEqual(text, expected, "screen differs from \(name).txt:\n\(text)", file: file, line: line)
     }
 }

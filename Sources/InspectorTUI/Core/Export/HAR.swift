@@ -175,6 +175,10 @@ struct HAR: Codable, Sendable, Equatable {
         var phases: TransferPhases? = nil
         /// What traffic rules changed.
         var changes: FlowChanges? = nil
+        /// "inbound" for a request the app received; absent for one it sent.
+        var direction: String? = nil
+        /// The id of the inbound flow the app was handling when it made this one.
+        var parentID: String? = nil
     }
 
     /// A redirect hop inside `_netinspect`.

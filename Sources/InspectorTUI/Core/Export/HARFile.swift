@@ -127,7 +127,9 @@ extension HAR.Entry {
                 source: flow.source,
                 clientHeaders: flow.request.clientHeaders.isEmpty ? nil : flow.request.clientHeaders,
                 phases: flow.timing.phases,
-                changes: flow.changes
+                changes: flow.changes,
+                direction: flow.direction?.rawValue,
+                parentID: flow.parentID?.description
             )
         )
     }
@@ -267,7 +269,9 @@ extension NetworkLog {
             error: error,
             state: state,
             source: ours?["source"].flatMap(captureSource),
-            changes: ours?["changes"].flatMap(flowChanges)
+            changes: ours?["changes"].flatMap(flowChanges),
+            direction: ours?["direction"]?.stringValue.flatMap(FlowDirection.init(rawValue:)),
+            parentID: ours?["parentID"]?.stringValue.flatMap(FlowID.init)
         )
     }
 }

@@ -315,12 +315,12 @@ extension AppState {
             return [StyledLine("This flow is no longer stored (evicted or cleared).", .warning)]
         }
         let key = DetailLinesKey(sequence: record.sequence, revision: record.revision, tab: detail.tab, width: size.width, views: bodyViews)
-        if let lines = detailCache.lines(for: key) { return lines }
+        if let lines = detailCache.lines(for: key) { return relationLines(detail) + lines }
         let agent = record.agent.flatMap { session.agents.indices.contains($0) ? session.agents[$0] : nil }
         let lines = DetailContent.lines(for: record, agent: agent, tab: detail.tab, timeZone: timeZone, views: bodyViews)
             .flatMap { $0.wrapped(toWidth: size.width) }
         detailCache.store(lines, for: key)
-        return lines
+        return relationLines(detail) + lines
     }
 }
 

@@ -89,8 +89,11 @@ extension Renderer {
         let records = visible.map { state.session.store[$0] }
         let longest = records.compactMap { $0?.log.timing.duration }.max() ?? 0
         let barWidth = screen.size.width >= 100 ? 10 : 5
-        let cells = records.map { record in
-            record.map { cellSpans($0, state: state, longest: longest, barWidth: barWidth) } ?? [:]
+        let cells = records.enumerated().map { offset, record in
+            record.map {
+                cellSpans($0, state: state, longest: longest, barWidth: barWidth,
+                          treePrefix: treePrefix(row: state.listTop + offset, rows: rows, state: state))
+            } ?? [:]
         }
         // Column 0 holds the mark (●) or a comment sign (✎); the grid starts after it.
         let columns = columns(kinds, width: screen.size.width - 1)
@@ -135,17 +138,19 @@ extension Renderer {
         }
     }
 
-    private static func cellSpans(_ record: FlowStore.Record, state: AppState, longest: Double, barWidth: Int) -> [ListColumn: Span] {
+    private static func cellSpans(_ record: FlowStore.Record, state: AppState, longest: Double, barWidth: Int,
+                                  treePrefix: String) -> [ListColumn: Span] {
         let log = record.log
         var path = Format.displayPath(of: log.request.url)
         if let operation = GraphQL.operation(of: log.request) { path += "  ⟨\(operation)⟩" }
         if let marker = changeMarker(log.changes) { path = marker + " " + path }
         if let hold = record.hold { path = "⏸ " + (hold.phase == .request ? "request " : "response ") + path }
+        path = treePrefix + path
         let name = record.agent.flatMap { state.session.agents.indices.contains($0) ? state.session.agents[$0].hello.appName : nil }
         return [
             .time: Span(Format.time(log.timing.startedAt, in: state.timeZone), .dim),
             .app: Span(name ?? "?", .dim),
-            .method: Span(log.request.method, .method),
+            .method: log.isInbound ? Span(inboundMarker + log.request.method, .inbound) : Span(log.request.method, .method),
             .code: record.hold == nil ? statusSpans(log)[0] : Span("HELD", .warning),
             .host: Span(Format.hostAndPort(of: log.request.url) ?? record.host, .host),
             .path: Span(path),
@@ -154,6 +159,28 @@ extension Renderer {
             .duration: durationSpan(log, now: state.now),
             .bar: timingBar(log.timing, longest: longest, width: barWidth),
         ]
+    }
+
+    /// Put before the method of a request the app received, so a server's
+    /// incoming request never passes for a call it made.
+    static let inboundMarker = "←"
+
+    /// The nesting drawn before a path in tree mode: `▾`/`▸ … [+2]` on a
+    /// parent (expanded, collapsed), `├`/`└` on its children, indented by depth.
+    private static func treePrefix(row: Int, rows: [Int], state: AppState) -> String {
+        guard let tree = state.tree, rows.indices.contains(row) else { return "" }
+        let sequence = rows[row]
+        let depth = tree.depth[sequence] ?? 0
+        var prefix = String(repeating: "  ", count: max(0, depth - 1))
+        if depth > 0 {
+            let next = row + 1 < rows.count ? tree.depth[rows[row + 1]] ?? 0 : 0
+            prefix += next >= depth ? "├ " : "└ "
+        }
+        if let children = tree.childCount[sequence] {
+            let collapsed = state.collapsesAll || state.collapsedParents.contains(sequence)
+            prefix += collapsed ? "▸[+\(children)] " : "▾ "
+        }
+        return prefix
     }
 
     /// A traffic rule's mark on the path, so a changed flow never passes for

@@ -172,6 +172,7 @@ public enum Renderer {
         let held = session.store.heldSequences().count
         if held > 0 { parts.append("HELD \(held)") }
         parts.append("sort: \(state.sortDescription)")
+        if state.tree != nil { parts.append("nested") }
         if let paused = state.pausedRows {
             let hidden = state.view.count - paused.count
             parts.append(hidden > 0 ? "PAUSED (+\(hidden))" : "PAUSED")

@@ -13,6 +13,9 @@ public enum Style: String, Sendable, Hashable, CaseIterable {
     case jsonKey, jsonString, jsonNumber, jsonLiteral, jsonPunctuation
     /// The parts of timing bars.
     case barWaiting, barReceiving
+    /// A request the app received (its direction marker); the slowest call
+    /// on an inbound flow's waterfall.
+    case inbound, barSlowest
     /// What the person added: marks and comments.
     case mark, comment
     /// Diff lines: only in the base, only in the other flow, different in both.
@@ -104,6 +107,8 @@ public struct Palette: Sendable {
         .jsonPunctuation: Appearance(dim: true),
         .barWaiting: Appearance(.yellow),
         .barReceiving: Appearance(.green),
+        .inbound: Appearance(.blue, bold: true),
+        .barSlowest: Appearance(.magenta, bold: true),
         .mark: Appearance(.yellow, bold: true),
         .comment: Appearance(.yellow),
         .diffRemoved: Appearance(.red),
@@ -133,6 +138,8 @@ public struct Palette: Sendable {
         .jsonKey: Appearance(bold: true),
         .jsonPunctuation: Appearance(dim: true),
         .barWaiting: Appearance(dim: true),
+        .inbound: Appearance(bold: true),
+        .barSlowest: Appearance(bold: true, underline: true),
         .mark: Appearance(bold: true),
         .diffRemoved: Appearance(dim: true),
         .diffAdded: Appearance(bold: true),

@@ -29,8 +29,9 @@ public enum SortKey: String, Sendable, CaseIterable {
 /// updated one a removal and a binary insertion. Only a new filter or sort
 /// order rebuilds it.
 public struct FlowView: Sendable {
-    /// A filter over flows (with what the person added to them); nil shows everything.
-    public typealias Predicate = @Sendable (FlowStore.Record) -> Bool
+    /// A filter over flows (with what the person added to them); nil shows
+    /// everything. The store is passed so a filter can look at a flow's parent.
+    public typealias Predicate = @Sendable (FlowStore.Record, FlowStore) -> Bool
 
     /// Sequence numbers of the shown flows, in display order.
     public private(set) var rows: [Int] = []
@@ -57,7 +58,7 @@ public struct FlowView: Sendable {
             // Live flows arrive in start order: one pass, sorted only when a file's were not.
             var previous = -Double.infinity
             var inOrder = true
-            for record in store.allRecords where !record.isDeleted && predicate?(record) ?? true {
+            for record in store.allRecords where !record.isDeleted && predicate?(record, store) ?? true {
                 let started = record.log.timing.startedAt.timeIntervalSinceReferenceDate
                 inOrder = inOrder && started >= previous
                 previous = started
@@ -67,7 +68,7 @@ public struct FlowView: Sendable {
         } else {
             // One pass builds the keys too, so each record is visited once.
             var values: [SortValue] = []
-            for record in store.allRecords where !record.isDeleted && predicate?(record) ?? true {
+            for record in store.allRecords where !record.isDeleted && predicate?(record, store) ?? true {
                 values.append(SortValue(record, key: sortKey))
             }
             values.sort()
@@ -105,7 +106,7 @@ public struct FlowView: Sendable {
     }
 
     private mutating func insertIfMatching(_ sequence: Int, store: FlowStore) {
-        guard let record = store[sequence], !record.isDeleted, predicate?(record) ?? true else { return }
+        guard let record = store[sequence], !record.isDeleted, predicate?(record, store) ?? true else { return }
         let index = insertionIndex(for: sequence, store: store)
         if index == rows.count { rows.append(sequence) } else { rows.insert(sequence, at: index) }
     }

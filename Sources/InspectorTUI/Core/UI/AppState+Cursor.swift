@@ -11,15 +11,36 @@ extension AppState {
     /// Rebuilds the list index after a filter or order change.
     mutating func rebuildView(sortKey: SortKey? = nil, reversed: Bool? = nil) {
         let filters = [searchFilter, expressionFilter].compactMap { $0 }
-        let predicate: FlowView.Predicate? = filters.isEmpty ? nil : { @Sendable record in filters.allSatisfy { $0.matches(record.log, marked: record.annotation.isMarked, comment: record.annotation.comment) } }
+        let predicate: FlowView.Predicate? = filters.isEmpty ? nil : { @Sendable record, store in
+            filters.allSatisfy {
+                $0.matches(record.log, marked: record.annotation.isMarked, comment: record.annotation.comment,
+                           parentOf: { store.sequence(of: $0).flatMap { store[$0]?.log } })
+            }
+        }
         view.rebuild(
             from: session.store,
             predicate: predicate,
             sortKey: sortKey ?? view.sortKey,
             reversed: reversed ?? view.isReversed
         )
-        if pausedRows != nil { pausedRows = view.rows }
+        if pausedRows != nil {
+            refreshTree()
+            pausedRows = tree?.rows ?? view.rows
+        }
         syncCursor()
+    }
+
+    /// Whether the filter in force must be run again over every flow when
+    /// flows arrive: `~parent` answers for a child can change when its
+    /// parent comes in after it.
+    var filterLooksAtParents: Bool {
+        [searchFilter, expressionFilter].contains { $0?.looksAtParent == true }
+    }
+
+    /// Re-nests the list after its rows or the collapsed parents changed.
+    mutating func refreshTree() {
+        guard tree != nil else { return }
+        tree = FlowTree(rows: view.rows, store: session.store, collapsed: collapsedParents, collapsesAll: collapsesAll)
     }
 
     /// Moves the list cursor; moving up stops following.
@@ -36,6 +57,7 @@ extension AppState {
     /// Re-finds the selected flow after the rows changed; under follow,
     /// selects the newest flow.
     mutating func syncCursor() {
+        refreshTree()
         let rows = self.rows
         guard !rows.isEmpty else {
             cursor = 0
@@ -44,7 +66,7 @@ extension AppState {
             return
         }
         if follows {
-            if view.sortKey == .time, pausedRows == nil {
+            if view.sortKey == .time, pausedRows == nil, tree == nil {
                 cursor = view.isReversed ? 0 : rows.count - 1
             } else {
                 cursor = rows.indices.max { rows[$0] < rows[$1] } ?? 0
@@ -59,7 +81,9 @@ extension AppState {
     }
 
     private func row(of sequence: Int) -> Int? {
-        pausedRows == nil ? view.rowIndex(of: sequence, store: session.store) : pausedRows?.lastIndex(of: sequence)
+        if let pausedRows { return pausedRows.lastIndex(of: sequence) }
+        if let tree { return tree.rows.firstIndex(of: sequence) }
+        return view.rowIndex(of: sequence, store: session.store)
     }
 
     private mutating func scrollListIntoView() {

@@ -51,6 +51,9 @@ public struct DetailState: Sendable, Equatable {
     public var scroll = 0
     /// Text searched for in the body, highlighted where it occurs.
     public var search: String?
+    /// Whether an inbound flow's waterfall lists every call it made, not
+    /// only the first ``DetailContent/waterfallCallLimit`` (`-`).
+    public var showsAllCalls = false
 }
 
 /// A line of text being typed at the bottom of the screen.
@@ -186,6 +189,13 @@ public struct AppState: Sendable {
     /// The traffic rules: what the rules view shows and agents that accept control get.
     public internal(set) var rules: RuleBook
 
+    /// The list nested by parent (`T`), and what it shows; nil when flat.
+    public internal(set) var tree: FlowTree?
+    /// Parents whose children the nested list hides (`-`).
+    public internal(set) var collapsedParents: Set<Int> = []
+    /// Whether every parent is collapsed (`_`), whatever `collapsedParents` says.
+    public internal(set) var collapsesAll = false
+
     var searchFilter: FilterExpression?
     var expressionFilter: FilterExpression?
     let detailCache = LinesMemo<DetailLinesKey>()
@@ -206,8 +216,9 @@ public struct AppState: Sendable {
         self.keymap = keymap
     }
 
-    /// The rows the list shows: frozen while paused, live otherwise.
-    public var rows: [Int] { pausedRows ?? view.rows }
+    /// The rows the list shows: frozen while paused, live otherwise; nested
+    /// by parent in tree mode.
+    public var rows: [Int] { pausedRows ?? tree?.rows ?? view.rows }
 
     /// Rows of the list that fit on screen (between the header and the two
     /// bottom lines).

@@ -79,4 +79,7 @@ public enum Command: String, Sendable, CaseIterable {
     case toggleIntercept = "intercept.toggle"
     case cycleBodyView = "body.cycleView"
     case setBodyView = "body.view"
+    case toggleTree = "list.tree"
+    case toggleCollapse = "list.collapse"
+    case toggleCollapseAll = "list.collapseAll"
 }

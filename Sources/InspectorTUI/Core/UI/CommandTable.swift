@@ -39,7 +39,8 @@ public struct CommandSpec: Sendable, Equatable {
 /// Every command, in help order. Keys follow mitmproxy's console wherever it
 /// has the same action (`m` marks, `M` shows marked only, `d` deletes, `D`
 /// duplicates, `b` saves a body, `e` edits, `r` replays, `i`/`I` intercept);
-/// netinspect's own actions take keys mitmproxy leaves free.
+/// netinspect's own actions take keys mitmproxy leaves free (`T`, `-` and
+/// `_` nest and collapse inbound flows' calls: mitmproxy has no such view).
 ///
 /// ```swift
 /// CommandTable.all.count == Command.allCases.count   // one row each
@@ -72,6 +73,10 @@ public enum CommandTable {
         row(.reverseSort, "reverse", help: "Reverse the sort order", keys: [("v", list)]),
         row(.chooseColumns, "columns", "[NAME,…]", help: "Choose the list's columns (none: the default set)",
             choices: ListColumn.allCases.map(\.rawValue)),
+        row(.toggleTree, "tree", help: "Nest the list like a trace: each inbound flow's calls under it (or flat again)", keys: [("T", list)]),
+        row(.toggleCollapse, "collapse", help: "Collapse or expand the calls of the selected inbound flow (nested list; the detail's waterfall)",
+            keys: [("-", flows)]),
+        row(.toggleCollapseAll, "collapseall", help: "Collapse or expand the calls of every inbound flow (nested list)", keys: [("_", list)]),
         row(.togglePause, "pause", help: "Pause or resume the list (events still recorded)", keys: [("p", list)]),
         row(.toggleFollow, "follow", help: "Toggle follow (keep the newest flow in view)", keys: [("F", list)]),
         row(.clearFlows, help: "Clear all flows (asks first)", keys: [("z", list)]),

@@ -29,6 +29,8 @@ extension Reducer {
             return toggleIntercept(in: &state)
         case .cycleBodyView:
             return setBodyView(nil, in: &state)
+        case .toggleCollapse:
+            detail.showsAllCalls.toggle()
         case .nextFlow, .previousFlow:
             showNeighbour(command, of: detail, in: &state)
             return .none

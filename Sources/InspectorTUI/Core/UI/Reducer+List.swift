@@ -32,8 +32,10 @@ extension Reducer {
             applyFilter(nil, in: &state)
         case .cycleSort: state.rebuildView(sortKey: state.view.sortKey.next)
         case .reverseSort: state.rebuildView(reversed: !state.view.isReversed)
+        case .toggleTree, .toggleCollapse, .toggleCollapseAll:
+            treeCommand(command, in: &state)
         case .togglePause:
-            state.pausedRows = state.pausedRows == nil ? state.view.rows : nil
+            state.pausedRows = state.pausedRows == nil ? state.rows : nil
             state.syncCursor()
         case .clearFlows: state.confirmation = .clearFlows
         case .askToQuit: state.confirmation = .quit

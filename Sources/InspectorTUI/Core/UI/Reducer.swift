@@ -97,7 +97,12 @@ public enum Reducer {
             return run(command, in: &state)
         case let .inbox(events, date):
             let changes = state.session.apply(events, at: date)
-            state.view.apply(changes, from: state.session.store)
+            if state.filterLooksAtParents, changes.contains(where: { if case .inserted = $0 { true } else { false } }) {
+                // A parent arriving after its children changes their ~parent answer.
+                state.rebuildView()
+            } else {
+                state.view.apply(changes, from: state.session.store)
+            }
             if changes.contains(.cleared) { state.pausedRows = state.pausedRows.map { _ in [] } }
             state.syncCursor()
             return interceptForNewAgents(events, in: state)
