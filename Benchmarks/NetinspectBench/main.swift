@@ -31,6 +31,9 @@ do {
     if wanted(5) { print(try HARBenchmark.run(tiny: tiny).render()) }
     if wanted(6) { print(try RuleBenchmark.run(tiny: tiny).render()) }
     if wanted(7) { print(try OTLPIngestBenchmark.run(tiny: tiny).render()) }
+    #if Hummingbird
+    if wanted(8) { print(try InboundBenchmark.run(tiny: tiny).render()) }
+    #endif
 } catch {
     FileHandle.standardError.write(Data("netinspect-bench: \(error)\n".utf8))
     exit(1)
