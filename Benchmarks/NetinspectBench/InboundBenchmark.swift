@@ -83,8 +83,9 @@ enum InboundBenchmark {
             agent = started
         }
         let printedBefore = netinspect.flowsPrinted
+        let (capturing, configuration) = (agent, outbound)
         let result = Blocking.run {
-            try await measure(count: count, agent: agent, outbound: outbound, server: server)
+            try await measure(count: count, agent: capturing, outbound: configuration, server: server)
         }
         var run = try result.get()
         if let agent {

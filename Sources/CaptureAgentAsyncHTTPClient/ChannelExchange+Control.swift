@@ -28,7 +28,8 @@ extension ChannelExchange {
     func requestReady(body: ByteBuffer) -> ExchangeControl.RequestAction {
         guard var control, let flow, flow.recorder != nil else { return .send }
         if body.readableBytes > 0 {
-            flow.recorder?.setRequestBody(CapturedBody(capturing: Data(body.readableBytesView), cap: client.configuration.bodyCaptureLimit))
+            let captured = flow.recorder?.capped(Data(body.readableBytesView))
+            flow.recorder?.setRequestBody(captured)
         }
         let action = control.requestReady(flow.recorder!.log)
         self.control = control
@@ -51,7 +52,7 @@ extension ChannelExchange {
         var body = flow.recorder?.log.request.body
         if !request.bodyStreams {
             let data = request.body ?? Data()
-            body = data.isEmpty ? nil : CapturedBody(capturing: data, cap: client.configuration.bodyCaptureLimit)
+            body = data.isEmpty ? nil : flow.recorder?.capped(data)
             flow.requestBody = BodyCapture(limit: client.configuration.bodyCaptureLimit)
             data.withUnsafeBytes { flow.requestBody.append($0) }
         }

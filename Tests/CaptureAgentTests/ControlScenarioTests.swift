@@ -29,7 +29,7 @@ final class ControlScenarioTests: AgentTestCase, @unchecked Sendable {
     // MARK: - The viewer
 
     private func send(_ message: ViewerMessage) {
-        inspector.write(message.frame(), toConnection: inspector.messagesByConnection.count - 1)
+        inspector.write(message.frame(), toConnection: inspector.latestConnection())
     }
 
     private func push(_ rules: [TrafficRule]) {
@@ -263,7 +263,7 @@ final class ControlNotOptedInTests: AgentTestCase, @unchecked Sendable {
     func testAnAppThatDidNotOptInIsNeverChangedByAnyAdapter() async throws {
         var local = try TrafficRule(.mapLocal, spec: "|/echo|/srv/x")
         local.files = [TrafficRule.LocalFile(path: "", contentType: "text/plain", data: Data("local".utf8))]
-        let viewer = inspector.messagesByConnection.count - 1
+        let viewer = inspector.latestConnection()
         inspector.write(ViewerMessage.rules([try TrafficRule(.modifyHeaders, spec: "/X-Rule/on"), local]).frame(), toConnection: viewer)
         inspector.write(ViewerMessage.intercept("~q").frame(), toConnection: viewer)
         inspector.write(Receipt(events: 1).frame(), toConnection: viewer)

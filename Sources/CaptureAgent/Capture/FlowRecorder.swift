@@ -160,6 +160,12 @@ package struct FlowRecorder {
         request.clientHeaders = configuration.redacting(headers)
     }
 
+    /// `data` as the log keeps a body: up to the capture limit, with its
+    /// full size. Every adapter caps bodies here.
+    package func capped(_ data: Data) -> CapturedBody {
+        CapturedBody(capturing: data, cap: configuration.bodyCaptureLimit)
+    }
+
     /// A body known before sending (data, file prefix) goes in `flowStarted`.
     package mutating func setRequestBody(_ body: CapturedBody?) {
         request.body = body
@@ -192,7 +198,7 @@ package struct FlowRecorder {
             method: urlRequest.httpMethod ?? "GET",
             url: urlRequest.url.map(configuration.redacting) ?? "",
             headers: configuration.redacting(Self.requestHeaders(urlRequest.allHTTPHeaderFields ?? [:], additional: additionalHeaders)),
-            body: keepingBody ? body : urlRequest.httpBody.map { CapturedBody(capturing: $0, cap: configuration.bodyCaptureLimit) }
+            body: keepingBody ? body : urlRequest.httpBody.map(capped)
         )
     }
 

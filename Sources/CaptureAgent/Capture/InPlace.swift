@@ -127,7 +127,7 @@ final class InPlaceFlow: @unchecked Sendable {
                 path: .inPlace
             )
             recorder.parentID = parentID
-            recorder.setRequestBody(Self.requestBody(internals.body, limit: agent.configuration.bodyCaptureLimit))
+            recorder.setRequestBody(Self.requestBody(internals.body, of: recorder))
             let body: Data? = if case .data(let data)? = internals.body { data } else { nil }
             if let origin = agent.rememberForReplay(recorder.id, task: task, request: originalRequest, body: body, session: session) {
                 recorder.setChanges(origin.changes)
@@ -140,10 +140,10 @@ final class InPlaceFlow: @unchecked Sendable {
     /// Stands in for the queue of a flow that records nothing (never used).
     private static let idleQueue = DispatchQueue(label: "netinspect.CaptureAgent.inPlace.idle")
 
-    private static func requestBody(_ body: TaskInternals.Body?, limit: Int) -> CapturedBody? {
+    private static func requestBody(_ body: TaskInternals.Body?, of recorder: FlowRecorder) -> CapturedBody? {
         switch body {
-        case .data(let data)?: CapturedBody(capturing: data, cap: limit)
-        case .file(let url)?: BodyCapture.capturing(fileAt: url, limit: limit)
+        case .data(let data)?: recorder.capped(data)
+        case .file(let url)?: BodyCapture.capturing(fileAt: url, limit: recorder.configuration.bodyCaptureLimit)
         case .none?, .stream?, .askDelegate?, nil: nil
         }
     }
@@ -222,7 +222,7 @@ final class InPlaceFlow: @unchecked Sendable {
                 defer { try? file.close() }
                 recorder.setResponseBody(BodyCapture.capturing(file, limit: limit))
             } else if let body = self.responseBody ?? partial.body {
-                recorder.setResponseBody(CapturedBody(capturing: body, cap: limit))
+                recorder.setResponseBody(recorder.capped(body))
             }
             recorder.setTransfer(times: times, endingAt: finishedAt, observedHead: self.sawResponse)
             if let originalURL, let finalURL {

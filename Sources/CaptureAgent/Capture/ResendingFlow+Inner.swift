@@ -156,10 +156,7 @@ extension ResendingFlow {
                 self.agent?.emit(recorder.finished(error: error, requestBody: self.requestStream.current?.captured))
                 self.recorder = nil
             }
-            self.original = nil
-            self.task = nil
-            self.completionTaskDelegate = nil
-            self.streamSource.withLock { $0 = nil }
+            self.letGoOfTask()
             let body = self.delivery == .wholeBodyOnce ? self.bufferedBody : Data()
             self.bufferedBody = Data()
             self.withClient(finishing: true) { client, owner in

@@ -154,7 +154,6 @@ final class ResendingFlow: @unchecked Sendable {
         delivery = consumer.delivery
         completionTaskDelegate = consumer.completionTaskDelegate as? URLSessionDataDelegate
         let demux = agent.demuxes.demux(for: internals.session)
-        let limit = agent.configuration.bodyCaptureLimit
         var recorder = FlowRecorder(
             request: request,
             additionalHeaders: internals.session?.configuration.httpAdditionalHeaders,
@@ -186,7 +185,7 @@ final class ResendingFlow: @unchecked Sendable {
         let body = internals.body ?? Self.body(in: request, of: task)
         var pending = recorder
         let action = control.requestReady({
-            if case .data(let data) = body { pending.setRequestBody(CapturedBody(capturing: data, cap: limit)) }
+            if case .data(let data) = body { pending.setRequestBody(pending.capped(data)) }
             return pending.log
         }())
         if action == .hold {
@@ -212,7 +211,7 @@ final class ResendingFlow: @unchecked Sendable {
         case .none:
             make = { $0.dataTask(with: request) }
         case .data(let data):
-            recorder.setRequestBody(CapturedBody(capturing: data, cap: limit))
+            recorder.setRequestBody(recorder.capped(data))
             // An upload task's own body wins over `httpBody`, as in corelibs.
             if task is URLSessionUploadTask {
                 make = { $0.uploadTask(with: request, from: data) }
@@ -287,10 +286,7 @@ final class ResendingFlow: @unchecked Sendable {
         }
         let appTask = task
         recorder = nil
-        original = nil
-        task = nil
-        completionTaskDelegate = nil
-        streamSource.withLock { $0 = nil }
+        letGoOfTask()
         if cancellingTask { appTask?.cancel() }
     }
 
@@ -321,6 +317,15 @@ final class ResendingFlow: @unchecked Sendable {
         }
     }
 
+    /// The exchange is over for the app's task: drop what ties the flow to
+    /// it and its session (the client is still called through `owner`).
+    func letGoOfTask() {
+        original = nil
+        task = nil
+        completionTaskDelegate = nil
+        streamSource.withLock { $0 = nil }
+    }
+
     /// Gives the app a whole response at once (one held at a breakpoint).
     private func deliverWhole(head: URLResponse, body: Data) {
         let delivery = delivery
@@ -330,10 +335,7 @@ final class ResendingFlow: @unchecked Sendable {
                 delegate.urlSession(original, dataTask: dataTask, didReceive: body)
             }
         }
-        original = nil
-        task = nil
-        completionTaskDelegate = nil
-        streamSource.withLock { $0 = nil }
+        letGoOfTask()
         withClient { client, owner in client.urlProtocol(owner, didReceive: head, cacheStoragePolicy: .notAllowed) }
         withClient(finishing: true) { client, owner in
             if !body.isEmpty { client.urlProtocol(owner, didLoad: body) }
@@ -356,7 +358,7 @@ final class ResendingFlow: @unchecked Sendable {
         )
         recorder.parentID = parentID
         recorder.setChanges(changes)
-        if let body = request.httpBody { recorder.setRequestBody(CapturedBody(capturing: body, cap: agent.configuration.bodyCaptureLimit)) }
+        if let body = request.httpBody { recorder.setRequestBody(recorder.capped(body)) }
         agent.emit(recorder.started())
         recorder.markRequestSent()
         agent.emit(recorder.received(response))

@@ -82,7 +82,7 @@ final class TestInspector: @unchecked Sendable {
     /// Writes `bytes` to connection `index` (0 is the first accepted), as
     /// an inspector's receipts would go.
     func write(_ bytes: Data, toConnection index: Int) {
-        let channel = children.withLock { index < $0.count ? $0[index] : nil }
+        let channel = children.withLock { $0.indices.contains(index) ? $0[index] : nil }
         channel?.writeAndFlush(ByteBuffer(bytes: bytes), promise: nil)
     }
 
@@ -96,6 +96,14 @@ final class TestInspector: @unchecked Sendable {
         try? serverChannel.close().wait()
         for child in children.current { try? child.close().wait() }
         if !path.isEmpty { unlink(path) }
+    }
+
+    /// The index of the newest connection once its first message (the
+    /// agent's hello) has arrived: an agent counts itself connected a moment
+    /// before the inspector has read anything from it.
+    func latestConnection(timeout: TimeInterval = 10) -> Int {
+        _ = eventually(timeout: timeout) { !connections.current.isEmpty }
+        return max(0, messagesByConnection.count - 1)
     }
 
     /// Messages per connection, in connection order.
