@@ -69,6 +69,7 @@ for target in $targets; do
         receipts) build receipts Fuzz/Targets/ReceiptFuzz.swift ;;
         control) build_flowfilter
                  build control -lFlowFilter Sources/CaptureAgent/Control/RuleSet.swift Sources/CaptureAgent/Control/Breakpoints.swift \
+                     Sources/CaptureAgent/Control/Exchange.swift Sources/CaptureAgent/Control/ExchangeControl.swift \
                      Sources/CaptureAgent/Support/Locked.swift \
                      Fuzz/Targets/ControlFuzz.swift ;;
         filter) build filter Sources/FlowFilter/*.swift Fuzz/Targets/FilterFuzz.swift ;;

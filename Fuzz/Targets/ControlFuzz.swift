@@ -6,22 +6,18 @@
 
 @testable import WireProtocol
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
 
-private let probe: URLRequest = {
-    var request = URLRequest(url: URL(string: "https://api.example.com/v1/items/7?page=2")!)
-    request.httpMethod = "POST"
-    request.httpBody = Data(#"{"a":1}"#.utf8)
-    request.setValue("application/json", forHTTPHeaderField: "Content-Type")
-    return request
-}()
+private let probe = ExchangeRequest(
+    method: "POST", url: URL(string: "https://api.example.com/v1/items/7?page=2")!,
+    headers: [HTTPHeader(name: "Content-Type", value: "application/json")], body: Data(#"{"a":1}"#.utf8)
+)
 
-private let probeResponse = HTTPURLResponse(
-    url: URL(string: "https://api.example.com/v1/items/7")!, statusCode: 200, httpVersion: "HTTP/1.1",
-    headerFields: ["Content-Type": "application/json", "Authorization": "secret", "Content-Length": "7"]
-)!
+private let probeResponse = ExchangeResponse(
+    statusCode: 200,
+    headers: [HTTPHeader(name: "Content-Type", value: "application/json"), HTTPHeader(name: "Authorization", value: "secret"),
+              HTTPHeader(name: "Content-Length", value: "7")],
+    body: Data(#"{"a":1}"#.utf8)
+)
 
 /// Invariants checked on every input:
 /// - no crash, no trap, no unbounded buffering (frames are bounded);
@@ -78,9 +74,9 @@ public func controlFuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
                 switch RuleSet(compiling: rules).apply(to: probe) {
                 case .unchanged, .send:
                     break
-                case .answer(let response, let body, _):
+                case .answer(let response, _, _):
                     precondition((100...599).contains(response.statusCode), "bad status")
-                    precondition(response.value(forHTTPHeaderField: "Content-Length") == String(body.count), "wrong length")
+                    precondition(response.headers.first("Content-Length") == String(response.body.count), "wrong length")
                 }
             } catch {
                 // The agent ends the connection at the first error.
@@ -92,19 +88,19 @@ public func controlFuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
 }
 
 private func checkEdit(_ edit: WireProtocol.Request) {
-    var probeWithSecret = probe
-    probeWithSecret.setValue("Bearer s3cret", forHTTPHeaderField: "Authorization")
-    let request = Breakpoints.request(edit, applyingTo: probeWithSecret, body: probe.httpBody, marker: "<redacted>")
+    var withSecret = probe
+    withSecret.headers.set("Authorization", to: "Bearer s3cret")
+    let request = ExchangeControl.applying(edit, to: withSecret, marker: "<redacted>")
     if let marked = edit.headers.last(where: { $0.name.lowercased() == "authorization" }), marked.value == "<redacted>",
        edit.headers.filter({ $0.name.lowercased() == "authorization" }).count == 1 {
-        precondition(request.value(forHTTPHeaderField: "Authorization") == "Bearer s3cret", "the marker did not keep the original")
+        precondition(request.headers.first("Authorization") == "Bearer s3cret", "the marker did not keep the original")
     }
 }
 
 private func checkEdit(_ edit: Response) {
-    let (response, body) = Breakpoints.response(edit, applyingTo: probeResponse, body: Data(#"{"a":1}"#.utf8), marker: "<redacted>")
+    let response = ExchangeControl.applying(edit, to: probeResponse, marker: "<redacted>")
     precondition((100...999).contains(response.statusCode), "bad status")
-    if let length = response.value(forHTTPHeaderField: "Content-Length") {
-        precondition(length == String(body.count), "the length does not fit the body")
+    if let length = response.headers.first("Content-Length") {
+        precondition(length == String(response.body.count), "the length does not fit the body")
     }
 }
