@@ -181,26 +181,29 @@ extension FlowID: JSONWritable, JSONReadable {
     }
 }
 
-extension FlowDirection: JSONWritable, JSONReadable {
+/// A closed set of names on the wire (a flow's state, its direction): written
+/// as its raw value; any other name is refused with the set's `wireName`.
+protocol WireNameSet: RawRepresentable, JSONWritable, JSONReadable where RawValue == String {
+    static var wireName: String { get }
+}
+
+extension WireNameSet {
     func write(to writer: inout JSONWriter) { writer.string(rawValue) }
     init(json: JSONReader) throws(JSONFieldError) {
         let text = try json.string
-        guard let direction = FlowDirection(rawValue: text) else {
-            throw JSONFieldError(problem: .invalid("unknown direction '\(text)'"))
+        guard let value = Self(rawValue: text) else {
+            throw JSONFieldError(problem: .invalid("unknown \(Self.wireName) '\(text)'"))
         }
-        self = direction
+        self = value
     }
 }
 
-extension FlowState: JSONWritable, JSONReadable {
-    func write(to writer: inout JSONWriter) { writer.string(rawValue) }
-    init(json: JSONReader) throws(JSONFieldError) {
-        let text = try json.string
-        guard let state = FlowState(rawValue: text) else {
-            throw JSONFieldError(problem: .invalid("unknown state '\(text)'"))
-        }
-        self = state
-    }
+extension FlowDirection: WireNameSet {
+    static let wireName = "direction"
+}
+
+extension FlowState: WireNameSet {
+    static let wireName = "state"
 }
 
 extension NetworkLog: JSONWritable, JSONReadable {
