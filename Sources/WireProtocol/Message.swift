@@ -20,6 +20,8 @@ public enum Message: Sendable, Equatable {
     case held(FlowHold)
     /// A held flow goes on.
     case released(FlowRelease)
+    /// A message of a gRPC call went by.
+    case grpcMessage(GRPCMessageEvent)
 
     /// The `type` string of this kind on the wire.
     public var kind: String {
@@ -31,12 +33,13 @@ public enum Message: Sendable, Equatable {
         case .status: Kind.status.rawValue
         case .held: Kind.held.rawValue
         case .released: Kind.released.rawValue
+        case .grpcMessage: Kind.grpcMessage.rawValue
         }
     }
 
     /// The message kinds this library knows.
     public enum Kind: String, Sendable, CaseIterable {
-        case hello, flowStarted, flowResponse, flowFinished, status, held, released
+        case hello, flowStarted, flowResponse, flowFinished, status, held, released, grpcMessage
     }
 }
 
@@ -155,6 +158,8 @@ public struct FlowFinished: Codable, Sendable, Equatable {
     /// What changed the flow, when that was only known at its end (a
     /// response edited at a breakpoint); replaces the started flow's record.
     public var changes: FlowChanges?
+    /// How the flow's gRPC call ended: status, trailers, messages not kept.
+    public var grpc: GRPCOutcome?
 
     /// Creates the event.
     public init(
@@ -166,7 +171,8 @@ public struct FlowFinished: Codable, Sendable, Equatable {
         timing: Timing,
         redirects: [RedirectHop] = [],
         clientHeaders: [HTTPHeader]? = nil,
-        changes: FlowChanges? = nil
+        changes: FlowChanges? = nil,
+        grpc: GRPCOutcome? = nil
     ) {
         self.id = id
         self.state = state
@@ -177,6 +183,7 @@ public struct FlowFinished: Codable, Sendable, Equatable {
         self.redirects = redirects
         self.clientHeaders = clientHeaders
         self.changes = changes
+        self.grpc = grpc
     }
 }
 
@@ -212,6 +219,7 @@ extension NetworkLog {
         if let body = event.requestBody { request.body = body }
         if let clientHeaders = event.clientHeaders { request.clientHeaders = clientHeaders }
         if let changes = event.changes { self.changes = changes }
+        if let outcome = event.grpc { grpc?.apply(outcome) }
         error = event.error
         timing = event.timing
         redirects = event.redirects
@@ -238,6 +246,7 @@ extension Message: Codable {
         case .status: self = .status(try AgentStatus(from: decoder))
         case .held: self = .held(try FlowHold(from: decoder))
         case .released: self = .released(try FlowRelease(from: decoder))
+        case .grpcMessage: self = .grpcMessage(try GRPCMessageEvent(from: decoder))
         case nil: throw UnknownKind(type: type)
         }
     }
@@ -253,6 +262,7 @@ extension Message: Codable {
         case .status(let status): try status.encode(to: encoder)
         case .held(let hold): try hold.encode(to: encoder)
         case .released(let release): try release.encode(to: encoder)
+        case .grpcMessage(let event): try event.encode(to: encoder)
         }
     }
 

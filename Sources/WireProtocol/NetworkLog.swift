@@ -40,6 +40,9 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
     /// The other end's address, `host:port`: for an inbound flow the client
     /// that sent the request. Nil where the capture path cannot see it.
     public var peer: String?
+    /// The gRPC call this flow carries, when it is one: service, method,
+    /// messages and status (see ``GRPCCall``).
+    public var grpc: GRPCCall?
 
     /// Creates a log record.
     public init(
@@ -56,7 +59,8 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
         changes: FlowChanges? = nil,
         direction: FlowDirection? = nil,
         parentID: FlowID? = nil,
-        peer: String? = nil
+        peer: String? = nil,
+        grpc: GRPCCall? = nil
     ) {
         self.id = id
         self.sessionID = sessionID
@@ -72,6 +76,7 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
         self.direction = direction
         self.parentID = parentID
         self.peer = peer
+        self.grpc = grpc
     }
 
     /// Whether the app received this request rather than sent it.
@@ -362,6 +367,8 @@ public struct CaptureSource: Codable, Sendable, Equatable {
         public static let hummingbird = Client(rawValue: "Hummingbird")
         /// A Vapor 4 server, for the requests it received.
         public static let vapor = Client(rawValue: "Vapor")
+        /// grpc-swift 2, a call it made or (inbound) served.
+        public static let grpcSwift = Client(rawValue: "grpc-swift")
     }
 
     /// How an exchange was captured.

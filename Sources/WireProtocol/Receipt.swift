@@ -228,11 +228,11 @@ public struct ViewerMessageDecoder: Sendable {
 }
 
 extension Message {
-    /// A flow event (`flowStarted`, `flowResponse`, `flowFinished`): what
-    /// agents count, drop, and get receipts for.
+    /// A flow event (`flowStarted`, `flowResponse`, `flowFinished`,
+    /// `grpcMessage`): what agents count, drop, and get receipts for.
     public var isFlowEvent: Bool {
         switch self {
-        case .flowStarted, .flowResponse, .flowFinished: true
+        case .flowStarted, .flowResponse, .flowFinished, .grpcMessage: true
         case .hello, .status, .held, .released: false
         }
     }

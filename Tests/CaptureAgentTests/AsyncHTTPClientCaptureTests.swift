@@ -506,6 +506,7 @@ final class AsyncHTTPClientCaptureTests: AgentTestCase, @unchecked Sendable {
             switch $0 {
             case .flowResponse(let event): !started.contains(event.id)
             case .flowFinished(let event): !started.contains(event.id)
+            case .grpcMessage(let event): !started.contains(event.id)
             case .flowStarted, .hello, .status, .held, .released: false
             }
         }

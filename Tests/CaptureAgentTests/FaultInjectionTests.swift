@@ -156,12 +156,7 @@ final class FaultInjectionTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(warm.failures.current + load.failures.current, [], "every request succeeds with the right body")
         let produced = Self.eventsPerFlow * (warmFlows + loadFlows)
         func receivedBySecond() -> Int {
-            second.allMessages.filter {
-                switch $0 {
-                case .flowStarted, .flowResponse, .flowFinished: true
-                case .hello, .status, .held, .released: false
-                }
-            }.count
+            second.allMessages.filter(\.isFlowEvent).count
         }
         let receivedByFirst = Self.eventsPerFlow * first.lineCount
         let settled = eventually {

@@ -165,8 +165,26 @@ enum RandomMessages {
         }
     }
 
+    static func grpcMessage(using rng: inout SplitMix64) -> GRPCMessage {
+        GRPCMessage(direction: GRPCMessage.Direction.allCases.randomElement(using: &rng)!,
+                    at: Double.random(in: 0...100, using: &rng), body: body(using: &rng) ?? CapturedBody(data: Data()))
+    }
+
+    static func grpcStatus(using rng: inout SplitMix64) -> GRPCStatus {
+        GRPCStatus(code: Int.random(in: 0...20, using: &rng), message: Bool.random(using: &rng) ? string(using: &rng) : nil)
+    }
+
+    static func grpcCall(using rng: inout SplitMix64) -> GRPCCall? {
+        guard Bool.random(using: &rng) else { return nil }
+        return GRPCCall(service: string(using: &rng), method: string(using: &rng),
+                        kind: Bool.random(using: &rng) ? GRPCCallKind.allCases.randomElement(using: &rng)! : nil,
+                        messages: (0..<Int.random(in: 0...3, using: &rng)).map { _ in grpcMessage(using: &rng) },
+                        droppedMessages: Int.random(in: 0...2, using: &rng),
+                        status: Bool.random(using: &rng) ? grpcStatus(using: &rng) : nil, trailers: headers(using: &rng))
+    }
+
     static func message(using rng: inout SplitMix64) -> Message {
-        switch Int.random(in: 0..<5, using: &rng) {
+        switch Int.random(in: 0..<6, using: &rng) {
         case 0:
             return .hello(Hello(protocolVersion: 1, agentName: string(using: &rng), agentVersion: string(using: &rng),
                                 appName: string(using: &rng), processID: Int.random(in: 1...99_999, using: &rng),
@@ -183,7 +201,8 @@ enum RandomMessages {
                 changes: Bool.random(using: &rng) ? FlowChanges(
                     rules: [string(using: &rng)], originalURL: Bool.random(using: &rng) ? string(using: &rng) : nil,
                     originalHeaders: Bool.random(using: &rng) ? headers(using: &rng) : nil,
-                    mockedFrom: Bool.random(using: &rng) ? string(using: &rng) : nil) : nil))
+                    mockedFrom: Bool.random(using: &rng) ? string(using: &rng) : nil) : nil,
+                grpc: grpcCall(using: &rng)))
         case 2:
             return .flowResponse(FlowResponse(id: FlowID(), response: response(using: &rng), timing: timing(using: &rng), redirects: hops(using: &rng)))
         case 3:
@@ -192,7 +211,11 @@ enum RandomMessages {
                 response: Bool.random(using: &rng) ? response(using: &rng) : nil, requestBody: body(using: &rng),
                 error: Bool.random(using: &rng) ? FlowError(domain: "d", code: Int.random(in: -2000...0, using: &rng), message: string(using: &rng)) : nil,
                 timing: timing(using: &rng), redirects: hops(using: &rng),
-                clientHeaders: Bool.random(using: &rng) ? headers(using: &rng) : nil))
+                clientHeaders: Bool.random(using: &rng) ? headers(using: &rng) : nil,
+                grpc: Bool.random(using: &rng) ? GRPCOutcome(status: grpcStatus(using: &rng), trailers: headers(using: &rng),
+                                                             droppedMessages: Int.random(in: 0...2, using: &rng)) : nil))
+        case 4:
+            return .grpcMessage(GRPCMessageEvent(id: FlowID(), message: grpcMessage(using: &rng)))
         default:
             return .status(AgentStatus(droppedEvents: Int.random(in: 0...1_000_000, using: &rng), queuedEvents: Int.random(in: 0...100, using: &rng)))
         }

@@ -122,6 +122,32 @@ enum Fixtures {
         source: CaptureSource(client: .asyncHTTPClient, path: .wire), parentID: inboundID
     )
 
+    /// A server-streaming gRPC call: started, one message each way, ended
+    /// with a status and trailers. Older peers skip `grpcMessage` and ignore
+    /// the `grpc` members.
+    static let grpcID = FlowID("00000000-0000-4000-8000-000000000005")!
+    static let grpcLog = NetworkLog(
+        id: grpcID, sessionID: 5, taskID: 1,
+        request: Request(method: "POST", url: "http://127.0.0.1:9000/echo.Echo/Expand",
+                         headers: [HTTPHeader(name: "content-type", value: "application/grpc"),
+                                   HTTPHeader(name: "te", value: "trailers")]),
+        timing: Timing(startedAt: started), source: CaptureSource(client: .grpcSwift),
+        grpc: GRPCCall(service: "echo.Echo", method: "Expand", kind: .serverStreaming)
+    )
+    static let grpcRequestMessage = GRPCMessageEvent(
+        id: grpcID, message: GRPCMessage(direction: .request, at: 0.0005, body: CapturedBody(data: Data([0x0A, 0x03, 0x61, 0x20, 0x62])))
+    )
+    static let grpcResponseMessage = GRPCMessageEvent(
+        id: grpcID, message: GRPCMessage(direction: .response, at: 0.002,
+                                         body: CapturedBody(data: Data([0x0A, 0x01]), size: 3, isTruncated: true))
+    )
+    static let grpcFinished = FlowFinished(
+        id: grpcID, state: .completed, response: Response(statusCode: 200, headers: [HTTPHeader(name: "content-type", value: "application/grpc")]),
+        timing: Timing(startedAt: started, requestSent: 0.0005, firstResponseByte: 0.0015, finished: 0.003),
+        grpc: GRPCOutcome(status: GRPCStatus(code: 5, message: "no such word"),
+                          trailers: [HTTPHeader(name: "grpc-status", value: "5")], droppedMessages: 2)
+    )
+
     /// One of each kind, hello first, as a connection would carry them.
     static let conversation: [Message] = [
         .hello(hello), .status(status), .flowStarted(log), .flowResponse(flowResponse),
@@ -129,6 +155,7 @@ enum Fixtures {
         .flowStarted(sourcedLog), .flowFinished(sourcedFinished),
         .held(held), .released(released), .flowFinished(editedFinished),
         .flowStarted(inboundLog), .flowStarted(childLog),
+        .flowStarted(grpcLog), .grpcMessage(grpcRequestMessage), .grpcMessage(grpcResponseMessage), .flowFinished(grpcFinished),
     ]
 
     static func frames(_ messages: [Message]) throws -> [UInt8] {

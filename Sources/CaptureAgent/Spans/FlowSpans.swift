@@ -36,6 +36,8 @@ final class FlowSpans: Sendable {
             }
         case .flowResponse(let event):
             inFlight.withLock { $0[event.id]?.log.apply(event) }
+        case .grpcMessage(let event):
+            inFlight.withLock { $0[event.id]?.log.apply(event) }
         case .flowFinished(let event):
             guard var flow = inFlight.withLock({ $0.removeValue(forKey: event.id) }) else { return }
             flow.log.apply(event)

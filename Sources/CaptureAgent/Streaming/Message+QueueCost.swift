@@ -24,6 +24,8 @@ extension Message {
             return [event.requestBody, event.response?.body].compactMap { $0 }
         case .held(let hold):
             return [hold.response?.body].compactMap { $0 }
+        case .grpcMessage(let event):
+            return [event.message.body]
         case .hello, .flowResponse, .status, .released:
             return []
         }
@@ -32,10 +34,11 @@ extension Message {
     /// The same message with every body cut to at most `limit` bytes; a cut
     /// body keeps its full size and is marked truncated.
     func cuttingBodies(to limit: Int) -> Message {
-        func cut(_ body: CapturedBody?) -> CapturedBody? {
-            guard let body, body.data.count > limit else { return body }
+        func cut(_ body: CapturedBody) -> CapturedBody {
+            guard body.data.count > limit else { return body }
             return CapturedBody(data: body.data.prefix(limit), size: body.size, isTruncated: true, isDecoded: body.isDecoded)
         }
+        func cut(_ body: CapturedBody?) -> CapturedBody? { body.map(cut) }
         func cut(_ response: Response?) -> Response? {
             guard var response else { return nil }
             response.body = cut(response.body)
@@ -53,6 +56,9 @@ extension Message {
         case .held(var hold):
             hold.response = cut(hold.response)
             return .held(hold)
+        case .grpcMessage(var event):
+            event.message.body = cut(event.message.body)
+            return .grpcMessage(event)
         case .hello, .flowResponse, .status, .released:
             return self
         }

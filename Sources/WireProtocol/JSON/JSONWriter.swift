@@ -196,6 +196,7 @@ struct JSONReader {
     func double(_ key: String) throws(JSONFieldError) -> Double { try within(key) { () throws(JSONFieldError) in try required(key).double } }
     func bool(_ key: String) throws(JSONFieldError) -> Bool { try within(key) { () throws(JSONFieldError) in try required(key).bool } }
     func optionalString(_ key: String) throws(JSONFieldError) -> String? { try within(key) { () throws(JSONFieldError) in try member(key)?.string } }
+    func optionalInt(_ key: String) throws(JSONFieldError) -> Int? { try within(key) { () throws(JSONFieldError) in try member(key)?.int } }
     func optionalDouble(_ key: String) throws(JSONFieldError) -> Double? { try within(key) { () throws(JSONFieldError) in try member(key)?.double } }
     func optionalBool(_ key: String) throws(JSONFieldError) -> Bool? { try within(key) { () throws(JSONFieldError) in try member(key)?.bool } }
 

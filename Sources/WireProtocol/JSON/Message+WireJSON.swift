@@ -214,6 +214,7 @@ extension NetworkLog: JSONWritable, JSONReadable {
             $0.field("redirects", redirects); $0.field("error", error); $0.field("state", state)
             $0.field("source", source); $0.field("changes", changes)
             $0.field("direction", direction); $0.field("parentID", parentID); $0.field("peer", peer)
+            $0.field("grpc", grpc)
         }
     }
     init(json: JSONReader) throws(JSONFieldError) {
@@ -223,7 +224,8 @@ extension NetworkLog: JSONWritable, JSONReadable {
                   error: try json.decodeIfPresent("error"), state: try json.decode("state"),
                   source: try json.decodeIfPresent("source"), changes: try json.decodeIfPresent("changes"),
                   direction: try json.decodeIfPresent("direction"),
-                  parentID: try json.decodeIfPresent("parentID"), peer: try json.optionalString("peer"))
+                  parentID: try json.decodeIfPresent("parentID"), peer: try json.optionalString("peer"),
+                  grpc: try json.decodeIfPresent("grpc"))
     }
 }
 
@@ -256,7 +258,7 @@ extension Message {
                 writer.field("requestBody", event.requestBody); writer.field("error", event.error)
                 writer.field("timing", event.timing); writer.field("redirects", event.redirects)
                 if let clientHeaders = event.clientHeaders { writer.field("clientHeaders", clientHeaders) }
-                writer.field("changes", event.changes)
+                writer.field("changes", event.changes); writer.field("grpc", event.grpc)
             case .status(let status):
                 writer.field("droppedEvents", status.droppedEvents); writer.field("queuedEvents", status.queuedEvents)
             case .held(let hold):
@@ -264,6 +266,8 @@ extension Message {
                 writer.field("timeout", hold.timeout)
             case .released(let release):
                 writer.field("id", release.id); writer.field("phase", release.phase); writer.field("reason", release.reason)
+            case .grpcMessage(let event):
+                writer.field("id", event.id); writer.field("message", event.message)
             }
         }
     }
@@ -300,7 +304,8 @@ extension Message {
                 id: try json.decode("id"), state: try json.decode("state"), response: try json.decodeIfPresent("response"),
                 requestBody: try json.decodeIfPresent("requestBody"), error: try json.decodeIfPresent("error"),
                 timing: try json.decode("timing"), redirects: try json.array("redirects"),
-                clientHeaders: try json.optionalArray("clientHeaders"), changes: try json.decodeIfPresent("changes")))
+                clientHeaders: try json.optionalArray("clientHeaders"), changes: try json.decodeIfPresent("changes"),
+                grpc: try json.decodeIfPresent("grpc")))
         case .status:
             return .status(AgentStatus(droppedEvents: try json.int("droppedEvents"), queuedEvents: try json.int("queuedEvents")))
         case .held:
@@ -308,6 +313,8 @@ extension Message {
                                   response: try json.decodeIfPresent("response"), timeout: try json.double("timeout")))
         case .released:
             return .released(FlowRelease(id: try json.decode("id"), phase: try json.decode("phase"), reason: try json.decode("reason")))
+        case .grpcMessage:
+            return .grpcMessage(GRPCMessageEvent(id: try json.decode("id"), message: try json.decode("message")))
         case nil:
             return nil
         }

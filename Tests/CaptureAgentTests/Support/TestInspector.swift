@@ -123,6 +123,7 @@ final class TestInspector: @unchecked Sendable {
             case .flowStarted(let log): flows[log.id] = log
             case .flowResponse(let event): flows[event.id]?.apply(event)
             case .flowFinished(let event): flows[event.id]?.apply(event)
+            case .grpcMessage(let event): flows[event.id]?.apply(event)
             case .hello, .status, .held, .released: break
             }
         }

@@ -88,6 +88,13 @@ public struct FlowAssembler: Sendable {
             }
             pending[event.id]?.apply(event)
             eventsOfFlow[event.id, default: [:]][connection, default: 0] += 1
+        case .grpcMessage(let event):
+            guard pending[event.id] != nil else {
+                settle([connection: 1])
+                return []
+            }
+            pending[event.id]?.apply(event)
+            eventsOfFlow[event.id, default: [:]][connection, default: 0] += 1
         case .flowFinished(let event):
             guard var log = pending.removeValue(forKey: event.id) else {
                 settle([connection: 1])

@@ -57,6 +57,7 @@ public struct FlowStore: Sendable {
 
         var bodyBytes: Int {
             (log.request.body?.data.count ?? 0) + (log.response?.body?.data.count ?? 0)
+                + (log.grpc?.messages.reduce(0) { $0 + $1.body.data.count } ?? 0)
         }
 
         /// The same record, not held (to draw a held response as it arrived).
@@ -217,6 +218,12 @@ public struct FlowStore: Sendable {
         return update(sequence) { $0.apply(event) }
     }
 
+    /// Appends a gRPC message to its call; unknown flows are counted.
+    public mutating func apply(_ event: GRPCMessageEvent) -> [Change] {
+        guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
+        return update(sequence) { $0.apply(event) }
+    }
+
     /// Folds a finish event into its flow; unknown flows are counted.
     public mutating func apply(_ event: FlowFinished) -> [Change] {
         guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
@@ -230,8 +237,7 @@ public struct FlowStore: Sendable {
         let index = sequence - baseSequence
         let id = records[index].log.id
         bodyBytes -= records[index].bodyBytes
-        records[index].log.request.body?.dropData()
-        records[index].log.response?.body?.dropData()
+        records[index].log.dropBodyData()
         records[index].isDeleted = true
         records[index].hold = nil
         records[index].revision += 1
@@ -306,8 +312,7 @@ public struct FlowStore: Sendable {
     private mutating func dropBodies(at index: Int) {
         guard records[index].bodyBytes > 0 else { return }
         bodyBytes -= records[index].bodyBytes
-        records[index].log.request.body?.dropData()
-        records[index].log.response?.body?.dropData()
+        records[index].log.dropBodyData()
         records[index].bodiesDropped = true
         records[index].revision += 1
     }
@@ -333,6 +338,18 @@ extension CapturedBody {
     mutating func dropData() {
         data = Data()
         isTruncated = true
+    }
+}
+
+extension NetworkLog {
+    /// Forgets every captured byte (both bodies and each gRPC message),
+    /// keeping their sizes.
+    mutating func dropBodyData() {
+        request.body?.dropData()
+        response?.body?.dropData()
+        if grpc != nil {
+            for index in grpc!.messages.indices { grpc!.messages[index].body.dropData() }
+        }
     }
 }
 

@@ -141,6 +141,7 @@ public struct Session: Sendable {
         case .flowStarted(let log): return store.insert(log, agent: agent)
         case .flowResponse(let event): return store.apply(event)
         case .flowFinished(let event): return store.apply(event)
+        case .grpcMessage(let event): return store.apply(event)
         case .status(let status):
             if let agent { agents[agent].droppedEvents = status.droppedEvents }
             return []
