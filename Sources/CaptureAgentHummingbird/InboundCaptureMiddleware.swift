@@ -50,7 +50,14 @@ public struct InboundCaptureMiddleware<Context: RequestContext>: RouterMiddlewar
             return try await next(input, context)
         }
         var request = input
-        request.body = RequestBody(asyncSequence: RecordingRequestBody(base: input.body, flow: flow))
+        if flow.isControlled {
+            switch await decide(&request, flow: flow) {
+            case .answer(let answer): return Self.response(answer)
+            case .handle: break
+            }
+        } else {
+            request.body = RequestBody(asyncSequence: RecordingRequestBody(base: input.body, flow: flow))
+        }
         var response: Response
         do {
             response = try await CaptureAgent.handling(flow.id) { try await next(request, context) }
@@ -58,7 +65,13 @@ public struct InboundCaptureMiddleware<Context: RequestContext>: RouterMiddlewar
             await Self.record(error, answering: input, context: context, in: flow)
             throw error
         }
-        flow.responded(statusCode: Int(response.status.code), headers: Self.fields(response.headers))
+        let status = Int(response.status.code), fields = Self.fields(response.headers)
+        if flow.respondedMayHold(statusCode: status, headers: fields) {
+            if let held = await Self.wholeBody(of: response, limit: flow.holdLimit) {
+                return Self.response(await flow.decideResponse(ExchangeResponse(statusCode: status, headers: fields, body: held)))
+            }
+            flow.deliverUnheld()
+        }
         let body = response.body
         response.body = ResponseBody(contentLength: body.contentLength) { writer in
             let recording = RecordingResponseWriter(base: writer, flow: flow)

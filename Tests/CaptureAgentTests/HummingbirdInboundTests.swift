@@ -179,48 +179,6 @@ final class HummingbirdInboundWithoutInspectorTests: XCTestCase {
     }
 }
 
-/// Polls `condition` every 20 ms for up to `timeout` seconds without
-/// blocking a thread the service's handlers need.
-func waitUntil(timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(timeout)
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
-}
-
-/// What a client sees of one exchange: status, fields (without `Date`, which
-/// differs by the second), body.
-struct ClientView: Equatable {
-    var status: Int
-    var fields: [String]
-    var body: [UInt8]
-
-    static func fetch(_ method: HTTPMethod, _ url: String, body: [UInt8]?) async throws -> ClientView {
-        var request = HTTPClientRequest(url: url)
-        request.method = method
-        if let body { request.body = .bytes(body) }
-        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(20))
-        var bytes: [UInt8] = []
-        for try await chunk in response.body { bytes += chunk.readableBytesView }
-        let fields = response.headers.filter { $0.name.lowercased() != "date" }.map { "\($0.name.lowercased()): \($0.value)" }
-        return ClientView(status: Int(response.status.code), fields: fields.sorted(), body: bytes)
-    }
-
-    /// Seconds since the request went out at which each body chunk arrived.
-    static func chunkArrivals(_ url: String) async throws -> [Double] {
-        let start = ContinuousClock.now
-        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(20))
-        var arrivals: [Double] = []
-        for try await _ in response.body {
-            let elapsed = start.duration(to: .now)
-            arrivals.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
-        }
-        return arrivals
-    }
-}
-
 /// A request context that knows the client's address, as a service that
 /// wants peers in its log would declare.
 struct PeerContext: RequestContext, RemoteAddressRequestContext {

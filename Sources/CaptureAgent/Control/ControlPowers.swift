@@ -23,21 +23,27 @@ package enum CaptureClient: String, CaseIterable, Sendable {
     case urlSessionDownload = "URLSession download tasks"
     case asyncHTTPClient = "AsyncHTTPClient"
     case openAPI = "OpenAPI middleware"
+    case vaporClient = "Vapor client"
     case hummingbirdInbound = "Hummingbird (inbound)"
+    case vaporInbound = "Vapor (inbound)"
 
     /// Why this client cannot have `power`; nil when it can.
     package func limitation(_ power: ControlPower) -> String? {
         switch (self, power) {
         case (.urlSessionDownload, .replay), (.openAPI, .mapRemote), (.openAPI, .mapLocal), (.openAPI, .headerRule),
              (.openAPI, .requestBreakpoint), (.openAPI, .responseBreakpoint), (.openAPI, .kill),
-             (.urlSession, _), (.asyncHTTPClient, _):
+             (.urlSession, _), (.asyncHTTPClient, _), (.vaporClient, _):
             nil
         case (.urlSessionDownload, _):
             "corelibs cannot run a download through the agent's own protocol, so a download stays with Foundation's, which the agent only observes"
         case (.openAPI, .replay):
             "the middleware has no transport of its own to send a request again with"
-        case (.hummingbirdInbound, _):
-            "inbound capture records what the service received and answered; holding, answering or changing it is not built yet"
+        case (.hummingbirdInbound, .mapRemote), (.vaporInbound, .mapRemote):
+            "a service answers its own requests: there is no remote to map one to (the agent is not a reverse proxy)"
+        case (.hummingbirdInbound, .replay), (.vaporInbound, .replay):
+            "the agent has no client for a request its service received; netinspect replays it with its own client, to the service's address"
+        case (.hummingbirdInbound, _), (.vaporInbound, _):
+            nil
         }
     }
 

@@ -31,6 +31,17 @@ package struct RuleSet: @unchecked Sendable {
     package var isEmpty: Bool { rules.isEmpty }
     package var count: Int { rules.count }
 
+    private init(compiled: [Compiled]) {
+        rules = compiled
+    }
+
+    /// These rules less those of `kind`: what applies to traffic that
+    /// cannot have that kind of change (a service's inbound requests have
+    /// no remote to map).
+    package func excluding(_ kind: TrafficRule.Kind) -> RuleSet {
+        RuleSet(compiled: rules.filter { $0.rule.kind != kind })
+    }
+
     package init(compiling rules: [TrafficRule]) {
         self.rules = rules.compactMap { rule in
             var filter: FilterExpression?

@@ -17,22 +17,31 @@ import WireProtocol
 /// flow.finished()
 /// ```
 package final class InboundRecording: Sendable {
-    private struct State {
+    struct State {
         /// Nil when nothing is built: no inspector was connected (and no
         /// spans are made) when the request arrived; its events are counted
         /// as dropped instead.
         var recorder: FlowRecorder?
         var requestBody: BodyCapture
         var requestEnded = false
+        /// The middleware read the whole body before the handler (to hold
+        /// it) and recorded it then; the handler's reads add nothing.
+        var requestBodyReadAhead = false
         var responded = false
         var finished = false
+        /// The viewer's control over this exchange, when the app allows it
+        /// and the viewer had rules or breakpoints as it arrived
+        /// (InboundRecording+Control.swift).
+        var control: ExchangeControl?
+        /// A map-local rule's answer, given instead of running the handler.
+        var localAnswer: ExchangeResponse?
     }
 
     /// The inbound flow's id: what the handler's outbound flows name as
     /// their `parentID`.
     package let id: FlowID
-    private let agent: CaptureAgent
-    private let state: Locked<State>
+    let agent: CaptureAgent
+    let state: Locked<State>
 
     /// Starts recording a received request and sends `flowStarted`; nil when
     /// the agent is not capturing or the request is excluded. `url` is the
@@ -53,18 +62,28 @@ package final class InboundRecording: Sendable {
         let host = URLComponents(string: url)?.host ?? ""
         guard agent.isCapturing, configuration.shouldCapture(host: host, url: url) else { return nil }
         self.agent = agent
+        var control = Self.control(of: agent, method: method, url: url, headers: headers)
+        var localAnswer: ExchangeResponse?
+        if case .answer(let response)? = control?.start(Self.exchange(method: method, url: url, headers: headers)) {
+            localAnswer = response
+        }
         var recorder: FlowRecorder?
-        if agent.isRecording {
+        if agent.isRecording || control != nil {
             var flow = FlowRecorder(method: method, url: url, headers: headers, sessionID: sessionID,
                                     taskID: taskID, configuration: configuration, clock: agent.clock)
             flow.source = CaptureSource(client: server, path: .inPlace)
             flow.responseBodyIsDecoded = false
             flow.direction = .inbound
             flow.peer = peer
+            if let changes = control?.changes, let request = control?.request {
+                flow.replaceRequest(method: request.method, url: request.url, headers: request.headers, body: nil)
+                flow.setChanges(changes)
+            }
             recorder = flow
         }
         id = recorder?.id ?? FlowID()
-        state = Locked(State(recorder: recorder, requestBody: BodyCapture(limit: configuration.bodyCaptureLimit)))
+        state = Locked(State(recorder: recorder, requestBody: BodyCapture(limit: configuration.bodyCaptureLimit),
+                             control: control, localAnswer: localAnswer))
         if let recorder { agent.emit(recorder.started()) }
     }
 
@@ -72,7 +91,7 @@ package final class InboundRecording: Sendable {
     /// kept up to the capture limit.
     package func requestBody(_ bytes: UnsafeRawBufferPointer) {
         state.withLock { state in
-            guard state.recorder != nil, !state.finished else { return }
+            guard state.recorder != nil, !state.requestBodyReadAhead, !state.finished else { return }
             state.requestBody.append(bytes)
         }
     }
@@ -109,15 +128,15 @@ package final class InboundRecording: Sendable {
     }
 
     /// The response went out whole (`error` nil), or writing it failed:
-    /// the client went away, or the handler's body threw. Sends
-    /// `flowFinished` the first time only.
-    package func finished(error: FlowError? = nil) {
+    /// the client went away, or the handler's body threw; `state` says
+    /// otherwise (a kill). Sends `flowFinished` the first time only.
+    package func finished(error: FlowError? = nil, state final: FlowState? = nil) {
         let outcome = state.withLock { state -> (message: Message?, unbuilt: Int)? in
             guard !state.finished else { return nil }
             state.finished = true
             guard let recorder = state.recorder else { return (nil, state.responded ? 3 : 2) }
             let body = state.requestBody.size > 0 ? state.requestBody.captured : nil
-            return (recorder.finished(state: error == nil ? .completed : .failed, error: error, requestBody: body), 0)
+            return (recorder.finished(state: final ?? (error == nil ? .completed : .failed), error: error, requestBody: body), 0)
         }
         guard let outcome else { return }
         if let message = outcome.message { agent.emit(message) }

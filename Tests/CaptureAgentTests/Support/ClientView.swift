@@ -1,0 +1,67 @@
+// Built with the AsyncHTTPClient trait (on by default; Package.swift).
+#if AsyncHTTPClient
+import AsyncHTTPClient
+import Foundation
+import NIOHTTP1
+
+/// Polls `condition` every 20 ms for up to `timeout` seconds without
+/// blocking a thread the service's handlers need.
+func waitUntil(timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
+    let deadline = ContinuousClock.now + .seconds(timeout)
+    while ContinuousClock.now < deadline {
+        if condition() { return true }
+        try? await Task.sleep(for: .milliseconds(20))
+    }
+    return condition()
+}
+
+/// What a client sees of one exchange: status, fields (without `Date`, which
+/// differs by the second), body.
+struct ClientView: Equatable, CustomStringConvertible {
+    var status: Int
+    var fields: [String]
+    var body: [UInt8]
+
+    var description: String {
+        "\(status) \(fields) \(body.count) bytes: \(String(decoding: body.prefix(80), as: UTF8.self).debugDescription)"
+    }
+
+    /// The same, with a JSON body's object keys in one order (a server may
+    /// write them in any).
+    var normalized: ClientView {
+        guard let object = try? JSONSerialization.jsonObject(with: Data(body)),
+              let sorted = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys]) else { return self }
+        return ClientView(status: status, fields: fields, body: Array(sorted))
+    }
+
+    static func fetch(_ method: HTTPMethod, _ url: String, body: [UInt8]?, headers: [(String, String)] = []) async throws -> ClientView {
+        var request = HTTPClientRequest(url: url)
+        request.method = method
+        for (name, value) in headers { request.headers.add(name: name, value: value) }
+        if let body { request.body = .bytes(body) }
+        let response = try await HTTPClient.shared.execute(request, timeout: .seconds(20))
+        var bytes: [UInt8] = []
+        for try await chunk in response.body { bytes += chunk.readableBytesView }
+        let fields = response.headers.filter { $0.name.lowercased() != "date" }.map { "\($0.name.lowercased()): \($0.value)" }
+        return ClientView(status: Int(response.status.code), fields: fields.sorted(), body: bytes)
+    }
+
+    /// The value of field `name` (lowercased), if the response had it.
+    func field(_ name: String) -> String? {
+        fields.first { $0.hasPrefix(name + ": ") }.map { String($0.dropFirst(name.count + 2)) }
+    }
+
+    /// Seconds since the request went out at which each body chunk arrived.
+    static func chunkArrivals(_ url: String) async throws -> [Double] {
+        let start = ContinuousClock.now
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(20))
+        var arrivals: [Double] = []
+        for try await _ in response.body {
+            let elapsed = start.duration(to: .now)
+            arrivals.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+        }
+        return arrivals
+    }
+}
+
+#endif
