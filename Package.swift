@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "CaptureAgentAsyncHTTPClient", targets: ["CaptureAgentAsyncHTTPClient"]),
         .library(name: "CaptureAgentOpenAPI", targets: ["CaptureAgentOpenAPI"]),
         .library(name: "CaptureAgentHummingbird", targets: ["CaptureAgentHummingbird"]),
+        .library(name: "CaptureAgentVapor", targets: ["CaptureAgentVapor"]),
         .executable(name: "netinspect", targets: ["InspectorTUI"]),
         .executable(name: "netinspect-bench", targets: ["NetinspectBench"]),
     ],
@@ -20,7 +21,8 @@ let package = Package(
         .trait(name: "AsyncHTTPClient", description: "CaptureAgentAsyncHTTPClient: AsyncHTTPClient and Vapor's client; netinspect's own replay client"),
         .trait(name: "OpenAPI", description: "CaptureAgentOpenAPI: swift-openapi-generator clients"),
         .trait(name: "Hummingbird", description: "CaptureAgentHummingbird: a Hummingbird 2 service's inbound requests"),
-        .default(enabledTraits: ["AsyncHTTPClient", "OpenAPI", "Hummingbird"]),
+        .trait(name: "Vapor", description: "CaptureAgentVapor: a Vapor 4 service's inbound requests, and req.client through the agent"),
+        .default(enabledTraits: ["AsyncHTTPClient", "OpenAPI", "Hummingbird", "Vapor"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -37,6 +39,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
         // Only for inbound capture in Hummingbird services, and its tests.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // Only for capture in Vapor services, and its tests.
+        .package(url: "https://github.com/vapor/vapor", from: "4.122.3"),
         // Only so the tests can quiet the services they run.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
@@ -95,6 +99,15 @@ let package = Package(
                 "CaptureAgent", "WireProtocol",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Hummingbird"])),
+            ]
+        ),
+        // Inbound capture for Vapor 4 services (a middleware) and `req.client`
+        // through the agent (a client provider).
+        .target(
+            name: "CaptureAgentVapor",
+            dependencies: [
+                "CaptureAgent", "WireProtocol",
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
             ]
         ),
         .executableTarget(
@@ -224,10 +237,13 @@ let package = Package(
                 "CaptureAgentOpenAPI",
                 .target(name: "CaptureAgentHummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
-                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Hummingbird"])),
+                .target(name: "CaptureAgentVapor", condition: .when(traits: ["Vapor"])),
+                .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Hummingbird", "Vapor"])),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
                 // The server-side clients, and a TLS / HTTP/2 loopback server for them.
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),

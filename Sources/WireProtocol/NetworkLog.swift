@@ -367,6 +367,8 @@ public struct CaptureSource: Codable, Sendable, Equatable {
         public static let hummingbird = Client(rawValue: "Hummingbird")
         /// A Vapor 4 server, for the requests it received.
         public static let vapor = Client(rawValue: "Vapor")
+        /// A Vapor 4 application's `app.client` / `req.client`, through the agent's provider.
+        public static let vaporClient = Client(rawValue: "Vapor client")
         /// grpc-swift 2, a call it made or (inbound) served.
         public static let grpcSwift = Client(rawValue: "grpc-swift")
     }

@@ -113,7 +113,7 @@ final class BreakpointKeyTests: XCTestCase {
         _ = Reducer.reduce(&state, .inbox([.connected(connection, hello, peer: "unix"), .message(connection, .flowStarted(log))], at: Fixtures.epoch))
         guard case .send(let own) = state.press("r") else { return XCTFail("netinspect sends it") }
         XCTAssertEqual(own.replayOf, Fixtures.id(1))
-        XCTAssertTrue(state.notice?.text.contains("replays URLSession and AsyncHTTPClient requests, this came from OpenAPI") == true, "\(String(describing: state.notice))")
+        XCTAssertTrue(state.notice?.text.contains("replays URLSession, AsyncHTTPClient and Vapor client requests, this came from OpenAPI") == true, "\(String(describing: state.notice))")
         state.press("enter")
         guard case .edit(let session) = state.press("e"), case .ownReplay = session.purpose else {
             return XCTFail("edit, then netinspect sends it")

@@ -22,6 +22,10 @@ enum ControlAdapter: String, CaseIterable, Sendable {
     case ahcAsync
     case ahcFuture
     case openAPI
+    #if Vapor
+    /// A Vapor application's `app.client`, through the agent's client provider.
+    case vaporClient
+    #endif
 
     /// The client the table of powers names.
     var client: CaptureClient {
@@ -29,6 +33,9 @@ enum ControlAdapter: String, CaseIterable, Sendable {
         case .urlSessionInPlace, .urlSessionResent: .urlSession
         case .ahcAsync, .ahcFuture: .asyncHTTPClient
         case .openAPI: .openAPI
+        #if Vapor
+        case .vaporClient: .vaporClient
+        #endif
         }
     }
 
@@ -38,6 +45,9 @@ enum ControlAdapter: String, CaseIterable, Sendable {
         case .urlSessionInPlace, .urlSessionResent: nil
         case .ahcAsync, .ahcFuture: .asyncHTTPClient
         case .openAPI: .openAPI
+        #if Vapor
+        case .vaporClient: .vaporClient
+        #endif
         }
     }
 }
@@ -98,6 +108,10 @@ extension ControlAdapter {
             return ScenarioOutcome(status: outcome.status, body: outcome.body, marked: Self.marked(fields), failed: outcome.error != nil)
         case .openAPI:
             return await sendOpenAPI(request, agent: agent)
+        #if Vapor
+        case .vaporClient:
+            return await sendVapor(request, agent: agent)
+        #endif
         }
     }
 
@@ -132,7 +146,7 @@ extension ControlAdapter {
         }
     }
 
-    private static func marked(_ fields: [(String, String)]) -> [String: String] {
+    static func marked(_ fields: [(String, String)]) -> [String: String] {
         var marked: [String: String] = [:]
         for (name, value) in fields where ScenarioOutcome.markedNames.contains(name.lowercased()) { marked[name.lowercased()] = value }
         return marked

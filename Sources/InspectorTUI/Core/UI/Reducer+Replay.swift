@@ -92,7 +92,7 @@ extension Reducer {
     package static func agentReplays(_ log: NetworkLog) -> Bool {
         guard !log.isInbound else { return false }
         guard let client = log.source?.client else { return true }
-        return client == .urlSession || client == .asyncHTTPClient
+        return client == .urlSession || client == .asyncHTTPClient || client == .vaporClient
     }
 
     /// The agent that can replay `record`, if any.
@@ -118,7 +118,7 @@ extension Reducer {
             return "This is a request \(app) received; its agent replays only the calls \(app) makes"
         }
         if !agentReplays(record.log), let client = record.log.source?.client {
-            return "\(app)'s agent replays URLSession and AsyncHTTPClient requests, this came from \(client)"
+            return "\(app)'s agent replays URLSession, AsyncHTTPClient and Vapor client requests, this came from \(client)"
         }
         if !agent.isConnected { return "\(app) is no longer connected" }
         if !agent.hello.acceptsControl { return "\(app) does not allow control (NETINSPECT_CONTROL=1)" }
