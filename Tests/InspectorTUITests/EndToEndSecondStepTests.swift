@@ -121,7 +121,8 @@ final class EndToEndSecondStepTests: XCTestCase {
         ui.send("Enter")
         try ui.waitFor("Unknown command \"nonsense\"")
         ui.send("?")
-        screen = try ui.waitFor("netinspect keys")
+        // tmux can be read between the help's title and its rows being drawn: wait for both.
+        screen = try ui.waitFor("netinspect keys") { $0.contains(":mark") || $0.contains(":filter") }
         XCTAssertTrue(screen.contains(":mark") || screen.contains(":filter"), "help lists the bar names beside the keys:\n\(screen)")
         ui.send("Escape")
         ui.send(":")
