@@ -144,6 +144,8 @@ let package = Package(
             dependencies: [
                 "WireProtocol",
                 "FlowFilter",
+                // gRPC messages decoded raw or by `--proto` descriptor sets.
+                "ProtobufWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
@@ -176,6 +178,7 @@ let package = Package(
             dependencies: [
                 "InspectorCore",
                 "OTLPReceiver",
+                "ProtobufWire",
                 "CNCursesW",
                 "CaptureAgent",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -260,6 +263,7 @@ let package = Package(
                 "FlowFilter",
                 "InspectorTUI",
                 "WireProtocol",
+                "ProtobufWire",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),

@@ -38,7 +38,7 @@ build_flowfilter() {
 }
 rm -f "$out/libFlowFilter.a"
 
-# ProtobufWire likewise, for the spans target.
+# ProtobufWire likewise, for the spans and protobuf targets.
 build_protobufwire() {
     [ -f "$out/libProtobufWire.a" ] && return
     echo "fuzz: building ProtobufWire"
@@ -60,7 +60,7 @@ build() { # name, sources...
 
 export LSAN_OPTIONS="suppressions=$PWD/Fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
 
-targets=${FUZZ_TARGETS:-"frames envelope receipts control filter spans"}
+targets=${FUZZ_TARGETS:-"frames envelope receipts control filter spans protobuf"}
 status=0
 for target in $targets; do
     case $target in
@@ -77,6 +77,8 @@ for target in $targets; do
                build spans -lProtobufWire Sources/OTLPReceiver/TraceExport.swift Sources/OTLPReceiver/TraceExport+Protobuf.swift \
                    Sources/OTLPReceiver/TraceExport+JSON.swift Sources/OTLPReceiver/TraceExport+Encoding.swift \
                    Sources/OTLPReceiver/SpanFlow.swift Fuzz/Targets/SpanFuzz.swift ;;
+        protobuf) build_protobufwire
+                  build protobuf -lProtobufWire Fuzz/Targets/ProtobufFuzz.swift ;;
         *) echo "fuzz: unknown target $target" >&2; exit 2 ;;
     esac
     mkdir -p "$out/corpus/$target" "$out/crashes/$target"

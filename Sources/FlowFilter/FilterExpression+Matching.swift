@@ -68,8 +68,14 @@ extension FilterExpression {
             return inner.matches(parent, parentOf: parentOf)
         case .flowID(let prefix):
             return log.id.description.hasPrefix(prefix)
+        case .grpc(let pattern):
+            guard let call = log.grpc else { return false }
+            return pattern.map { $0.matches(call.service + "/" + call.method) } ?? true
+        case .grpcStatus(let code):
+            return log.grpc?.status?.code == code
         case .text(let pattern):
             if Self.urlMatches(log.request.url, pattern) || pattern.matches(log.request.method) { return true }
+            if let status = log.grpc?.status, pattern.matches(status.name) { return true }
             guard let code = log.response?.statusCode else { return false }
             return pattern.matches(String(code))
         case .not(let inner):

@@ -22,6 +22,8 @@ import WireProtocol
 /// | `~inbound`, `~outbound` | the app received the request / sent it                     |
 /// | `~parent X`       | was made while the app handled an inbound flow matching X          |
 /// | `~id PREFIX`      | flow id starts with PREFIX (so `~parent ~id 3F2A` is 3F2A…'s children) |
+/// | `~grpc`, `~grpc REGEX` | flow is a gRPC call; with REGEX, its `service/method` matches  |
+/// | `~gs NOT_FOUND`, `~gs 5` | gRPC call ended with this status (name, either case, or code) |
 /// | `!x`, `x & y`, `x y`, `x \| y`, `( … )` | not, and (also by juxtaposition), or, grouping |
 /// | `word`, `"a b"`   | a bare or quoted word alone is a URL match, like `~u`              |
 ///
@@ -75,8 +77,14 @@ public indirect enum FilterExpression: Sendable, Equatable {
     /// `~id PREFIX`: the flow's id starts with PREFIX (case-insensitive), as
     /// the detail view shows it. Stored upper-cased.
     case flowID(String)
+    /// `~grpc`: the flow is a gRPC call; with a pattern (`~grpc echo.Echo`,
+    /// `~grpc 'Echo/(Get|Put)$'`), its `service/method` matches it.
+    case grpc(FilterPattern?)
+    /// `~gs NOT_FOUND`, `~gs 5`: the flow is a gRPC call that ended with this
+    /// status code (a call still running has none).
+    case grpcStatus(Int)
     /// The `/` quick search: a case-insensitive substring of the URL, the
-    /// method or the status code.
+    /// method, the status code or a gRPC status name.
     case text(FilterPattern)
     /// `!`: the operand does not match.
     case not(FilterExpression)
@@ -124,7 +132,8 @@ extension FilterExpression {
     }
 
     /// The `/` quick search: a case-insensitive substring of the URL (which
-    /// holds the host), the method or the status code. Blank text is ``all``.
+    /// holds the host), the method, the status code or a gRPC status name.
+    /// Blank text is ``all``.
     public static func freeText(_ text: String) -> FilterExpression {
         let trimmed = text.trimmingSpaces()
         guard !trimmed.isEmpty else { return .all }
@@ -151,6 +160,8 @@ extension FilterExpression {
         ("~inbound, ~outbound", "received by the app; sent by it"),
         ("~parent X", "made while handling an inbound flow matching X"),
         ("~id PREFIX", "flow id starts with PREFIX (~parent ~id P: P's children)"),
+        ("~grpc [REGEX]", "gRPC calls; with REGEX, whose service/method matches"),
+        ("~gs NAME|CODE", "gRPC calls that ended with this status: ~gs NOT_FOUND, ~gs 5"),
         ("! & | ( )", "not, and (also a space), or, grouping"),
         ("\"a b\"", "quoted argument; \\\" and \\\\ escape"),
     ]

@@ -1,3 +1,5 @@
+import WireProtocol
+
 /// Recursive descent over the filter language, one token of look-ahead.
 ///
 /// ```
@@ -105,6 +107,11 @@ struct FilterParser {
         case "parent":
             try expectOperand(after: Token(kind: .operator(name), offset: offset))
             return try nested(at: offset) { parser throws(FilterParseError) in .parent(try parser.parseUnary()) }
+        case "grpc":
+            // The pattern is optional: `~grpc` alone selects every call.
+            guard case .word = try peek().kind else { return .grpc(nil) }
+            return .grpc(try regularExpressionArgument(for: name))
+        case "gs": return try grpcStatusFilter(try argument(for: name))
         case "comment": return .comment(try regularExpressionArgument(for: name))
         case "m": return .method(try argument(for: name).text.uppercased())
         case "c": return try statusFilter(try argument(for: name))
@@ -128,6 +135,12 @@ struct FilterParser {
             return .statusClass(digit)
         }
         throw FilterParseError(message: "~c needs a status code like 404 or a class like 4xx", offset: argument.offset)
+    }
+
+    private func grpcStatusFilter(_ argument: (text: String, offset: Int)) throws(FilterParseError) -> FilterExpression {
+        if let code = Int(argument.text), code >= 0 { return .grpcStatus(code) }
+        if let code = GRPCStatus.code(named: argument.text) { return .grpcStatus(code) }
+        throw FilterParseError(message: "~gs needs a gRPC status name like NOT_FOUND or its code like 5", offset: argument.offset)
     }
 
     // MARK: Helpers

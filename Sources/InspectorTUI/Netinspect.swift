@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import InspectorCore
 import OTLPReceiver
+import ProtobufWire
 import WireProtocol
 
 /// `netinspect`: the live terminal inspector for flows captured by CaptureAgent.
@@ -86,6 +87,22 @@ struct Netinspect: ParsableCommand {
         "Read traffic rules from a file, one a line: 'map-remote |a|b', 'map-local |a|./file', 'modify-headers /N/V'; # comments; '# off: KIND SPEC' is a rule that is off. The UI's rules view (R) saves its changes back to this file.",
         valueName: "file"))
     var rulesFile: String?
+
+    @Option(name: .customLong("proto"), help: ArgumentHelp(
+        "A protobuf descriptor set (protoc --include_imports --descriptor_set_out=FILE.pb …), repeatable: gRPC messages of the methods it describes are shown with field and enum value names.",
+        valueName: "file"))
+    var protoFiles: [String] = []
+
+    /// The `--proto` descriptor sets, read.
+    var protoSchema: ProtoSchema {
+        get throws {
+            do {
+                return try ProtoSchema.load(paths: protoFiles)
+            } catch {
+                throw ValidationError("--proto \(error.description)")
+            }
+        }
+    }
 
     /// The traffic rules the options give: the file's first, then the flags'.
     var trafficRules: [TrafficRule] {
@@ -177,6 +194,7 @@ struct Netinspect: ParsableCommand {
                 throw ValidationError("--filter: \(error.description)")
             }
         }
+        _ = try protoSchema
         guard bodyBudget >= 0 else { throw ValidationError("--body-budget must be 0 or more megabytes (got \(bodyBudget))") }
         do {
             let configuration = try listenerConfiguration
@@ -222,7 +240,7 @@ struct Netinspect: ParsableCommand {
         defer { terminal.restore() }
         var app = App(
             state: AppState(limits: FlowStore.Limits(maximumFlows: maxFlows, bodyMemoryBudget: bodyBudget * 1024 * 1024),
-                            keymap: try keymap, rules: rules),
+                            keymap: try keymap, rules: rules, protoSchema: try protoSchema),
             inbox: inbox,
             terminal: terminal,
             saver: saver

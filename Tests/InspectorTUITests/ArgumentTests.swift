@@ -33,4 +33,14 @@ final class ArgumentTests: XCTestCase {
             XCTAssertTrue(Netinspect.message(for: error).contains("--max-flows"))
         }
     }
+
+    func testProtoReadsEachDescriptorSetAndABadOneIsRefusedNamingTheFile() throws {
+        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/grpc")
+        let set = directory.appendingPathComponent("echo.pb").path, source = directory.appendingPathComponent("echo.proto").path
+        XCTAssertEqual(try Netinspect.parse(["--proto", set, "--proto", set]).protoSchema.methods.count, 4)
+        XCTAssertThrowsError(try Netinspect.parse(["--proto", set, "--proto", source])) { error in
+            let message = Netinspect.message(for: error)
+            XCTAssertTrue(message.contains("--proto \(source): not a descriptor set ("), message)
+        }
+    }
 }

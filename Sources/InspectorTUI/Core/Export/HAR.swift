@@ -179,6 +179,8 @@ struct HAR: Codable, Sendable, Equatable {
         var direction: String? = nil
         /// The id of the inbound flow the app was handling when it made this one.
         var parentID: String? = nil
+        /// A gRPC call whole: its messages, status and trailers (HAR+GRPC.swift).
+        var grpc: GRPCCall? = nil
     }
 
     /// A redirect hop inside `_netinspect`.

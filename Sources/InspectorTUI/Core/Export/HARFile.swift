@@ -132,6 +132,7 @@ extension HAR.Entry {
                 parentID: flow.parentID?.description
             )
         )
+        if let call = flow.grpc { addGRPC(call) }
     }
 }
 
@@ -273,6 +274,7 @@ extension NetworkLog {
             direction: ours?["direction"]?.stringValue.flatMap(FlowDirection.init(rawValue:)),
             parentID: ours?["parentID"]?.stringValue.flatMap(FlowID.init)
         )
+        restoreGRPC(from: ours)
     }
 }
 

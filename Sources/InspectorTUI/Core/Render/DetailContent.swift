@@ -1,16 +1,19 @@
 import Foundation
+import ProtobufWire
 import Synchronization
 import WireProtocol
 
 /// The lines of the detail view's tabs, before wrapping.
 enum DetailContent {
     /// `views`: the body view chosen per content type (``BodyFormatter/View``), by ``Format/shortContentType(_:)``.
+    /// `schema`: the `--proto` descriptor sets, for the gRPC tab.
     static func lines(for record: FlowStore.Record, agent: AgentInfo?, tab: DetailTab, timeZone: TimeZone,
-                      views: [String: BodyFormatter.View] = [:]) -> [StyledLine] {
+                      views: [String: BodyFormatter.View] = [:], schema: ProtoSchema = ProtoSchema()) -> [StyledLine] {
         switch tab {
         case .request: request(record, agent: agent, views: views)
         case .response: response(record, arrived: false, views: views)
         case .timing: timing(record.log, held: record.heldTime, timeZone: timeZone)
+        case .grpc: grpc(record.log, schema: schema, dropped: record.bodiesDropped)
         }
     }
 
@@ -317,7 +320,7 @@ extension AppState {
         let key = DetailLinesKey(sequence: record.sequence, revision: record.revision, tab: detail.tab, width: size.width, views: bodyViews)
         if let lines = detailCache.lines(for: key) { return relationLines(detail) + lines }
         let agent = record.agent.flatMap { session.agents.indices.contains($0) ? session.agents[$0] : nil }
-        let lines = DetailContent.lines(for: record, agent: agent, tab: detail.tab, timeZone: timeZone, views: bodyViews)
+        let lines = DetailContent.lines(for: record, agent: agent, tab: detail.tab, timeZone: timeZone, views: bodyViews, schema: protoSchema)
             .flatMap { $0.wrapped(toWidth: size.width) }
         detailCache.store(lines, for: key)
         return relationLines(detail) + lines

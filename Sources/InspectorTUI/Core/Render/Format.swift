@@ -146,12 +146,16 @@ public enum Format {
     /// per state for the list, the detail title and `--dump`; a flow the app
     /// got an error for (cancelled, killed at a breakpoint even after its
     /// response arrived, failed) never shows a code, which would read as success.
+    /// A gRPC call shows its status's name (`NOT_FOUND`) once it has one,
+    /// and never the HTTP status that carries it.
     public static func statusLabel(_ log: NetworkLog) -> String {
-        switch log.state {
+        let code = log.grpc == nil ? log.response.map { String($0.statusCode) } : nil
+        if let status = log.grpc?.status { return status.name }
+        return switch log.state {
         case .cancelled: "CXL"
         case .failed: "ERR"
-        case .pending, .responded: log.response.map { String($0.statusCode) } ?? "…"
-        case .completed: log.response.map { String($0.statusCode) } ?? "—"
+        case .pending, .responded: code ?? "…"
+        case .completed: code ?? "—"
         }
     }
 

@@ -141,7 +141,7 @@ extension Renderer {
     private static func cellSpans(_ record: FlowStore.Record, state: AppState, longest: Double, barWidth: Int,
                                   treePrefix: String) -> [ListColumn: Span] {
         let log = record.log
-        var path = Format.displayPath(of: log.request.url)
+        var path = log.grpc.map(Format.grpcName) ?? Format.displayPath(of: log.request.url)
         if let operation = GraphQL.operation(of: log.request) { path += "  ⟨\(operation)⟩" }
         if let marker = changeMarker(log.changes) { path = marker + " " + path }
         if let hold = record.hold { path = "⏸ " + (hold.phase == .request ? "request " : "response ") + path }
@@ -150,15 +150,29 @@ extension Renderer {
         return [
             .time: Span(Format.time(log.timing.startedAt, in: state.timeZone), .dim),
             .app: Span(name ?? "?", .dim),
-            .method: log.isInbound ? Span(inboundMarker + log.request.method, .inbound) : Span(log.request.method, .method),
-            .code: record.hold == nil ? statusSpans(log)[0] : Span("HELD", .warning),
+            .method: log.isInbound ? Span(inboundMarker + Format.method(of: log), .inbound) : Span(Format.method(of: log), .method),
+            .code: record.hold == nil ? listStatusSpan(log) : Span("HELD", .warning),
             .host: Span(Format.hostAndPort(of: log.request.url) ?? record.host, .host),
-            .path: Span(path),
-            .type: Span(Format.shortContentType(log.response?.mimeType ?? log.response?.headers.first("Content-Type")), .dim),
-            .size: Span(log.response?.body.map { Format.size($0.size) } ?? "", .normal),
+            .path: pathSpan(path, log),
+            .type: Span(log.grpc.map { Format.grpcKind($0) } ?? Format.shortContentType(log.response?.mimeType ?? log.response?.headers.first("Content-Type")), .dim),
+            .size: Span(Format.responseSize(log) ?? "", .normal),
             .duration: durationSpan(log, now: state.now),
             .bar: timingBar(log.timing, longest: longest, width: barWidth),
         ]
+    }
+
+    /// The code column: a gRPC status that is not OK is `✗` and its number
+    /// (the name is too long for the column; the path shows it), so a
+    /// failed call never reads as the HTTP 200 that carried it.
+    private static func listStatusSpan(_ log: NetworkLog) -> Span {
+        if let status = log.grpc?.status, !status.isOK { return Span("✗\(status.code)", .status5xx) }
+        return statusSpans(log)[0]
+    }
+
+    /// The path, and after a gRPC call's name its status when it failed.
+    private static func pathSpan(_ path: String, _ log: NetworkLog) -> Span {
+        guard let status = log.grpc?.status, !status.isOK else { return Span(path) }
+        return Span(path + "  " + status.name, .status5xx)
     }
 
     /// Put before the method of a request the app received, so a server's

@@ -42,12 +42,12 @@ public enum Renderer {
     private static func drawDetail(_ state: AppState, _ detail: DetailState, on screen: inout Screen) {
         if let record = state.session.store[detail.sequence] {
             let log = record.log
-            var title = [Span(log.request.method + " ", .method), Span(log.request.url, .title)]
+            var title = [Span(Format.method(of: log) + " ", .method), Span(log.request.url, .title)]
             title.append(contentsOf: statusSpans(log).map { Span("  " + $0.text, $0.style) })
             screen.write(StyledLine(title), row: 0)
         }
         var x = 0
-        for tab in DetailTab.allCases {
+        for tab in DetailTab.tabs(for: state.session.store[detail.sequence]?.log) {
             let label = " \(tab.rawValue + 1) \(tab.title) "
             x += screen.write(label, row: 1, column: x, style: tab == detail.tab ? .tabActive : .tabInactive) + 1
         }
@@ -199,8 +199,10 @@ public enum Renderer {
     /// The status column of a flow: the code, or its state when it has none.
     static func statusSpans(_ log: NetworkLog) -> [Span] {
         let label = Format.statusLabel(log)
+        if let status = log.grpc?.status { return [Span(label, Format.style(forGRPC: status))] }
         switch log.state {
         case .failed, .cancelled: return [Span(label, .failed)]
+        case _ where log.grpc != nil: return [Span(label, .pending)]
         default: return [Span(label, log.response.map { Format.style(forStatus: $0.statusCode) } ?? .pending)]
         }
     }

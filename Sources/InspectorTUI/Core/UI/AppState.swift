@@ -1,11 +1,12 @@
 import Foundation
+import ProtobufWire
 import WireProtocol
 
 /// The tabs of the detail view.
 public enum DetailTab: Int, Sendable, CaseIterable {
     /// Request line, headers and body; status, headers, body, redirects and
-    /// error; the timing waterfall.
-    case request, response, timing
+    /// error; the timing waterfall; a gRPC call's messages, status and trailers.
+    case request, response, timing, grpc
 
     /// The tab's title.
     public var title: String {
@@ -13,7 +14,13 @@ public enum DetailTab: Int, Sendable, CaseIterable {
         case .request: "Request"
         case .response: "Response"
         case .timing: "Timing"
+        case .grpc: "gRPC"
         }
+    }
+
+    /// The tabs a flow has: the gRPC tab only for a gRPC call.
+    public static func tabs(for log: NetworkLog?) -> [DetailTab] {
+        log?.grpc == nil ? [.request, .response, .timing] : allCases
     }
 }
 
@@ -188,6 +195,9 @@ public struct AppState: Sendable {
     public internal(set) var bodyViews: [String: BodyFormatter.View] = [:]
     /// The traffic rules: what the rules view shows and agents that accept control get.
     public internal(set) var rules: RuleBook
+    /// The descriptor sets given with `--proto`: gRPC messages are shown
+    /// with field and enum value names when they describe the method.
+    public let protoSchema: ProtoSchema
 
     /// The list nested by parent (`T`), and what it shows; nil when flat.
     public internal(set) var tree: FlowTree?
@@ -207,10 +217,12 @@ public struct AppState: Sendable {
         size: Size = .minimum,
         timeZone: TimeZone = .current,
         keymap: Keymap = .standard,
-        rules: RuleBook = RuleBook()
+        rules: RuleBook = RuleBook(),
+        protoSchema: ProtoSchema = ProtoSchema()
     ) {
         self.session = Session(limits: limits)
         self.rules = rules
+        self.protoSchema = protoSchema
         self.size = size
         self.timeZone = timeZone
         self.keymap = keymap

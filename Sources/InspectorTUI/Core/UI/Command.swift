@@ -17,6 +17,7 @@ public enum Command: String, Sendable, CaseIterable {
     case requestTab = "tab.request"
     case responseTab = "tab.response"
     case timingTab = "tab.timing"
+    case grpcTab = "tab.grpc"
     case search = "filter.search"
     case searchBody = "detail.search"
     case nextMatch = "detail.nextMatch"

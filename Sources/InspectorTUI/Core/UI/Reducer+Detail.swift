@@ -7,13 +7,20 @@ extension Reducer {
     static func detailCommand(_ command: Command, in state: inout AppState) -> Effect {
         guard case .detail(var detail) = state.mode else { return .none }
         switch command {
-        case .nextTab, .previousTab, .requestTab, .responseTab, .timingTab:
-            let all = DetailTab.allCases
+        case .nextTab, .previousTab, .requestTab, .responseTab, .timingTab, .grpcTab:
+            let all = DetailTab.tabs(for: state.session.store[detail.sequence]?.log)
+            let index = all.firstIndex(of: detail.tab) ?? 0
             switch command {
-            case .nextTab: detail.tab = all[(detail.tab.rawValue + 1) % all.count]
-            case .previousTab: detail.tab = all[(detail.tab.rawValue + all.count - 1) % all.count]
+            case .nextTab: detail.tab = all[(index + 1) % all.count]
+            case .previousTab: detail.tab = all[(index + all.count - 1) % all.count]
             case .requestTab: detail.tab = .request
             case .responseTab: detail.tab = .response
+            case .grpcTab:
+                guard all.contains(.grpc) else {
+                    state.notice = Notice(text: "Not a gRPC call: it has no gRPC tab", isError: true)
+                    return .none
+                }
+                detail.tab = .grpc
             default: detail.tab = .timing
             }
             detail.scroll = 0

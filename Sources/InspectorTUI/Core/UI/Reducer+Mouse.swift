@@ -16,7 +16,7 @@ extension Reducer {
         case .detail(var detail):
             guard row == 1 else { return .none }
             var x = 0
-            for tab in DetailTab.allCases {
+            for tab in DetailTab.tabs(for: state.session.store[detail.sequence]?.log) {
                 let width = DisplayWidth.of(" \(tab.rawValue + 1) \(tab.title) ")
                 if column >= x, column < x + width {
                     detail.tab = tab
