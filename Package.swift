@@ -9,6 +9,7 @@ let package = Package(
         .library(name: "CaptureAgentAsyncHTTPClient", targets: ["CaptureAgentAsyncHTTPClient"]),
         .library(name: "CaptureAgentOpenAPI", targets: ["CaptureAgentOpenAPI"]),
         .library(name: "CaptureAgentHummingbird", targets: ["CaptureAgentHummingbird"]),
+        .library(name: "CaptureAgentGRPC", targets: ["CaptureAgentGRPC"]),
         .executable(name: "netinspect", targets: ["InspectorTUI"]),
         .executable(name: "netinspect-bench", targets: ["NetinspectBench"]),
     ],
@@ -20,7 +21,8 @@ let package = Package(
         .trait(name: "AsyncHTTPClient", description: "CaptureAgentAsyncHTTPClient: AsyncHTTPClient and Vapor's client; netinspect's own replay client"),
         .trait(name: "OpenAPI", description: "CaptureAgentOpenAPI: swift-openapi-generator clients"),
         .trait(name: "Hummingbird", description: "CaptureAgentHummingbird: a Hummingbird 2 service's inbound requests"),
-        .default(enabledTraits: ["AsyncHTTPClient", "OpenAPI", "Hummingbird"]),
+        .trait(name: "GRPC", description: "CaptureAgentGRPC: grpc-swift 2 clients and services, any transport"),
+        .default(enabledTraits: ["AsyncHTTPClient", "OpenAPI", "Hummingbird", "GRPC"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -37,6 +39,9 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
         // Only for inbound capture in Hummingbird services, and its tests.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // Only for gRPC capture (grpc-swift 2), its tests and its benchmark.
+        .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
+        .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
         // Only so the tests can quiet the services they run.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
@@ -95,6 +100,15 @@ let package = Package(
                 "CaptureAgent", "WireProtocol",
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Hummingbird"])),
+            ]
+        ),
+        // Capture for grpc-swift 2, client and server: a wrapper around the
+        // transport, which sees every message as bytes whatever the serializer.
+        .target(
+            name: "CaptureAgentGRPC",
+            dependencies: [
+                "CaptureAgent", "WireProtocol",
+                .product(name: "GRPCCore", package: "grpc-swift-2", condition: .when(traits: ["GRPC"])),
             ]
         ),
         .executableTarget(
@@ -185,6 +199,9 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Hummingbird"])),
+                .target(name: "CaptureAgentGRPC", condition: .when(traits: ["GRPC"])),
+                .product(name: "GRPCCore", package: "grpc-swift-2", condition: .when(traits: ["GRPC"])),
+                .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport", condition: .when(traits: ["GRPC"])),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -225,6 +242,13 @@ let package = Package(
                 .target(name: "CaptureAgentHummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Hummingbird"])),
+                // gRPC clients and services over the in-process and HTTP/2
+                // transports; their messages are real protobuf bytes.
+                .target(name: "CaptureAgentGRPC", condition: .when(traits: ["GRPC"])),
+                .target(name: "ProtobufWire", condition: .when(traits: ["GRPC"])),
+                .product(name: "GRPCCore", package: "grpc-swift-2", condition: .when(traits: ["GRPC"])),
+                .product(name: "GRPCInProcessTransport", package: "grpc-swift-2", condition: .when(traits: ["GRPC"])),
+                .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport", condition: .when(traits: ["GRPC"])),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
