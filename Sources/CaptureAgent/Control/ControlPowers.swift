@@ -24,6 +24,7 @@ package enum CaptureClient: String, CaseIterable, Sendable {
     case asyncHTTPClient = "AsyncHTTPClient"
     case openAPI = "OpenAPI middleware"
     case hummingbirdInbound = "Hummingbird (inbound)"
+    case grpc = "gRPC (client and server)"
 
     /// Why this client cannot have `power`; nil when it can.
     package func limitation(_ power: ControlPower) -> String? {
@@ -38,6 +39,8 @@ package enum CaptureClient: String, CaseIterable, Sendable {
             "the middleware has no transport of its own to send a request again with"
         case (.hummingbirdInbound, _):
             "inbound capture records what the service received and answered; holding, answering or changing it is not built yet"
+        case (.grpc, _):
+            "the gRPC transport wrappers record calls; holding, killing, mapping or replaying a call is not built yet"
         }
     }
 
