@@ -79,35 +79,18 @@ enum GRPCBenchmark {
     private static func load<Transport: ClientTransport>(_ client: GRPCClient<Transport>, count: Int) async throws -> ServiceRun {
         let connections = Task { try await client.runConnections() }
         let request: [UInt8] = Array("order".utf8)
-        let started = DispatchTime.now().uptimeNanoseconds
-        let chains = (0 ..< concurrency).map { chain in stride(from: chain, to: count, by: concurrency).map { $0 } }
-        let results = await withTaskGroup(of: ([Double], Int).self) { group in
-            for indices in chains {
-                group.addTask {
-                    var latencies: [Double] = [], failures = 0
-                    for _ in indices {
-                        let begin = DispatchTime.now().uptimeNanoseconds
-                        do {
-                            let answer = try await client.unary(request: ClientRequest(message: request), descriptor: method,
-                                                                serializer: BytesCoder(), deserializer: BytesCoder(),
-                                                                options: .defaults) { try $0.message }
-                            if answer.count != BenchService.answerSize { failures += 1 }
-                        } catch {
-                            failures += 1
-                        }
-                        latencies.append(Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9)
-                    }
-                    return (latencies, failures)
-                }
+        let run = await ServiceRun.closedLoop(count: count, concurrency: concurrency) { _ in
+            do {
+                let answer = try await client.unary(request: ClientRequest(message: request), descriptor: method, serializer: BytesCoder(),
+                                                    deserializer: BytesCoder(), options: .defaults) { try $0.message }
+                return answer.count == BenchService.answerSize
+            } catch {
+                return false
             }
-            var all: [([Double], Int)] = []
-            for await result in group { all.append(result) }
-            return all
         }
-        let wall = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         client.beginGracefulShutdown()
         _ = await connections.result
-        return ServiceRun(wall: wall, latencies: results.flatMap(\.0), failures: results.map(\.1).reduce(0, +))
+        return run
     }
 }
 

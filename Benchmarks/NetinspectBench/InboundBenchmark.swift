@@ -92,36 +92,20 @@ enum InboundBenchmark {
         var load = HTTPClient.Configuration()
         load.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = concurrency
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: load)
-        let started = DispatchTime.now().uptimeNanoseconds
-        let chains = (0 ..< concurrency).map { chain in stride(from: chain, to: count, by: concurrency).map { $0 } }
-        let results = await withTaskGroup(of: ([Double], Int).self) { group in
-            for indices in chains {
-                group.addTask {
-                    var latencies: [Double] = [], failures = 0
-                    for index in indices {
-                        let begin = DispatchTime.now().uptimeNanoseconds
-                        do {
-                            let response = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/order/\(index)"), timeout: .seconds(60))
-                            let body = try await response.body.collect(upTo: 1 << 16)
-                            if response.status != .ok || String(buffer: body) != "\(BenchServer.getBodySize)" { failures += 1 }
-                        } catch {
-                            failures += 1
-                        }
-                        latencies.append(Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9)
-                    }
-                    return (latencies, failures)
-                }
+        let run = await ServiceRun.closedLoop(count: count, concurrency: concurrency) { index in
+            do {
+                let response = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/order/\(index)"), timeout: .seconds(60))
+                let body = try await response.body.collect(upTo: 1 << 16)
+                return response.status == .ok && String(buffer: body) == "\(BenchServer.getBodySize)"
+            } catch {
+                return false
             }
-            var all: [([Double], Int)] = []
-            for await result in group { all.append(result) }
-            return all
         }
-        let wall = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         try await client.shutdown()
         service.cancel()
         _ = await service.result
         try await calls.shutdown()
-        return ServiceRun(wall: wall, latencies: results.flatMap(\.0), failures: results.map(\.1).reduce(0, +))
+        return run
     }
 }
 #endif

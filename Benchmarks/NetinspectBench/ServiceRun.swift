@@ -28,6 +28,32 @@ struct ServiceRun {
     var flowsExpected = 0
     var dropped = 0
 
+    /// `count` calls of `call` (given each call's index; true when the
+    /// answer was right) in `concurrency` chains, each starting its next
+    /// call when the previous one ends.
+    static func closedLoop(count: Int, concurrency: Int, _ call: @escaping @Sendable (Int) async -> Bool) async -> ServiceRun {
+        let started = DispatchTime.now().uptimeNanoseconds
+        let chains = (0 ..< concurrency).map { chain in stride(from: chain, to: count, by: concurrency).map { $0 } }
+        let results = await withTaskGroup(of: ([Double], Int).self) { group in
+            for indices in chains {
+                group.addTask {
+                    var latencies: [Double] = [], failures = 0
+                    for index in indices {
+                        let begin = DispatchTime.now().uptimeNanoseconds
+                        if await !call(index) { failures += 1 }
+                        latencies.append(Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9)
+                    }
+                    return (latencies, failures)
+                }
+            }
+            var all: [([Double], Int)] = []
+            for await result in group { all.append(result) }
+            return all
+        }
+        let wall = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
+        return ServiceRun(wall: wall, latencies: results.flatMap(\.0), failures: results.map(\.1).reduce(0, +))
+    }
+
     /// One row for the runs without capture and one for the captured runs,
     /// whose ratio is the median of the per-round wall-time ratios.
     static func addRows(to table: inout Table, plain: [ServiceRun], captured: [ServiceRun], count: Int, target: Double, unit: String) {
