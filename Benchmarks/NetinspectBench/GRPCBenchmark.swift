@@ -59,7 +59,10 @@ enum GRPCBenchmark {
         let serverTransport = HTTP2ServerTransport.Posix(address: .ipv4(host: "127.0.0.1", port: 0), transportSecurity: .plaintext)
         let server = agent.map { GRPCServer(transport: $0.capture(serverTransport), services: [BenchService()]) }
         let plainServer = agent == nil ? GRPCServer(transport: serverTransport, services: [BenchService()]) : nil
-        let serving = Task { try await (server?.serve() ?? plainServer?.serve()) }
+        let serving = Task {
+            if let server { try await server.serve() }
+            if let plainServer { try await plainServer.serve() }
+        }
         guard let port = try await serverTransport.listeningAddress.ipv4?.port else {
             throw BenchmarkError(description: "gRPC benchmark: the server has no IPv4 address")
         }

@@ -65,14 +65,14 @@ public struct CapturingClientTransport<Base: ClientTransport>: ClientTransport {
         return try await base.withStream(descriptor: descriptor, options: options) { stream, context in
             let call = ClientCall(
                 agent: agent, descriptor: descriptor, parentID: parentID, sessionID: sessionID, taskID: callNumbers.next(),
-                endpoint: GRPCEndpoint(scheme: scheme, server: context.remotePeer, peer: context.remotePeer)
+                endpoint: GRPCEndpoint(scheme: scheme, server: context.remotePeer, peer: context.remotePeer), deadline: deadline
             )
             let recorded = RPCStream(
                 descriptor: stream.descriptor,
                 inbound: RPCAsyncSequence(wrapping: RecordingResponseParts(base: stream.inbound, call: call)),
                 outbound: RPCWriter.Closable(wrapping: RecordingRequestWriter(base: stream.outbound, call: call))
             )
-            defer { call.closed(pastDeadline: deadline.map { ContinuousClock.now >= $0 } ?? false) }
+            defer { call.closed() }
             return try await closure(recorded, context)
         }
     }

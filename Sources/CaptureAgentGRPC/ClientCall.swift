@@ -18,9 +18,12 @@ final class ClientCall: Sendable {
     private let taskID: Int
     private let endpoint: GRPCEndpoint
     private let recording = Mutex<GRPCCallRecording?>(nil)
+    /// When the call's timeout runs out, if it has one.
+    private let deadline: ContinuousClock.Instant?
 
     init(agent: CaptureAgent, descriptor: MethodDescriptor, parentID: FlowID?, sessionID: Int, taskID: Int,
-         endpoint: GRPCEndpoint) {
+         endpoint: GRPCEndpoint, deadline: ContinuousClock.Instant?) {
+        self.deadline = deadline
         self.agent = agent
         self.descriptor = descriptor
         self.parentID = parentID
@@ -55,6 +58,10 @@ final class ClientCall: Sendable {
             flow.responded(metadata)
         case .message(let bytes):
             flow.message(.response, bytes)
+        case .status(let status, let trailers) where pastDeadline:
+            // The client library reports DEADLINE_EXCEEDED, whatever came.
+            flow.finished(Status(code: .deadlineExceeded, message: "\(Self.deadlineExceeded.message) (the server answered \(status.code))"),
+                          trailers: trailers)
         case .status(let status, let trailers):
             flow.finished(status, trailers: trailers)
         }
@@ -62,21 +69,25 @@ final class ClientCall: Sendable {
     }
 
     /// Reading the response failed: the call ends as the client library
-    /// reports it.
+    /// reports it (past the deadline, as DEADLINE_EXCEEDED: the read failed
+    /// because the deadline cancelled it).
     func failed(_ error: any Error) {
         let rpcError = error as? RPCError
-        let status = Status(code: rpcError.map { Status.Code($0.code) } ?? (error is CancellationError ? .cancelled : .unknown),
+        var status = Status(code: rpcError.map { Status.Code($0.code) } ?? (error is CancellationError ? .cancelled : .unknown),
                             message: rpcError?.message ?? "\(error)")
+        if pastDeadline { status = Self.deadlineExceeded }
         flow?.finished(status, error: FlowError(domain: "grpc-swift", code: status.code.rawValue, message: status.message))
     }
 
+    static let deadlineExceeded = Status(code: .deadlineExceeded, message: "the deadline passed before the call completed")
+
+    private var pastDeadline: Bool { deadline.map { ContinuousClock.now >= $0 } ?? false }
+
     /// The client library is done with the stream. A call that read no
-    /// status was cancelled: by the app, or by its deadline (`pastDeadline`).
-    func closed(pastDeadline: Bool) {
+    /// status was cancelled: by the app, or by its deadline.
+    func closed() {
         guard let flow, !flow.isFinished else { return }
-        let status = pastDeadline
-            ? Status(code: .deadlineExceeded, message: "the deadline passed before the call completed")
-            : Status(code: .cancelled, message: "the client cancelled the call")
+        let status = pastDeadline ? Self.deadlineExceeded : Status(code: .cancelled, message: "the client cancelled the call")
         flow.finished(status, error: FlowError(domain: "grpc-swift", code: status.code.rawValue, message: status.message))
     }
 }

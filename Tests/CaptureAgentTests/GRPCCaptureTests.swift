@@ -40,7 +40,8 @@ final class GRPCCaptureTests: AgentTestCase, @unchecked Sendable {
         XCTAssertEqual(with.client[.bidirectional]?.messages.map(\.text), ["X", "Y"])
         XCTAssertEqual(with.client[.errorStatus]?.code, Status.Code.notFound.rawValue)
         XCTAssertEqual(with.client[.deadline]?.code, Status.Code.deadlineExceeded.rawValue)
-        XCTAssertEqual(with.client[.cancelled]?.code, Status.Code.cancelled.rawValue)
+        // grpc-swift 2.4.3 reports a call whose task was cancelled as UNKNOWN.
+        XCTAssertEqual(with.client[.cancelled]?.code, Status.Code.unknown.rawValue)
         try await checkRecorded(kind)
     }
 

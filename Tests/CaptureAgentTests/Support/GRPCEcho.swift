@@ -97,7 +97,8 @@ enum Echo {
 struct ServedCall: Equatable, Sendable {
     var method: String
     /// The request metadata, except `grpc-timeout` (it says how much of the
-    /// deadline was left, which differs from run to run).
+    /// deadline was left) and `:authority` (the server's port): they differ
+    /// from run to run.
     var metadata: [String]
     var messages: [EchoRequest]
 }
@@ -116,7 +117,7 @@ final class EchoService: RegistrableRPCService, Sendable {
     var calls: [ServedCall] { served.withLock { $0 } }
 
     private func record(_ method: MethodDescriptor, _ metadata: Metadata, _ messages: [EchoRequest]) {
-        let fields = metadata.filter { $0.key != "grpc-timeout" }.map { "\($0.key): \($0.value.encoded())" }
+        let fields = metadata.filter { $0.key != "grpc-timeout" && $0.key != ":authority" }.map { "\($0.key): \($0.value.encoded())" }
         served.withLock { $0.append(ServedCall(method: method.method, metadata: fields, messages: messages)) }
     }
 
@@ -143,9 +144,10 @@ final class EchoService: RegistrableRPCService, Sendable {
             }
         }
         router.registerHandler(forMethod: Echo.collect, deserializer: Echo.requests, serializer: Echo.responses) { request, _ in
-            var messages: [EchoRequest] = []
-            for try await message in request.messages { messages.append(message) }
-            self.record(Echo.collect, request.metadata, messages)
+            var received: [EchoRequest] = []
+            for try await message in request.messages { received.append(message) }
+            self.record(Echo.collect, request.metadata, received)
+            let messages = received
             return StreamingServerResponse { writer in
                 try await writer.write(EchoResponse(text: messages.map(\.text).joined(separator: "+"), index: Int32(messages.count)))
                 return [:]

@@ -105,15 +105,12 @@ func call<Transport: ClientTransport>(_ scenario: GRPCScenario, on client: GRPCC
         case .unary, .errorStatus, .deadline, .cancelled:
             let text = scenario == .unary ? "hi" : scenario == .errorStatus ? "fail" : "slow"
             let request = ClientRequest(message: EchoRequest(text: text), metadata: ["x-echo": "abc", "authorization": "Bearer s3cret"])
-            let work = Task { [saw] in
-                var saw = saw
+            let work = Task {
                 try await client.unary(request: request, descriptor: Echo.get, serializer: Echo.requests,
                                        deserializer: Echo.responses, options: options) { response in
-                    saw.metadata = response.metadata.fields
-                    saw.trailers = response.trailingMetadata.fields
-                    saw.messages = [try response.message]
+                    ClientSaw(messages: [try response.message], metadata: response.metadata.fields,
+                              trailers: response.trailingMetadata.fields)
                 }
-                return saw
             }
             if scenario == .cancelled {
                 try? await Task.sleep(for: .milliseconds(200))
