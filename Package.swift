@@ -10,6 +10,7 @@ let package = Package(
         .library(name: "CaptureAgentOpenAPI", targets: ["CaptureAgentOpenAPI"]),
         .library(name: "CaptureAgentHummingbird", targets: ["CaptureAgentHummingbird"]),
         .library(name: "CaptureAgentVapor", targets: ["CaptureAgentVapor"]),
+        .library(name: "CaptureAgentGRPC", targets: ["CaptureAgentGRPC"]),
         .executable(name: "netinspect", targets: ["InspectorTUI"]),
         .executable(name: "netinspect-bench", targets: ["NetinspectBench"]),
     ],
@@ -22,7 +23,8 @@ let package = Package(
         .trait(name: "OpenAPI", description: "CaptureAgentOpenAPI: swift-openapi-generator clients"),
         .trait(name: "Hummingbird", description: "CaptureAgentHummingbird: a Hummingbird 2 service's inbound requests"),
         .trait(name: "Vapor", description: "CaptureAgentVapor: a Vapor 4 service's inbound requests, and req.client through the agent"),
-        .default(enabledTraits: ["AsyncHTTPClient", "OpenAPI", "Hummingbird", "Vapor"]),
+        .trait(name: "GRPC", description: "CaptureAgentGRPC: grpc-swift 2 clients and services, any transport"),
+        .default(enabledTraits: ["AsyncHTTPClient", "OpenAPI", "Hummingbird", "Vapor", "GRPC"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -41,6 +43,9 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         // Only for capture in Vapor services, and its tests.
         .package(url: "https://github.com/vapor/vapor", from: "4.122.3"),
+        // Only for gRPC capture (grpc-swift 2), its tests and its benchmark.
+        .package(url: "https://github.com/grpc/grpc-swift-2", from: "2.4.3"),
+        .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
         // Only so the tests can quiet the services they run.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
     ],
@@ -108,6 +113,15 @@ let package = Package(
             dependencies: [
                 "CaptureAgent", "WireProtocol",
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+            ]
+        ),
+        // Capture for grpc-swift 2, client and server: a wrapper around the
+        // transport, which sees every message as bytes whatever the serializer.
+        .target(
+            name: "CaptureAgentGRPC",
+            dependencies: [
+                "CaptureAgent", "WireProtocol",
+                .product(name: "GRPCCore", package: "grpc-swift-2", condition: .when(traits: ["GRPC"])),
             ]
         ),
         .executableTarget(
@@ -201,6 +215,9 @@ let package = Package(
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Hummingbird"])),
+                .target(name: "CaptureAgentGRPC", condition: .when(traits: ["GRPC"])),
+                .product(name: "GRPCCore", package: "grpc-swift-2", condition: .when(traits: ["GRPC"])),
+                .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport", condition: .when(traits: ["GRPC"])),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -243,6 +260,13 @@ let package = Package(
                 .target(name: "CaptureAgentVapor", condition: .when(traits: ["Vapor"])),
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Hummingbird", "Vapor"])),
+                // gRPC clients and services over the in-process and HTTP/2
+                // transports; their messages are real protobuf bytes.
+                .target(name: "CaptureAgentGRPC", condition: .when(traits: ["GRPC"])),
+                .target(name: "ProtobufWire", condition: .when(traits: ["GRPC"])),
+                .product(name: "GRPCCore", package: "grpc-swift-2", condition: .when(traits: ["GRPC"])),
+                .product(name: "GRPCInProcessTransport", package: "grpc-swift-2", condition: .when(traits: ["GRPC"])),
+                .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport", condition: .when(traits: ["GRPC"])),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

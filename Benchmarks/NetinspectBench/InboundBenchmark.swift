@@ -35,45 +35,18 @@ enum InboundBenchmark {
         let netinspect = try NetinspectProcess(binary: binary)
         defer { netinspect.shutdown() }
         _ = try runOnce(captured: false, count: 50, server: server, netinspect: netinspect)
-        var plain: [RunResult] = [], captured: [RunResult] = []
+        var plain: [ServiceRun] = [], captured: [ServiceRun] = []
         for round in 0 ..< rounds {
             for capturedFirst in [round % 2 == 1, round % 2 == 0] {
                 let result = try runOnce(captured: capturedFirst, count: count, server: server, netinspect: netinspect)
                 if capturedFirst { captured.append(result) } else { plain.append(result) }
             }
         }
-        let ratios = zip(captured, plain).map { $0.wall / $1.wall }
-        for (label, runs) in [("no capture", plain), ("captured, netinspect reading (another process)", captured)] {
-            let wall = median(runs.map(\.wall))
-            let latencies = runs.flatMap(\.latencies).sorted()
-            let isCaptured = runs.first?.flowsExpected ?? 0 > 0
-            let shown = runs.map(\.flowsShown).reduce(0, +), expected = runs.map(\.flowsExpected).reduce(0, +)
-            var notes: [String] = []
-            if isCaptured {
-                notes.append(String(format: "target ≤ %.2fx: %@; per round %@", target, median(ratios) <= target ? "met" : "MISSED",
-                                    ratios.map { format($0, 2) + "x" }.joined(separator: ", ")))
-                notes.append("\(runs.map(\.dropped).reduce(0, +)) events dropped")
-            }
-            let failures = runs.map(\.failures).reduce(0, +)
-            if failures > 0 { notes.append("\(failures) requests FAILED") }
-            table.add([label, "\(count) x \(runs.count)", formatCount(Double(count) / wall),
-                       format(percentile(latencies, 0.5) * 1000, 2), format(percentile(latencies, 0.99) * 1000, 2),
-                       isCaptured ? format(median(ratios), 2) + "x" : "-",
-                       isCaptured ? "\(shown)/\(expected)" : "-", notes.joined(separator: "; ")])
-        }
+        ServiceRun.addRows(to: &table, plain: plain, captured: captured, count: count, target: target, unit: "requests")
         return table
     }
 
-    struct RunResult {
-        var wall: Double
-        var latencies: [Double]
-        var failures: Int
-        var flowsShown = 0
-        var flowsExpected = 0
-        var dropped = 0
-    }
-
-    static func runOnce(captured: Bool, count: Int, server: BenchServer, netinspect: NetinspectProcess) throws -> RunResult {
+    static func runOnce(captured: Bool, count: Int, server: BenchServer, netinspect: NetinspectProcess) throws -> ServiceRun {
         var outbound = HTTPClient.Configuration()
         outbound.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = concurrency
         var agent: CaptureAgent?
@@ -97,7 +70,7 @@ enum InboundBenchmark {
         return run
     }
 
-    private static func measure(count: Int, agent: CaptureAgent?, outbound: HTTPClient.Configuration, server: BenchServer) async throws -> RunResult {
+    private static func measure(count: Int, agent: CaptureAgent?, outbound: HTTPClient.Configuration, server: BenchServer) async throws -> ServiceRun {
         let calls = HTTPClient(eventLoopGroupProvider: .singleton, configuration: outbound)
         let router = Router(context: BasicRequestContext.self)
         if let agent { router.add(middleware: InboundCaptureMiddleware(agent: agent)) }
@@ -119,54 +92,20 @@ enum InboundBenchmark {
         var load = HTTPClient.Configuration()
         load.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = concurrency
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: load)
-        let started = DispatchTime.now().uptimeNanoseconds
-        let chains = (0 ..< concurrency).map { chain in stride(from: chain, to: count, by: concurrency).map { $0 } }
-        let results = await withTaskGroup(of: ([Double], Int).self) { group in
-            for indices in chains {
-                group.addTask {
-                    var latencies: [Double] = [], failures = 0
-                    for index in indices {
-                        let begin = DispatchTime.now().uptimeNanoseconds
-                        do {
-                            let response = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/order/\(index)"), timeout: .seconds(60))
-                            let body = try await response.body.collect(upTo: 1 << 16)
-                            if response.status != .ok || String(buffer: body) != "\(BenchServer.getBodySize)" { failures += 1 }
-                        } catch {
-                            failures += 1
-                        }
-                        latencies.append(Double(DispatchTime.now().uptimeNanoseconds - begin) / 1e9)
-                    }
-                    return (latencies, failures)
-                }
+        let run = await ServiceRun.closedLoop(count: count, concurrency: concurrency) { index in
+            do {
+                let response = try await client.execute(HTTPClientRequest(url: "http://127.0.0.1:\(port)/order/\(index)"), timeout: .seconds(60))
+                let body = try await response.body.collect(upTo: 1 << 16)
+                return response.status == .ok && String(buffer: body) == "\(BenchServer.getBodySize)"
+            } catch {
+                return false
             }
-            var all: [([Double], Int)] = []
-            for await result in group { all.append(result) }
-            return all
         }
-        let wall = Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
         try await client.shutdown()
         service.cancel()
         _ = await service.result
         try await calls.shutdown()
-        return RunResult(wall: wall, latencies: results.flatMap(\.0), failures: results.map(\.1).reduce(0, +))
-    }
-}
-
-/// Runs async work from the benchmark's synchronous code and waits for it.
-enum Blocking {
-    static func run<T: Sendable>(_ body: @escaping @Sendable () async throws -> T) -> Result<T, any Error> {
-        let box = ResultBox<T>()
-        let done = DispatchSemaphore(value: 0)
-        Task {
-            do { box.result = .success(try await body()) } catch { box.result = .failure(error) }
-            done.signal()
-        }
-        done.wait()
-        return box.result!
-    }
-
-    private final class ResultBox<T>: @unchecked Sendable {
-        var result: Result<T, any Error>?
+        return run
     }
 }
 #endif

@@ -34,6 +34,9 @@ do {
     #if Hummingbird
     if wanted(8) { print(try InboundBenchmark.run(tiny: tiny).render()) }
     #endif
+    #if GRPC
+    if wanted(9) { print(try GRPCBenchmark.run(tiny: tiny).render()) }
+    #endif
 } catch {
     FileHandle.standardError.write(Data("netinspect-bench: \(error)\n".utf8))
     exit(1)

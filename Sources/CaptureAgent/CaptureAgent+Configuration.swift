@@ -59,6 +59,11 @@ extension CaptureAgent {
         /// first `bodyCaptureLimit` bytes, the full size and a truncation flag.
         public var bodyCaptureLimit = 4 * 1024 * 1024
 
+        /// The most messages of one gRPC call the log keeps (each capped at
+        /// `bodyCaptureLimit`); later ones are counted, not sent, so a
+        /// long-lived stream cannot flood the inspector.
+        public var grpcMessageLimit = 1000
+
         /// The most events waiting to be written to the inspector. When the
         /// queue is full the oldest events are dropped and counted.
         public var maximumPendingEvents = 1024

@@ -35,7 +35,8 @@ final class DependencyRuleTests: XCTestCase {
 
         let checkouts = try FileManager.default.contentsOfDirectory(atPath: app.appendingPathComponent(".build/checkouts").path)
         XCTAssertTrue(checkouts.contains("swift-distributed-tracing"), "the agent's one dependency is resolved: \(checkouts)")
-        for adapter in ["async-http-client", "hummingbird", "vapor", "swift-openapi-runtime", "swift-openapi-async-http-client"] {
+        for adapter in ["async-http-client", "hummingbird", "vapor", "swift-openapi-runtime", "swift-openapi-async-http-client",
+                        "grpc-swift-2", "grpc-swift-nio-transport"] {
             XCTAssertFalse(checkouts.contains(adapter), "\(adapter) was resolved for a URLSession-only app: \(checkouts)")
         }
     }

@@ -35,6 +35,10 @@ package struct FlowRecorder {
     package var parentID: FlowID?
     /// The other end's address, when the adapter sees it (inbound: the client).
     package var peer: String?
+    /// Set by the gRPC adapter: which RPC this flow is (service, method,
+    /// kind), sent with `flowStarted`; its messages and status travel as
+    /// their own events.
+    package var grpc: GRPCCall?
     /// For a client that reports no phases itself: the name the phases the
     /// recorder measures are given (nil: none are measured; URLSession flows
     /// take libcurl's). See ``measurePhases(source:blocked:)``.
@@ -179,7 +183,8 @@ package struct FlowRecorder {
     /// so far (what a breakpoint's filter sees, and what a held response shows).
     package var log: NetworkLog {
         NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, response: currentResponse, timing: timing,
-                   redirects: redirects, source: source, changes: changes, direction: direction, parentID: parentID, peer: peer)
+                   redirects: redirects, source: source, changes: changes, direction: direction, parentID: parentID, peer: peer,
+                   grpc: grpc)
     }
 
     /// The response head with the body captured so far.
@@ -222,7 +227,7 @@ package struct FlowRecorder {
 
     package func started() -> Message {
         .flowStarted(NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, timing: timing, source: source,
-                                changes: changes, direction: direction, parentID: parentID, peer: peer))
+                                changes: changes, direction: direction, parentID: parentID, peer: peer, grpc: grpc))
     }
 
     /// Makes the final timing carry phases the recorder measured itself:
@@ -233,6 +238,10 @@ package struct FlowRecorder {
         measuredPhasesSource = source
         blockedBeforeStart = blocked
     }
+
+    /// Seconds since the flow started, on the agent's clock: when a gRPC
+    /// message went by.
+    package var elapsed: Double { clock.offset(since: start) }
 
     /// The request (with its body) has gone out; later calls move the mark.
     package mutating func markRequestSent() {
@@ -355,8 +364,10 @@ package struct FlowRecorder {
     }
 
     /// The final event, for a client whose errors are not `NSError`s: the
-    /// caller says how the flow ended and describes the error.
-    package func finished(state: FlowState, error flowError: FlowError?, requestBody: CapturedBody?, at end: Double? = nil) -> Message {
+    /// caller says how the flow ended and describes the error; a gRPC call
+    /// adds its status and trailers.
+    package func finished(state: FlowState, error flowError: FlowError?, requestBody: CapturedBody?, at end: Double? = nil,
+                          grpc outcome: GRPCOutcome? = nil) -> Message {
         let finished = end ?? clock.offset(since: start)
         let finalTiming = Timing(
             startedAt: start.date,
@@ -381,7 +392,8 @@ package struct FlowRecorder {
             timing: finalTiming,
             redirects: redirects,
             clientHeaders: clientHeaders,
-            changes: changedAfterStart ? changes : nil
+            changes: changedAfterStart ? changes : nil,
+            grpc: outcome
         ))
     }
 

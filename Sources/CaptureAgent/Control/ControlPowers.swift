@@ -26,6 +26,7 @@ package enum CaptureClient: String, CaseIterable, Sendable {
     case vaporClient = "Vapor client"
     case hummingbirdInbound = "Hummingbird (inbound)"
     case vaporInbound = "Vapor (inbound)"
+    case grpc = "gRPC (client and server)"
 
     /// Why this client cannot have `power`; nil when it can.
     package func limitation(_ power: ControlPower) -> String? {
@@ -44,6 +45,8 @@ package enum CaptureClient: String, CaseIterable, Sendable {
             "the agent has no client for a request its service received; netinspect replays it with its own client, to the service's address"
         case (.hummingbirdInbound, _), (.vaporInbound, _):
             nil
+        case (.grpc, _):
+            "the gRPC transport wrappers record calls; holding, killing, mapping or replaying a call is not built yet"
         }
     }
 

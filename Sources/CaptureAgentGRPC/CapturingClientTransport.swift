@@ -1,0 +1,154 @@
+// Built with the GRPC trait (on by default; Package.swift).
+#if GRPC
+import CaptureAgent
+import GRPCCore
+import WireProtocol
+
+/// A grpc-swift 2 client transport that records every call made through it
+/// as a flow: the request metadata, each message as its bytes (whatever the
+/// serializer), the response metadata, the status and trailers.
+///
+/// Wrap the transport the client is made with:
+///
+/// ```swift
+/// let agent = try CaptureAgent.start()
+/// let transport = try HTTP2ClientTransport.Posix(target: .ipv4(address: "127.0.0.1", port: 50051),
+///                                                transportSecurity: .plaintext)
+/// try await withGRPCClient(transport: agent.capture(transport)) { client in … }
+/// ```
+///
+/// Every part is passed on unchanged and at once. A call made while a
+/// captured server handles a call names that call as its parent. With
+/// control allowed (``CaptureAgent/Configuration/allowsControl``), a
+/// viewer's breakpoint holds a matching call's request and, for a unary
+/// call, its response; a kill ends the call with status `CANCELLED`.
+public struct CapturingClientTransport<Base: ClientTransport>: ClientTransport {
+    public typealias Bytes = Base.Bytes
+
+    /// The transport the calls go through.
+    public let base: Base
+    private let agent: CaptureAgent
+    private let scheme: String
+    /// This client's number among the agent's clients and servers.
+    private let sessionID: Int
+    private let callNumbers = Counter()
+
+    init(base: Base, agent: CaptureAgent, scheme: String) {
+        self.base = base
+        self.agent = agent
+        self.scheme = scheme
+        sessionID = agent.nextSessionID()
+    }
+
+    public var retryThrottle: RetryThrottle? { base.retryThrottle }
+
+    public func connect() async throws {
+        try await base.connect()
+    }
+
+    public func beginGracefulShutdown() {
+        base.beginGracefulShutdown()
+    }
+
+    public func config(forMethod descriptor: MethodDescriptor) -> MethodConfig? {
+        base.config(forMethod: descriptor)
+    }
+
+    public func withStream<T: Sendable>(
+        descriptor: MethodDescriptor,
+        options: CallOptions,
+        _ closure: (_ stream: RPCStream<Inbound, Outbound>, _ context: ClientContext) async throws -> T
+    ) async throws -> T {
+        guard agent.isCapturing else { return try await base.withStream(descriptor: descriptor, options: options, closure) }
+        let parentID = CaptureAgent.currentInboundFlowID
+        let deadline = options.timeout.map { ContinuousClock.now.advanced(by: $0) }
+        return try await base.withStream(descriptor: descriptor, options: options) { stream, context in
+            let call = ClientCall(
+                agent: agent, descriptor: descriptor, parentID: parentID, sessionID: sessionID, taskID: callNumbers.next(),
+                endpoint: GRPCEndpoint(scheme: scheme, server: context.remotePeer, peer: context.remotePeer), deadline: deadline
+            )
+            let recorded = RPCStream(
+                descriptor: stream.descriptor,
+                inbound: RPCAsyncSequence(wrapping: RecordingResponseParts(base: stream.inbound, call: call)),
+                outbound: RPCWriter.Closable(wrapping: RecordingRequestWriter(base: stream.outbound, call: call))
+            )
+            defer { call.closed() }
+            return try await closure(recorded, context)
+        }
+    }
+}
+
+extension CaptureAgent {
+    /// Wraps a grpc-swift 2 client transport so every call made through it
+    /// is captured. `scheme` is what the flows' URLs start with: say
+    /// `https` for a transport that uses TLS (a transport does not tell).
+    ///
+    /// ```swift
+    /// let client = GRPCClient(transport: agent.capture(transport))
+    /// ```
+    public func capture<Transport: ClientTransport>(_ transport: Transport, scheme: String = "http") -> CapturingClientTransport<Transport> {
+        CapturingClientTransport(base: transport, agent: self, scheme: scheme)
+    }
+}
+
+/// The request side of a captured client call: each part is recorded, then
+/// written on as it was.
+struct RecordingRequestWriter<Bytes: GRPCContiguousBytes & Sendable>: ClosableRPCWriterProtocol {
+    typealias Element = RPCRequestPart<Bytes>
+
+    let base: RPCWriter<RPCRequestPart<Bytes>>.Closable
+    let call: ClientCall
+
+    func write(_ element: Element) async throws {
+        switch element {
+        case .metadata(let metadata):
+            try await call.started(metadata)
+        case .message(let bytes):
+            try await call.sending(bytes)
+        }
+        try await base.write(element)
+    }
+
+    func write(contentsOf elements: some Sequence<Element>) async throws {
+        for element in elements { try await write(element) }
+    }
+
+    func finish() async {
+        call.requestEnded()
+        await base.finish()
+    }
+
+    func finish(throwing error: any Error) async {
+        call.requestEnded()
+        await base.finish(throwing: error)
+    }
+}
+
+/// The response side of a captured client call: each part is recorded as
+/// the client library reads it.
+struct RecordingResponseParts<Bytes: GRPCContiguousBytes & Sendable>: AsyncSequence, Sendable {
+    typealias Element = RPCResponsePart<Bytes>
+
+    let base: RPCAsyncSequence<RPCResponsePart<Bytes>, any Error>
+    let call: ClientCall
+
+    func makeAsyncIterator() -> Iterator {
+        Iterator(base: base.makeAsyncIterator(), call: call)
+    }
+
+    struct Iterator: AsyncIteratorProtocol {
+        var base: RPCAsyncSequence<RPCResponsePart<Bytes>, any Error>.AsyncIterator
+        let call: ClientCall
+
+        mutating func next() async throws -> Element? {
+            do {
+                guard let part = try await base.next() else { return nil }
+                return try await call.received(part)
+            } catch {
+                call.failed(error)
+                throw error
+            }
+        }
+    }
+}
+#endif

@@ -1,0 +1,187 @@
+// Built with the GRPC trait (on by default; Package.swift).
+#if GRPC
+import CaptureAgent
+import Foundation
+import GRPCCore
+import Synchronization
+import WireProtocol
+
+/// The record of one gRPC call, client or server side, as one flow: the
+/// transport wrappers report each part as it goes by and this type builds
+/// the events (`flowStarted`, `flowResponse`, one `grpcMessage` per message,
+/// `flowFinished` with the status) exactly once each and in order.
+///
+/// Thread-safe: a call's request parts are written on one task and its
+/// response parts read on another, and either may end it.
+final class GRPCCallRecording: Sendable {
+    private struct State {
+        /// Nil when no inspector was connected (and no spans are made) as
+        /// the call started: its events are counted as dropped instead.
+        var recorder: FlowRecorder?
+        var kept = 0
+        var dropped = 0
+        var requestEnded = false
+        var responded = false
+        var finished = false
+    }
+
+    /// The flow's id: what a server handler's client calls name as their parent.
+    let id: FlowID
+    private let agent: CaptureAgent
+    private let state: Mutex<State>
+
+    /// Starts recording a call whose request metadata is `metadata` and sends
+    /// `flowStarted`; nil when the agent is not capturing or the call's URL
+    /// is excluded. `peer` is the other end as the transport names it
+    /// (`ipv4:127.0.0.1:50051`, `in-process:42`).
+    init?(agent: CaptureAgent, descriptor: MethodDescriptor, metadata: Metadata, endpoint: GRPCEndpoint,
+          direction: FlowDirection?, parentID: FlowID?, sessionID: Int, taskID: Int) {
+        let url = endpoint.url(for: descriptor)
+        guard agent.isCapturing, agent.configuration.shouldCapture(host: endpoint.host, url: url) else { return nil }
+        self.agent = agent
+        var recorder: FlowRecorder?
+        if agent.isRecording {
+            var flow = FlowRecorder(method: "POST", url: url, headers: metadata.headers, sessionID: sessionID, taskID: taskID,
+                                    configuration: agent.configuration, clock: agent.clock)
+            flow.source = CaptureSource(client: .grpcSwift, path: .inPlace)
+            flow.direction = direction
+            flow.parentID = parentID
+            flow.peer = endpoint.peer
+            flow.grpc = GRPCCall(service: descriptor.service.fullyQualifiedService, method: descriptor.method,
+                                 kind: descriptor.type.map(GRPCCallKind.init))
+            recorder = flow
+        }
+        id = recorder?.id ?? FlowID()
+        state = Mutex(State(recorder: recorder))
+        if let recorder { agent.emit(recorder.started()) }
+    }
+
+    /// The flow as it stands, for a breakpoint's filter; nil when unbuilt.
+    var log: NetworkLog? {
+        state.withLock { $0.recorder?.log }
+    }
+
+    /// A message went by: its bytes are kept up to the body capture limit,
+    /// and past the call's message limit only counted.
+    func message(_ direction: GRPCMessage.Direction, _ bytes: some GRPCContiguousBytes) {
+        let cap = agent.configuration.bodyCaptureLimit
+        let limit = agent.configuration.grpcMessageLimit
+        state.withLock { state in
+            guard let recorder = state.recorder, !state.finished else { return }
+            guard state.kept < limit else { return state.dropped += 1 }
+            state.kept += 1
+            let body = bytes.withUnsafeBytes { raw in
+                CapturedBody(data: Data(raw.prefix(cap)), size: raw.count, isTruncated: raw.count > cap)
+            }
+            let message = GRPCMessage(direction: direction, at: recorder.elapsed, body: body)
+            // Sent under the lock: a call's events leave in the order they happened.
+            agent.emit(.grpcMessage(GRPCMessageEvent(id: recorder.id, message: message)))
+        }
+    }
+
+    /// The client has sent its last message (half-close).
+    func requestEnded() {
+        state.withLock { state in
+            guard !state.requestEnded, !state.finished else { return }
+            state.requestEnded = true
+            state.recorder?.markRequestSent()
+        }
+    }
+
+    /// The server's initial metadata: the response head (HTTP/2 status 200).
+    func responded(_ metadata: Metadata) {
+        state.withLock { state in respond(&state, headers: metadata.headers) }
+    }
+
+    private func respond(_ state: inout State, headers: [HTTPHeader]) {
+        guard !state.responded, !state.finished else { return }
+        state.responded = true
+        if let message = state.recorder?.received(statusCode: 200, headers: headers, mimeType: "application/grpc") {
+            agent.emit(message)
+        }
+    }
+
+    /// The call ended with `status` and `trailers`, as the server sent them
+    /// or, with no server status (a deadline, a cancellation, a broken
+    /// connection), as the client library reports them. `error`: how the
+    /// flow failed when the call did not end with a status of its own.
+    func finished(_ status: Status, trailers: Metadata = [:], error: FlowError? = nil) {
+        state.withLock { state in
+            guard !state.finished else { return }
+            // A trailers-only answer is still an HTTP/2 response head.
+            if error == nil { respond(&state, headers: []) }
+            state.finished = true
+            guard let recorder = state.recorder else { return agent.countDropped(state.responded ? 3 : 2) }
+            let outcome = GRPCOutcome(status: GRPCStatus(status), trailers: agent.configuration.redacting(trailers.headers),
+                                      droppedMessages: state.dropped)
+            let flowState: FlowState = status.code == .cancelled ? .cancelled : error == nil ? .completed : .failed
+            agent.emit(recorder.finished(state: flowState, error: error, requestBody: nil, grpc: outcome))
+        }
+    }
+
+    /// Whether the call has ended (a later end is ignored).
+    var isFinished: Bool { state.withLock { $0.finished } }
+}
+
+/// Where a call goes (client) or came in (server), as the flow's URL and
+/// peer show it.
+struct GRPCEndpoint: Sendable {
+    /// `http`, or `https` when the app says its transport uses TLS (a
+    /// transport does not tell its wrapper).
+    var scheme: String
+    /// The URL's authority: the server's address.
+    var host: String
+    /// The other end's address (`host:port`, a socket path, `in-process:<pid>`).
+    var peer: String
+
+    /// `server`: the address the call went to; `peer`: the other end.
+    init(scheme: String, server: String, peer: String) {
+        self.scheme = scheme
+        host = Self.authority(server)
+        self.peer = Self.address(peer)
+    }
+
+    func url(for descriptor: MethodDescriptor) -> String {
+        "\(scheme)://\(host)/\(descriptor.service.fullyQualifiedService)/\(descriptor.method)"
+    }
+
+    /// grpc-swift's peer names (`ipv4:127.0.0.1:80`, `ipv6:[::1]:80`) as an address.
+    static func address(_ peer: String) -> String {
+        for prefix in ["ipv4:", "ipv6:"] where peer.hasPrefix(prefix) { return String(peer.dropFirst(prefix.count)) }
+        return peer
+    }
+
+    /// A URL authority for a peer name: the address of an IP peer, else
+    /// `localhost` for a socket path and the transport's name (`in-process`).
+    static func authority(_ peer: String) -> String {
+        let address = address(peer)
+        guard address == peer else { return address }
+        if peer.hasPrefix("unix:") { return "localhost" }
+        return String(peer.prefix { $0 != ":" })
+    }
+}
+
+extension Metadata {
+    /// The metadata as header fields, in order; a binary (`-bin`) value in base64.
+    var headers: [HTTPHeader] {
+        map { HTTPHeader(name: $0.key, value: $0.value.encoded()) }
+    }
+}
+
+extension GRPCStatus {
+    init(_ status: Status) {
+        self.init(code: status.code.rawValue, message: status.message.isEmpty ? nil : status.message)
+    }
+}
+
+extension GRPCCallKind {
+    init(_ type: MethodDescriptor.RPCType) {
+        switch type {
+        case .unary: self = .unary
+        case .clientStreaming: self = .clientStreaming
+        case .serverStreaming: self = .serverStreaming
+        case .bidirectionalStreaming: self = .bidirectionalStreaming
+        }
+    }
+}
+#endif
