@@ -55,6 +55,7 @@ final class InboundBreakpointEndToEndTests: XCTestCase, @unchecked Sendable {
         _ = try pane.waitFor("HELD")
         XCTAssertEqual(service.handlerRuns, 0, "held: the handler has not run")
         pane.send("Enter")
+        _ = try pane.waitFor("before the app's handler runs")
         _ = try pane.waitFor("order=7")
         pane.send("e")
         let answer = try await edited.value

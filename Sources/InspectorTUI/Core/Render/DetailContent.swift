@@ -25,7 +25,7 @@ enum DetailContent {
             lines.append(StyledLine("from \(hello.appName) (pid \(hello.processID) on \(hello.hostName)), session \(record.log.sessionID) task \(record.log.taskID)", .dim))
         }
         if let source = record.log.source { lines.append(StyledLine(sourceLine(source), .dim)) }
-        if let hold = record.hold { lines += holdLines(hold) }
+        if let hold = record.hold { lines += holdLines(hold, inbound: record.log.isInbound) }
         if let changes = record.log.changes { lines += changeLines(changes, request: request, source: record.log.source) }
         lines.append("")
         lines += requestHeaders(request, client: record.log.source?.client)
@@ -40,12 +40,19 @@ enum DetailContent {
         return lines
     }
 
-    /// What a held flow waits for, and the keys that answer it.
-    static func holdLines(_ hold: FlowHold) -> [StyledLine] {
-        let what = hold.phase == .request ? "before its request is sent" : "before the app sees its response"
+    /// What a held flow waits for, and the keys that answer it. A request
+    /// the app received waits before its handler, its response before the
+    /// client gets it, and a kill refuses the client with 503.
+    static func holdLines(_ hold: FlowHold, inbound: Bool) -> [StyledLine] {
+        let what = switch (hold.phase, inbound) {
+        case (.request, false): "before its request is sent"
+        case (.response, false): "before the app sees its response"
+        case (.request, true): "before the app's handler runs"
+        case (.response, true): "before its client gets the response"
+        }
         return ["", StyledLine([
             Span("HELD ", .warning),
-            Span("at a breakpoint \(what): a resumes, e edits (saving resumes with the edit), X kills; "
+            Span("at a breakpoint \(what): a resumes, e edits (saving resumes with the edit), X kills\(inbound ? " (503 to the client)" : ""); "
                  + "it goes on unmodified after \(Int(hold.timeout)) s"),
         ])]
     }
@@ -56,7 +63,7 @@ enum DetailContent {
         let log = record.log
         var lines: [StyledLine] = []
         if let hold = record.hold, hold.phase == .response, let held = hold.response {
-            lines += holdLines(hold)
+            lines += holdLines(hold, inbound: record.log.isInbound)
             lines.append(StyledLine("The response as it arrived (the app has not seen it):", .dim))
             var shown = record
             shown.log.response = held
