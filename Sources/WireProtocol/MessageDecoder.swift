@@ -19,6 +19,8 @@ import Foundation
 public struct MessageDecoder {
     private var frames: FrameDecoder
     private var failure: WireError?
+    /// Reused for every payload: decoding allocates no index per message.
+    private let tape = JSONTape()
 
     /// The connection's hello, once received.
     public private(set) var hello: Hello?
@@ -43,7 +45,7 @@ public struct MessageDecoder {
         if let failure { throw failure }
         do {
             while let payload = try frames.nextFrame() {
-                guard let message = try Message.decode(payload: payload) else {
+                guard let message = try Message.decode(payload: payload, tape: tape) else {
                     skippedMessageCount += 1
                     continue
                 }

@@ -14,15 +14,28 @@ extension HTTPHeader: JSONWritable, JSONReadable {
 }
 
 extension CapturedBody: JSONWritable, JSONReadable {
+    /// Version 1 carries the bytes as base64; version 2 numbers a section
+    /// of raw bytes after the JSON (``SectionedPayload``).
     func write(to writer: inout JSONWriter) {
         writer.object {
-            $0.field("base64", data.base64EncodedString()); $0.field("size", size); $0.field("truncated", isTruncated)
+            if $0.sections != nil {
+                $0.field("section", $0.section(data))
+            } else {
+                $0.field("base64", data.base64EncodedString())
+            }
+            $0.field("size", size); $0.field("truncated", isTruncated)
             if isDecoded { $0.field("decoded", true) }
         }
     }
     init(json: JSONReader) throws(JSONFieldError) {
-        let encoded = try json.required("base64")
-        guard let data = Data(base64Encoded: try encoded.string) else { throw encoded.mismatch("base64") }
+        let data: Data
+        if let section = try json.member("section") {
+            data = try within("section") { () throws(JSONFieldError) in try section.section }
+        } else {
+            let encoded = try json.required("base64")
+            guard let decoded = Data(base64Encoded: try encoded.string) else { throw encoded.mismatch("base64") }
+            data = decoded
+        }
         self.init(data: data, size: try json.int("size"), isTruncated: try json.bool("truncated"),
                   isDecoded: try json.optionalBool("decoded") ?? false)
     }
@@ -248,6 +261,7 @@ extension Message {
                 writer.field("processID", hello.processID); writer.field("hostName", hello.hostName)
                 writer.field("token", hello.token)
                 if hello.acceptsControl { writer.field("acceptsControl", true) }
+                if let highest = hello.highestProtocolVersion { writer.field("highestProtocolVersion", highest) }
             case .flowStarted(let flow):
                 writer.field("flow", flow)
             case .flowResponse(let event):
@@ -274,10 +288,10 @@ extension Message {
 
     /// Decodes a payload by the wire path's fast reader; `nil` for an
     /// unknown kind.
-    static func fromWireJSON(_ bytes: UnsafeBufferPointer<UInt8>) throws(WireError) -> Message? {
-        let json = JSONReader(try JSONParser.parse(bytes))
+    static func fromWireJSON(_ bytes: UnsafeBufferPointer<UInt8>, tape: JSONTape) throws(WireError) -> Message? {
+        try tape.load(payload: bytes)
         do {
-            return try fromWireJSON(json)
+            return try tape.read { json throws(JSONFieldError) in try fromWireJSON(json) }
         } catch {
             throw error.wireError
         }
@@ -292,7 +306,8 @@ extension Message {
                 agentVersion: try json.string("agentVersion"), appName: try json.string("appName"),
                 processID: try json.int("processID"), hostName: try json.string("hostName"),
                 token: try json.optionalString("token"),
-                acceptsControl: try json.optionalBool("acceptsControl") ?? false))
+                acceptsControl: try json.optionalBool("acceptsControl") ?? false,
+                highestProtocolVersion: try json.optionalInt("highestProtocolVersion")))
         case .flowStarted:
             return .flowStarted(try json.decode("flow"))
         case .flowResponse:
@@ -378,9 +393,10 @@ extension NetworkLog {
     }
 
     private init(parsing buffer: UnsafeBufferPointer<UInt8>) throws(WireError) {
-        let json = JSONReader(try JSONParser.parse(buffer))
+        let tape = JSONTape()
+        try tape.load(buffer, json: 0 ..< buffer.count)
         do {
-            try self.init(json: json)
+            self = try tape.read { json throws(JSONFieldError) in try NetworkLog(json: json) }
         } catch {
             throw error.wireError
         }
