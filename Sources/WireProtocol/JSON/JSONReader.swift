@@ -134,6 +134,10 @@ struct JSONReader {
     func member(_ key: StaticString) throws(JSONFieldError) -> JSONReader? {
         let object = entry
         guard object.kind == .object else { throw mismatch("an object") }
+        let length = key.utf8CodeUnitCount
+        guard object.count & JSONTape.keyBit(length: length, last: length > 0 ? key.utf8Start[length - 1] : 0) != 0 else {
+            return nil
+        }
         let first = index + 1
         let end = Int(object.next)
         // Start at the hint when it is one of this object's keys, then wrap around.

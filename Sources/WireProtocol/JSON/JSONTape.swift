@@ -30,9 +30,17 @@ final class JSONTape {
         var end: Int32
         /// The index of the first entry after this value and all it holds.
         var next: Int32
-        /// Members of an object, elements of an array; for a key, the index
-        /// of the object it belongs to.
+        /// Arrays: how many elements. Objects: one bit per key
+        /// (``keyBit(length:last:)``), so most lookups of an absent member
+        /// need no scan. Keys: the index of the object they belong to.
         var count: Int32
+    }
+
+    /// The bit of an object's key filter for a key of `length` bytes
+    /// ending in `last`.
+    @inline(__always)
+    static func keyBit(length: Int, last: UInt8) -> Int32 {
+        Int32(bitPattern: 1 << ((UInt32(truncatingIfNeeded: length) &* 7 &+ UInt32(last)) & 31))
     }
 
     static let hasEscapes: UInt8 = 1
@@ -150,6 +158,7 @@ final class JSONTape {
             entries.append(Entry(kind: kind, flags: 0, start: Int32(index), end: 0, next: 0, count: 0))
             index += 1
             var count: Int32 = 0
+            var keys: Int32 = 0
             skipWhitespace()
             if index < end, bytes[index] == close {
                 index += 1
@@ -159,6 +168,10 @@ final class JSONTape {
                     if isObject {
                         guard index < end, bytes[index] == UInt8(ascii: "\"") else { throw invalid("expected a member name") }
                         try string(as: .key, owner: me, into: &entries)
+                        let key = entries[entries.count - 1]
+                        let length = Int(key.end - key.start)
+                        keys |= key.flags & JSONTape.hasEscapes != 0 ? -1
+                            : JSONTape.keyBit(length: length, last: length > 0 ? bytes[Int(key.end) - 1] : 0)
                         skipWhitespace()
                         guard index < end, bytes[index] == UInt8(ascii: ":") else { throw invalid("expected ':'") }
                         index += 1
@@ -175,7 +188,7 @@ final class JSONTape {
             }
             entries[me].end = Int32(index)
             entries[me].next = Int32(entries.count)
-            entries[me].count = count
+            entries[me].count = isObject ? keys : count
         }
 
         private mutating func string(as kind: Kind, owner: Int = 0, into entries: inout [Entry]) throws(WireError) {
