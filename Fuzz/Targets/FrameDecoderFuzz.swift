@@ -37,7 +37,8 @@ public func frameDecoderFuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CIn
                 again.append(contentsOf: try FrameEncoder().encode(message, version: 2))
                 let reread = try again.next()
                 precondition(reread == message, "re-encoding changed the message")
-                precondition(try again.next() == message, "re-encoding in version 2 changed the message")
+                let rereadVersion2 = try again.next()
+                precondition(rereadVersion2 == message, "re-encoding in version 2 changed the message")
             } catch {
                 if failed { break }
                 failed = true

@@ -35,8 +35,10 @@ public struct MessageDecoder {
     /// Bytes held for messages not yet decoded.
     public var bufferedByteCount: Int { frames.bufferedByteCount }
 
-    /// Adds bytes from the stream.
+    /// Adds bytes from the stream; after a fault they are dropped, as the
+    /// stream can no longer be read.
     public mutating func append<Bytes: Sequence>(contentsOf bytes: Bytes) where Bytes.Element == UInt8 {
+        guard failure == nil else { return }
         frames.append(contentsOf: bytes)
     }
 

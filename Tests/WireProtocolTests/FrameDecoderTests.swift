@@ -119,6 +119,18 @@ final class FrameDecoderTests: XCTestCase {
         }
     }
 
+    /// Found by the frames fuzz target: after a malformed payload the
+    /// decoder kept buffering whatever came next, without bound.
+    func testBytesAfterAFaultAreNotKept() throws {
+        var decoder = MessageDecoder(maximumFrameSize: 4096)
+        decoder.append(contentsOf: try Fixtures.frames([.hello(Fixtures.hello)]) + Fixtures.frame(json: "{not json"))
+        XCTAssertEqual(try decoder.next(), .hello(Fixtures.hello))
+        XCTAssertThrowsError(try decoder.next())
+        for _ in 0 ..< 100 { decoder.append(contentsOf: try Fixtures.frames([.status(Fixtures.status)])) }
+        XCTAssertEqual(decoder.bufferedByteCount, 0)
+        XCTAssertThrowsError(try decoder.next(), "still the same fault")
+    }
+
     func testZeroLengthFrameIsMalformed() {
         var decoder = MessageDecoder()
         decoder.append(contentsOf: [0, 0, 0, 0])

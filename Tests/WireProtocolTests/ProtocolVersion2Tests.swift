@@ -129,6 +129,23 @@ final class ProtocolVersion2Tests: XCTestCase {
         XCTAssertEqual(try receipts.next(), Receipt(events: 3), "an agent reading only receipts skips it, as older agents do")
     }
 
+    /// docs/PROTOCOL.md §2.1 shows a `grpcMessage` frame byte by byte.
+    func testTheDocumentedExampleFrameIsWhatTheEncoderWrites() throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("docs/PROTOCOL.md")
+        let lines = try String(contentsOf: url, encoding: .utf8).split(separator: "\n")
+        func hexBytes(_ line: Substring) -> [UInt8] {
+            line.split(separator: " ").prefix { $0.count == 2 && UInt8($0, radix: 16) != nil }.compactMap { UInt8($0, radix: 16) }
+        }
+        let header = try XCTUnwrap(lines.firstIndex { $0.hasPrefix("00 00 00") && $0.contains("N = ") })
+        let section = try XCTUnwrap(lines.first { $0.hasPrefix("00 00 00") && $0.contains("section 0") })
+        let documented = hexBytes(lines[header]) + hexBytes(lines[header + 1]) + hexBytes(section)
+        let event = GRPCMessageEvent(id: Fixtures.flowID, message: GRPCMessage(
+            direction: .request, at: 0.5, body: CapturedBody(data: Data([0xCA, 0xFE]), size: 2, isTruncated: false)))
+        let frame = Array(try FrameEncoder().encode(.grpcMessage(event), version: 2))
+        XCTAssertEqual(Array(frame.prefix(9)) + Array(frame.suffix(6)), documented)
+    }
+
     // MARK: - Golden
 
     func testRecordIfAsked() throws {

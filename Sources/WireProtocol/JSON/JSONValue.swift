@@ -1,11 +1,13 @@
-/// A parsed JSON value, as the wire path's hand-written reader produces it.
+/// A parsed JSON tree, for the viewer's own uses of JSON (HAR files, body
+/// views, diffs): where a whole document is wanted as values.
 ///
-/// The wire path does not go through `JSONDecoder`: its generic machinery
-/// costs about 170,000 instructions per flow message on this toolchain
-/// (measured with callgrind), which caps a viewer near 60,000 messages/s.
-/// This reader and ``JSONWriter`` are the fast path; the model's `Codable`
+/// The wire path builds no tree: it reads payloads through ``JSONTape`` and
+/// ``JSONReader`` and writes them with ``JSONWriter``, not through
+/// `JSONDecoder`, whose generic machinery cost about 170,000 instructions per
+/// flow message on this toolchain (callgrind). The model's `Codable`
 /// conformance stays for every other use, and tests pin the two to the same
-/// JSON (the golden file and the cross-coding tests).
+/// JSON (the golden files and the cross-coding tests). Both readers accept
+/// exactly the same documents (`JSONTapeTests`).
 package enum JSONValue {
     case null
     case bool(Bool)
