@@ -164,6 +164,15 @@ struct JSONReader {
             return tape.string(of: entry)
         }
     }
+    /// Calls `body` with a string value's UTF-8 bytes, escapes resolved,
+    /// without making a String of them.
+    func withStringBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) throws(JSONFieldError) -> T {
+        let entry = entry
+        guard entry.kind == .string else { throw mismatch("a string") }
+        guard entry.flags & JSONTape.hasEscapes != 0 else { return body(tape.text(of: entry)) }
+        return JSONEscapes.unescape(tape.text(of: entry)).withUnsafeBufferPointer(body)
+    }
+
     var double: Double {
         get throws(JSONFieldError) {
             let entry = entry

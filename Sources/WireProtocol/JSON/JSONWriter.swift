@@ -75,7 +75,7 @@ struct JSONWriter {
     mutating func number(_ value: Double) {
         guard value.isFinite else { bytes.append(UInt8(ascii: "0")); return }
         if value == value.rounded(), abs(value) < 1e15 {
-            bytes.append(contentsOf: String(Int(value)).utf8)
+            integer(Int(value))
         } else {
             bytes.append(contentsOf: value.description.utf8)
         }
@@ -83,7 +83,7 @@ struct JSONWriter {
 
     /// A UUID in its canonical upper-case form, without `printf`.
     mutating func uuid(_ uuid: UUID) {
-        let hex = Array("0123456789ABCDEF".utf8)
+        let hex = ("0123456789ABCDEF" as StaticString).utf8Start
         bytes.append(UInt8(ascii: "\""))
         withUnsafeBytes(of: uuid.uuid) { raw in
             for (index, byte) in raw.enumerated() {

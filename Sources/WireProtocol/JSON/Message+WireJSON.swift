@@ -189,7 +189,7 @@ extension CaptureSource: JSONWritable, JSONReadable {
 extension FlowID: JSONWritable, JSONReadable {
     func write(to writer: inout JSONWriter) { writer.uuid(uuid) }
     init(json: JSONReader) throws(JSONFieldError) {
-        guard let uuid = parseUUID(try json.string) else { throw json.mismatch("a UUID string") }
+        guard let uuid = try json.withStringBytes(parseUUID) else { throw json.mismatch("a UUID string") }
         self.init(uuid)
     }
 }

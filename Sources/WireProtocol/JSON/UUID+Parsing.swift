@@ -4,26 +4,30 @@ import Foundation
 func parseUUID(_ text: String) -> UUID? {
     var text = text
     text.makeContiguousUTF8()  // free for native strings; bridged ones get copied once
-    guard text.utf8.count == 36 else { return nil }
-    let parsed = text.utf8.withContiguousStorageIfAvailable { chars -> UUID? in
-        var bytes = [UInt8](repeating: 0, count: 16)
+    return text.utf8.withContiguousStorageIfAvailable(parseUUID) ?? nil
+}
+
+/// Parses the 8-4-4-4-12 hex form from UTF-8 bytes, allocating nothing.
+func parseUUID(_ chars: UnsafeBufferPointer<UInt8>) -> UUID? {
+    guard chars.count == 36 else { return nil }
+    var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+    let parsed = withUnsafeMutableBytes(of: &uuid) { bytes -> Bool in
         var position = 0
         var byteIndex = 0
         while position < 36 {
             if position == 8 || position == 13 || position == 18 || position == 23 {
-                guard chars[position] == UInt8(ascii: "-") else { return nil }
+                guard chars[position] == UInt8(ascii: "-") else { return false }
                 position += 1
                 continue
             }
-            guard let high = hexValue(chars[position]), let low = hexValue(chars[position + 1]) else { return nil }
+            guard let high = hexValue(chars[position]), let low = hexValue(chars[position + 1]) else { return false }
             bytes[byteIndex] = high << 4 | low
             byteIndex += 1
             position += 2
         }
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
+        return true
     }
-    return parsed ?? nil
+    return parsed ? UUID(uuid: uuid) : nil
 }
 
 private func hexValue(_ char: UInt8) -> UInt8? {
