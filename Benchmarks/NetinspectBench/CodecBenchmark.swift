@@ -2,7 +2,9 @@ import Foundation
 import WireProtocol
 
 /// Section 2: encode and decode rates for header-only flows and for flows
-/// with 64 KiB bodies, each on one core.
+/// with 64 KiB bodies, each on one core, in both protocol versions: the
+/// agent's path (frames written into one reused buffer) and the viewer's
+/// (``MessageDecoder`` fed 64 KiB reads).
 enum CodecBenchmark {
     static func headerOnlyFlow(_ index: Int) -> Message {
         .flowStarted(NetworkLog(
@@ -28,20 +30,26 @@ enum CodecBenchmark {
         let headerCount = tiny ? 2_000 : 200_000
         let bodyCount = tiny ? 50 : 2_000
         let body = Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 31) })
-        try row(&table, "header-only flow", count: headerCount, target: "decode ≥ 100 k msg/s", make: headerOnlyFlow)
-        try row(&table, "64 KiB body", count: bodyCount, target: "", make: { bodyFlow($0, body: body) })
+        for version in [1, 2] {
+            try row(&table, "header-only flow, v\(version)", count: headerCount, version: version,
+                    target: "decode ≥ 100 k msg/s", make: headerOnlyFlow)
+            try row(&table, "64 KiB body, v\(version)", count: bodyCount, version: version, target: "",
+                    make: { bodyFlow($0, body: body) })
+        }
         return table
     }
 
-    private static func row(_ table: inout Table, _ name: String, count: Int, target: String, make: (Int) -> Message) throws {
+    private static func row(
+        _ table: inout Table, _ name: String, count: Int, version: Int, target: String, make: (Int) -> Message
+    ) throws {
         let messages = (0..<count).map(make)
         let hello = Message.hello(Hello(agentName: "bench", agentVersion: "0", appName: "bench", processID: 1, hostName: "h"))
         let encoder = FrameEncoder()
-        var stream = Data(try encoder.encode(hello))
+        var stream: [UInt8] = []
         let encodeTime = try bestOf(3) {
-            var out = Data()
-            for message in messages { out.append(try encoder.encode(message)) }
-            stream = Data(try encoder.encode(hello)) + out
+            stream.removeAll(keepingCapacity: true)
+            try encoder.encode(hello, appendingTo: &stream)
+            for message in messages { try encoder.encode(message, version: version, appendingTo: &stream) }
         }
         var decoded = 0
         let decodeTime = try bestOf(3) {

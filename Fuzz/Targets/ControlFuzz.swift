@@ -49,7 +49,7 @@ public func controlFuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
                 let reread = try again.next()
                 precondition(reread == message, "re-encoding changed the message")
                 switch message {
-                case .receipt, .replay:
+                case .receipt, .replay, .useProtocolVersion:
                     continue
                 case .intercept(let filter):
                     breakpoints.intercept(filter)

@@ -8,7 +8,8 @@
 /// - no crash, no trap, no unbounded buffering (at most one frame plus its
 ///   prefix plus one chunk is ever held);
 /// - errors are sticky: after the first error, every next() throws again;
-/// - every message decoded re-encodes to a frame that decodes to an equal message.
+/// - every message decoded re-encodes, in version 1 and in version 2, to a
+///   frame that decodes to an equal message; frames of both versions are read.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func frameDecoderFuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let input = UnsafeBufferPointer(start: start, count: count)
@@ -33,8 +34,11 @@ public func frameDecoderFuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CIn
                     _ = try again.next()
                 }
                 again.append(contentsOf: try FrameEncoder().encode(message))
+                again.append(contentsOf: try FrameEncoder().encode(message, version: 2))
                 let reread = try again.next()
                 precondition(reread == message, "re-encoding changed the message")
+                let rereadVersion2 = try again.next()
+                precondition(rereadVersion2 == message, "re-encoding in version 2 changed the message")
             } catch {
                 if failed { break }
                 failed = true

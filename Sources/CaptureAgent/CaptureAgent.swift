@@ -181,7 +181,8 @@ public final class CaptureAgent: Sendable {
             processID: Int(info.processIdentifier),
             hostName: info.hostName,
             token: configuration.token,
-            acceptsControl: allowsControl
+            acceptsControl: allowsControl,
+            highestProtocolVersion: Wire.highestProtocolVersion
         )
         let rules = RuleStore()
         self.rules = rules
@@ -201,7 +202,7 @@ public final class CaptureAgent: Sendable {
                 case .intercept(let filter): breakpoints.intercept(filter)
                 case .resume(let resume): breakpoints.decide(resume.id, .resume(resume))
                 case .kill(let id): breakpoints.decide(id, .kill)
-                case .receipt: break
+                case .receipt, .useProtocolVersion: break
                 }
             }
             viewerGone = { @Sendable in

@@ -21,13 +21,13 @@ public struct FrameEncoder: Sendable {
         message.payload()
     }
 
-    /// One complete frame for `message`.
+    /// One complete frame for `message`, in protocol `version` (1 or 2).
     /// - Throws: ``WireError/frameTooLargeToEncode(length:limit:)`` when the
     ///   payload is above ``maximumFrameSize``.
-    public func encode(_ message: Message) throws(WireError) -> Data {
+    public func encode(_ message: Message, version: Int = 1) throws(WireError) -> Data {
         var frame: [UInt8] = []
         frame.reserveCapacity(512)
-        try encode(message, appendingTo: &frame)
+        try encode(message, version: version, appendingTo: &frame)
         return Data(frame)
     }
 
@@ -35,31 +35,36 @@ public struct FrameEncoder: Sendable {
     /// writer that keeps one buffer for all its frames (and sends several at
     /// once) allocates nothing per frame once the buffer has grown.
     ///
+    /// `version` 2 writes bodies as raw bytes after the JSON
+    /// (``SectionedPayload``); send it only to a viewer that asked for it.
+    ///
     /// ```swift
     /// var batch: [UInt8] = []
-    /// for message in messages { try encoder.encode(message, appendingTo: &batch) }
+    /// for message in messages { try encoder.encode(message, version: 2, appendingTo: &batch) }
     /// try socket.send(batch)
     /// batch.removeAll(keepingCapacity: true)
     /// ```
     /// - Throws: ``WireError/frameTooLargeToEncode(length:limit:)`` when the
     ///   payload is above ``maximumFrameSize``; `buffer` is then as it was.
-    public func encode(_ message: Message, appendingTo buffer: inout [UInt8]) throws(WireError) {
+    public func encode(_ message: Message, version: Int = 1, appendingTo buffer: inout [UInt8]) throws(WireError) {
         let start = buffer.count
         buffer.append(contentsOf: repeatElement(0, count: Wire.lengthPrefixSize))
         var writer = JSONWriter(capacity: 0)
         swap(&writer.bytes, &buffer)
-        message.write(to: &writer)
+        if version >= 2 {
+            let payloadStart = writer.beginSectionedPayload()
+            message.write(to: &writer)
+            writer.endSectionedPayload(startedAt: payloadStart)
+        } else {
+            message.write(to: &writer)
+        }
+        let length = writer.bytes.count - start - Wire.lengthPrefixSize
+        if length <= maximumFrameSize { writer.putLength(length, at: start) }
         swap(&writer.bytes, &buffer)
-        let length = buffer.count - start - Wire.lengthPrefixSize
         guard length <= maximumFrameSize else {
             buffer.removeSubrange(start...)
             throw .frameTooLargeToEncode(length: length, limit: maximumFrameSize)
         }
-        let prefix = UInt32(length)
-        buffer[start] = UInt8(truncatingIfNeeded: prefix >> 24)
-        buffer[start + 1] = UInt8(truncatingIfNeeded: prefix >> 16)
-        buffer[start + 2] = UInt8(truncatingIfNeeded: prefix >> 8)
-        buffer[start + 3] = UInt8(truncatingIfNeeded: prefix)
     }
 
     /// Puts the length prefix in front of an already encoded payload.

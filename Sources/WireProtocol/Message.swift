@@ -62,6 +62,11 @@ public struct Hello: Codable, Sendable, Equatable {
     /// Whether the app allows a viewer to change its traffic (rules); an
     /// agent that does not never applies any. Absent on the wire means false.
     public var acceptsControl: Bool
+    /// The highest protocol version the sender can switch to when the
+    /// viewer asks (``ViewerMessage/useProtocolVersion(_:)``); nil (absent)
+    /// means ``protocolVersion`` only. The hello itself and the frames
+    /// before the switch are ``protocolVersion``'s.
+    public var highestProtocolVersion: Int?
 
     /// Creates a hello.
     public init(
@@ -72,7 +77,8 @@ public struct Hello: Codable, Sendable, Equatable {
         processID: Int,
         hostName: String,
         token: String? = nil,
-        acceptsControl: Bool = false
+        acceptsControl: Bool = false,
+        highestProtocolVersion: Int? = nil
     ) {
         self.protocolVersion = protocolVersion
         self.agentName = agentName
@@ -82,10 +88,12 @@ public struct Hello: Codable, Sendable, Equatable {
         self.hostName = hostName
         self.token = token
         self.acceptsControl = acceptsControl
+        self.highestProtocolVersion = highestProtocolVersion
     }
 
     private enum CodingKeys: String, CodingKey {
         case protocolVersion, agentName, agentVersion, appName, processID, hostName, token, acceptsControl
+        case highestProtocolVersion
     }
 
     public init(from decoder: any Decoder) throws {
@@ -98,7 +106,8 @@ public struct Hello: Codable, Sendable, Equatable {
             processID: try container.decode(Int.self, forKey: .processID),
             hostName: try container.decode(String.self, forKey: .hostName),
             token: try container.decodeIfPresent(String.self, forKey: .token),
-            acceptsControl: try container.decodeIfPresent(Bool.self, forKey: .acceptsControl) ?? false
+            acceptsControl: try container.decodeIfPresent(Bool.self, forKey: .acceptsControl) ?? false,
+            highestProtocolVersion: try container.decodeIfPresent(Int.self, forKey: .highestProtocolVersion)
         )
     }
 
@@ -112,6 +121,7 @@ public struct Hello: Codable, Sendable, Equatable {
         try container.encode(hostName, forKey: .hostName)
         try container.encodeIfPresent(token, forKey: .token)
         if acceptsControl { try container.encode(true, forKey: .acceptsControl) }
+        try container.encodeIfPresent(highestProtocolVersion, forKey: .highestProtocolVersion)
     }
 }
 
@@ -279,10 +289,16 @@ extension Message: Codable {
     /// - Throws: ``WireError/malformedPayload(_:)`` when the payload is not a
     ///   JSON object with a string `type`, or a known kind is malformed.
     public static func decode(payload: some Collection<UInt8>) throws(WireError) -> Message? {
+        try decode(payload: payload, tape: JSONTape())
+    }
+
+    /// Decodes a payload of either version with `tape`, which a decoder
+    /// keeps from frame to frame.
+    static func decode(payload: some Collection<UInt8>, tape: JSONTape) throws(WireError) -> Message? {
         let result = payload.withContiguousStorageIfAvailable { buffer in
-            Result { () throws(WireError) -> Message? in try fromWireJSON(buffer) }
+            Result { () throws(WireError) -> Message? in try fromWireJSON(buffer, tape: tape) }
         } ?? Array(payload).withUnsafeBufferPointer { buffer in
-            Result { () throws(WireError) -> Message? in try fromWireJSON(buffer) }
+            Result { () throws(WireError) -> Message? in try fromWireJSON(buffer, tape: tape) }
         }
         return try result.get()
     }

@@ -19,6 +19,8 @@ import Foundation
 public struct MessageDecoder {
     private var frames: FrameDecoder
     private var failure: WireError?
+    /// Reused for every payload: decoding allocates no index per message.
+    private let tape = JSONTape()
 
     /// The connection's hello, once received.
     public private(set) var hello: Hello?
@@ -33,8 +35,10 @@ public struct MessageDecoder {
     /// Bytes held for messages not yet decoded.
     public var bufferedByteCount: Int { frames.bufferedByteCount }
 
-    /// Adds bytes from the stream.
+    /// Adds bytes from the stream; after a fault they are dropped, as the
+    /// stream can no longer be read.
     public mutating func append<Bytes: Sequence>(contentsOf bytes: Bytes) where Bytes.Element == UInt8 {
+        guard failure == nil else { return }
         frames.append(contentsOf: bytes)
     }
 
@@ -43,7 +47,7 @@ public struct MessageDecoder {
         if let failure { throw failure }
         do {
             while let payload = try frames.nextFrame() {
-                guard let message = try Message.decode(payload: payload) else {
+                guard let message = try Message.decode(payload: payload, tape: tape) else {
                     skippedMessageCount += 1
                     continue
                 }

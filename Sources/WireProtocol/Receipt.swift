@@ -87,6 +87,11 @@ public enum ViewerMessage: Sendable, Equatable {
     case resume(FlowResume)
     /// End a held flow: the app gets a cancellation error.
     case kill(FlowID)
+    /// The viewer reads this protocol version (2: bodies as raw bytes,
+    /// ``FrameEncoder/encode(_:version:appendingTo:)``); sent once, before
+    /// the first receipt, to an agent whose hello offered it.
+    /// On the wire: `{"type":"protocol","version":2}`.
+    case useProtocolVersion(Int)
 
     /// The message as one frame.
     ///
@@ -132,6 +137,11 @@ public enum ViewerMessage: Sendable, Equatable {
                 object.field("type", "kill")
                 object.field("id", id)
             }
+        case .useProtocolVersion(let version):
+            return Self.frame { object in
+                object.field("type", "protocol")
+                object.field("version", version)
+            }
         }
     }
 
@@ -167,60 +177,72 @@ public struct ViewerMessageDecoder: Sendable {
     /// - Throws: ``WireError`` for a malformed frame or message.
     public mutating func next() throws(WireError) -> ViewerMessage? {
         while let payload = try frames.nextFrame() {
-            let value = try payload.withUnsafeBufferPointer { buffer throws(WireError) in try JSONParser.parse(buffer) }
-            guard value.isObject, let kind = value["type"]?.stringValue else {
-                throw WireError.malformedPayload("an inspector frame must be an object with a string \"type\"")
+            let tape = JSONTape()
+            let decoded = try payload.withUnsafeBufferPointer { buffer throws(WireError) -> ViewerMessage? in
+                try tape.load(buffer, json: 0 ..< buffer.count)
+                return try tape.read { json throws(WireError) in try message(in: json) }
             }
-            switch kind {
-            case "receipt":
-                guard let events = value["events"]?.intValue, events >= 0 else {
-                    throw WireError.malformedPayload("receipt.events must be a non-negative integer")
-                }
-                return .receipt(Receipt(events: events))
-            case "rules" where acceptsRules:
-                let rules: [TrafficRule]
-                do {
-                    rules = try JSONReader(value).array("rules")
-                } catch {
-                    throw error.wireError
-                }
-                guard rules.count <= Self.maximumRules else {
-                    throw WireError.malformedPayload("rules: \(rules.count) rules, at most \(Self.maximumRules)")
-                }
-                return .rules(rules)
-            case "replay" where acceptsRules:
-                let id = try Self.flowID(in: value, of: kind)
-                guard value["request"] != nil else { return .replay(id) }
-                do {
-                    return .editedReplay(id, try JSONReader(value).decode("request"))
-                } catch {
-                    throw error.wireError
-                }
-            case "intercept" where acceptsRules:
-                guard let filter = value["filter"]?.stringValue else {
-                    throw WireError.malformedPayload("intercept.filter must be a string (empty: hold nothing)")
-                }
-                return .intercept(filter.isEmpty ? nil : filter)
-            case "resume" where acceptsRules:
-                let id = try Self.flowID(in: value, of: kind)
-                do {
-                    let reader = JSONReader(value)
-                    return .resume(FlowResume(id: id, request: try reader.decodeIfPresent("request"),
-                                              response: try reader.decodeIfPresent("response")))
-                } catch {
-                    throw error.wireError
-                }
-            case "kill" where acceptsRules:
-                return .kill(try Self.flowID(in: value, of: kind))
-            default:
-                continue
-            }
+            if let decoded { return decoded }
         }
         return nil
     }
 
-    private static func flowID(in value: JSONValue, of kind: String) throws(WireError) -> FlowID {
-        guard let text = value["id"]?.stringValue, let id = FlowID(text) else {
+    /// The message in one frame; nil for a kind this side skips.
+    private func message(in json: JSONReader) throws(WireError) -> ViewerMessage? {
+        guard json.isObject, let kind = try? json.string("type") else {
+            throw WireError.malformedPayload("an inspector frame must be an object with a string \"type\"")
+        }
+        switch kind {
+        case "receipt":
+            guard let events = try? json.int("events"), events >= 0 else {
+                throw WireError.malformedPayload("receipt.events must be a non-negative integer")
+            }
+            return .receipt(Receipt(events: events))
+        case "protocol":
+            guard let version = try? json.int("version") else {
+                throw WireError.malformedPayload("protocol.version must be an integer")
+            }
+            return .useProtocolVersion(version)
+        case "rules" where acceptsRules:
+            let rules: [TrafficRule] = try fields { () throws(JSONFieldError) in try json.array("rules") }
+            guard rules.count <= Self.maximumRules else {
+                throw WireError.malformedPayload("rules: \(rules.count) rules, at most \(Self.maximumRules)")
+            }
+            return .rules(rules)
+        case "replay" where acceptsRules:
+            let id = try Self.flowID(in: json, of: kind)
+            guard let request: Request = try fields({ () throws(JSONFieldError) in try json.decodeIfPresent("request") }) else {
+                return .replay(id)
+            }
+            return .editedReplay(id, request)
+        case "intercept" where acceptsRules:
+            guard let filter = try? json.string("filter") else {
+                throw WireError.malformedPayload("intercept.filter must be a string (empty: hold nothing)")
+            }
+            return .intercept(filter.isEmpty ? nil : filter)
+        case "resume" where acceptsRules:
+            let id = try Self.flowID(in: json, of: kind)
+            return .resume(try fields { () throws(JSONFieldError) in
+                FlowResume(id: id, request: try json.decodeIfPresent("request"), response: try json.decodeIfPresent("response"))
+            })
+        case "kill" where acceptsRules:
+            return .kill(try Self.flowID(in: json, of: kind))
+        default:
+            return nil
+        }
+    }
+
+    /// Reads model fields; a misfit is a malformed payload naming its path.
+    private func fields<T>(_ body: () throws(JSONFieldError) -> T) throws(WireError) -> T {
+        do {
+            return try body()
+        } catch {
+            throw error.wireError
+        }
+    }
+
+    private static func flowID(in json: JSONReader, of kind: String) throws(WireError) -> FlowID {
+        guard let text = try? json.string("id"), let id = FlowID(text) else {
             throw WireError.malformedPayload("\(kind).id must be a flow id (a UUID string)")
         }
         return id

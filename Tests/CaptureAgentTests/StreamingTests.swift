@@ -297,7 +297,7 @@ final class StreamingTests: XCTestCase, @unchecked Sendable {
             timing: Timing(startedAt: Date(), finished: 1)
         )
         var buffer: [UInt8] = []
-        XCTAssertTrue(FrameFitting.append(.flowFinished(event), to: &buffer, encoder: FrameEncoder()))
+        XCTAssertTrue(FrameFitting.append(.flowFinished(event), to: &buffer, encoder: FrameEncoder(), version: 1))
         let frame = Data(buffer)
         XCTAssertLessThanOrEqual(frame.count - Wire.lengthPrefixSize, Wire.defaultMaximumFrameSize)
         guard case .flowFinished(let decoded)? = try Message.decode(payload: frame.dropFirst(Wire.lengthPrefixSize)) else {

@@ -175,4 +175,16 @@ extension MessageDecoder {
         while let message = try next() { out.append(message) }
         return out
     }
+
+    /// Feeds `chunks` to a new decoder in order; every message, then the end of the stream.
+    static func decodeAll(_ chunks: [ArraySlice<UInt8>]) throws -> [Message] {
+        var decoder = MessageDecoder()
+        var out: [Message] = []
+        for chunk in chunks {
+            decoder.append(contentsOf: chunk)
+            out += try decoder.drain()
+        }
+        try decoder.finish()
+        return out
+    }
 }

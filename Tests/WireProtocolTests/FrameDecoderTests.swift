@@ -3,32 +3,21 @@ import XCTest
 @testable import WireProtocol
 
 final class FrameDecoderTests: XCTestCase {
-    private func decodeAll(_ chunks: [ArraySlice<UInt8>]) throws -> [Message] {
-        var decoder = MessageDecoder()
-        var out: [Message] = []
-        for chunk in chunks {
-            decoder.append(contentsOf: chunk)
-            out += try decoder.drain()
-        }
-        try decoder.finish()
-        return out
-    }
-
     func testOneByteAtATime() throws {
         let bytes = try Fixtures.frames(Fixtures.conversation)
-        XCTAssertEqual(try decodeAll(bytes.indices.map { bytes[$0...$0] }), Fixtures.conversation)
+        XCTAssertEqual(try MessageDecoder.decodeAll(bytes.indices.map { bytes[$0...$0] }), Fixtures.conversation)
     }
 
     func testAllFramesInOneBuffer() throws {
         let bytes = try Fixtures.frames(Fixtures.conversation)
-        XCTAssertEqual(try decodeAll([bytes[...]]), Fixtures.conversation)
+        XCTAssertEqual(try MessageDecoder.decodeAll([bytes[...]]), Fixtures.conversation)
     }
 
     func testEverySplitPointInsideThePrefixAndThePayload() throws {
         let messages = Array(Fixtures.conversation.prefix(3))
         let bytes = try Fixtures.frames(messages)
         for split in 1..<bytes.count {
-            XCTAssertEqual(try decodeAll([bytes[..<split], bytes[split...]]), messages, "split at byte \(split)")
+            XCTAssertEqual(try MessageDecoder.decodeAll([bytes[..<split], bytes[split...]]), messages, "split at byte \(split)")
         }
     }
 
@@ -44,7 +33,7 @@ final class FrameDecoderTests: XCTestCase {
                 chunks.append(bytes[index..<end])
                 index = end
             }
-            XCTAssertEqual(try decodeAll(chunks), shuffled, "round \(round)")
+            XCTAssertEqual(try MessageDecoder.decodeAll(chunks), shuffled, "round \(round)")
         }
     }
 
@@ -130,6 +119,18 @@ final class FrameDecoderTests: XCTestCase {
         }
     }
 
+    /// Found by the frames fuzz target: after a malformed payload the
+    /// decoder kept buffering whatever came next, without bound.
+    func testBytesAfterAFaultAreNotKept() throws {
+        var decoder = MessageDecoder(maximumFrameSize: 4096)
+        decoder.append(contentsOf: try Fixtures.frames([.hello(Fixtures.hello)]) + Fixtures.frame(json: "{not json"))
+        XCTAssertEqual(try decoder.next(), .hello(Fixtures.hello))
+        XCTAssertThrowsError(try decoder.next())
+        for _ in 0 ..< 100 { decoder.append(contentsOf: try Fixtures.frames([.status(Fixtures.status)])) }
+        XCTAssertEqual(decoder.bufferedByteCount, 0)
+        XCTAssertThrowsError(try decoder.next(), "still the same fault")
+    }
+
     func testZeroLengthFrameIsMalformed() {
         var decoder = MessageDecoder()
         decoder.append(contentsOf: [0, 0, 0, 0])
@@ -179,11 +180,11 @@ final class MessageDecoderRuleTests: XCTestCase {
 
     func testUnsupportedProtocolVersion() throws {
         var hello = Fixtures.hello
-        hello.protocolVersion = 2
+        hello.protocolVersion = 3
         var decoder = MessageDecoder()
         decoder.append(contentsOf: try Fixtures.frames([.hello(hello)]))
         XCTAssertThrowsError(try decoder.next()) {
-            XCTAssertEqual($0 as? WireError, .unsupportedProtocolVersion(2, supported: 1...1))
+            XCTAssertEqual($0 as? WireError, .unsupportedProtocolVersion(3, supported: 1...2))
         }
         XCTAssertNil(decoder.hello)
     }

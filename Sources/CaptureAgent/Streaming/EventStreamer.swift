@@ -43,6 +43,10 @@ final class EventStreamer: @unchecked Sendable {
     /// Decodes the current connection's receipts (and control messages).
     private var receipts: ViewerMessageDecoder
     private var eventsSinceReceiptRead = 0
+    /// The protocol version of the frames written on this connection: 1
+    /// until the viewer asks for another it reads (bodies then go as raw
+    /// bytes), so an older viewer never sees a frame it cannot read.
+    private var frameVersion = Wire.protocolVersion
     /// The frames of one write, reused for every write.
     private var outgoing: [UInt8] = []
     /// The messages of one write, reused likewise.
@@ -205,6 +209,7 @@ final class EventStreamer: @unchecked Sendable {
             ledger = DeliveryLedger(seesUnread: socket.seesUnread)
             receipts = ViewerMessageDecoder(maximumFrameSize: viewerFrameLimit, acceptsRules: control != nil)
             eventsSinceReceiptRead = 0
+            frameVersion = Wire.protocolVersion
             outgoing.removeAll(keepingCapacity: true)
             try encoder.encode(.hello(hello), appendingTo: &outgoing)
             try encoder.encode(.status(AgentStatus(droppedEvents: drops, queuedEvents: 0)), appendingTo: &outgoing)
@@ -294,11 +299,12 @@ final class EventStreamer: @unchecked Sendable {
 
             outgoing.removeAll(keepingCapacity: true)
             if statusDue {
-                _ = FrameFitting.append(.status(AgentStatus(droppedEvents: drops, queuedEvents: queued)), to: &outgoing, encoder: encoder)
+                _ = FrameFitting.append(.status(AgentStatus(droppedEvents: drops, queuedEvents: queued)), to: &outgoing,
+                                        encoder: encoder, version: frameVersion)
             }
             var flowEvents = 0, frames = statusDue ? 1 : 0, unencodable = 0
             for message in batch {
-                if FrameFitting.append(message, to: &outgoing, encoder: encoder) {
+                if FrameFitting.append(message, to: &outgoing, encoder: encoder, version: frameVersion) {
                     frames += 1
                     if message.isFlowEvent { flowEvents += 1 }
                 } else if message.isFlowEvent {
@@ -363,6 +369,8 @@ final class EventStreamer: @unchecked Sendable {
                         switch message {
                         case .receipt(let receipt):
                             ledger.receipt(events: receipt.events)
+                        case .useProtocolVersion(let version):
+                            if Wire.supportedVersions.contains(version) { frameVersion = version }
                         default:
                             control?(message)
                         }

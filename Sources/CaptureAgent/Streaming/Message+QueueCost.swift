@@ -71,11 +71,11 @@ enum FrameFitting {
     /// large, the frame of the message with its bodies cut further. False
     /// (and `buffer` unchanged) only when even a message without body bytes
     /// cannot be encoded.
-    static func append(_ message: Message, to buffer: inout [UInt8], encoder: FrameEncoder) -> Bool {
+    static func append(_ message: Message, to buffer: inout [UInt8], encoder: FrameEncoder, version: Int) -> Bool {
         var candidate = message
         while true {
             do {
-                try encoder.encode(candidate, appendingTo: &buffer)
+                try encoder.encode(candidate, version: version, appendingTo: &buffer)
                 return true
             } catch let .frameTooLargeToEncode(length, limit) {
                 let largest = candidate.bodies.map(\.data.count).max() ?? 0

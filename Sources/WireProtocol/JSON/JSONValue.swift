@@ -1,11 +1,13 @@
-/// A parsed JSON value, as the wire path's hand-written reader produces it.
+/// A parsed JSON tree, for the viewer's own uses of JSON (HAR files, body
+/// views, diffs): where a whole document is wanted as values.
 ///
-/// The wire path does not go through `JSONDecoder`: its generic machinery
-/// costs about 170,000 instructions per flow message on this toolchain
-/// (measured with callgrind), which caps a viewer near 60,000 messages/s.
-/// This reader and ``JSONWriter`` are the fast path; the model's `Codable`
+/// The wire path builds no tree: it reads payloads through ``JSONTape`` and
+/// ``JSONReader`` and writes them with ``JSONWriter``, not through
+/// `JSONDecoder`, whose generic machinery cost about 170,000 instructions per
+/// flow message on this toolchain (callgrind). The model's `Codable`
 /// conformance stays for every other use, and tests pin the two to the same
-/// JSON (the golden file and the cross-coding tests).
+/// JSON (the golden files and the cross-coding tests). Both readers accept
+/// exactly the same documents (`JSONTapeTests`).
 package enum JSONValue {
     case null
     case bool(Bool)
@@ -204,91 +206,10 @@ package struct JSONParser {
     private mutating func parseString() throws(WireError) -> String {
         index += 1
         let start = index
-        // Fast path: no escapes, the bytes are the string; pure ASCII needs
-        // no UTF-8 validation.
-        var isASCII = true
-        while index < bytes.count {
-            let byte = bytes[index]
-            if byte == UInt8(ascii: "\"") {
-                let raw = UnsafeBufferPointer(rebasing: bytes[start..<index])
-                let text = isASCII ? String(decoding: raw, as: UTF8.self) : String(validating: raw, as: UTF8.self)
-                guard let text else { throw invalid("string is not valid UTF-8") }
-                index += 1
-                return text
-            }
-            if byte >= 0x80 { isASCII = false }
-            if byte == UInt8(ascii: "\\") { break }
-            if byte < 0x20 { throw invalid("control character in string") }
-            index += 1
-        }
-        var unescaped = Array(bytes[start..<index])
-        while index < bytes.count {
-            let byte = bytes[index]
-            switch byte {
-            case UInt8(ascii: "\""):
-                index += 1
-                guard let text = String(validating: unescaped, as: UTF8.self) else { throw invalid("string is not valid UTF-8") }
-                return text
-            case UInt8(ascii: "\\"):
-                index += 1
-                guard index < bytes.count else { throw invalid("unexpected end") }
-                let escape = bytes[index]
-                index += 1
-                switch escape {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): unescaped.append(escape)
-                case UInt8(ascii: "b"): unescaped.append(0x08)
-                case UInt8(ascii: "f"): unescaped.append(0x0C)
-                case UInt8(ascii: "n"): unescaped.append(0x0A)
-                case UInt8(ascii: "r"): unescaped.append(0x0D)
-                case UInt8(ascii: "t"): unescaped.append(0x09)
-                case UInt8(ascii: "u"): unescaped.append(contentsOf: try parseUnicodeEscape())
-                default: throw invalid("unknown escape")
-                }
-            case 0..<0x20:
-                throw invalid("control character in string")
-            default:
-                unescaped.append(byte)
-                index += 1
-            }
-        }
-        throw invalid("unterminated string")
-    }
-
-    /// The UTF-8 of a `\uXXXX` escape (the `\u` already read), joining a
-    /// surrogate pair when one follows.
-    private mutating func parseUnicodeEscape() throws(WireError) -> [UInt8] {
-        var scalar = try parseHex4()
-        if (0xD800...0xDBFF).contains(scalar) {
-            guard bytes.count - index >= 6, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
-                throw invalid("unpaired surrogate")
-            }
-            index += 2
-            let low = try parseHex4()
-            guard (0xDC00...0xDFFF).contains(low) else { throw invalid("unpaired surrogate") }
-            scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-        } else if (0xDC00...0xDFFF).contains(scalar) {
-            throw invalid("unpaired surrogate")
-        }
-        guard let unicode = Unicode.Scalar(scalar) else { throw invalid("invalid code point") }
-        return Array(String(Character(unicode)).utf8)
-    }
-
-    private mutating func parseHex4() throws(WireError) -> UInt32 {
-        guard bytes.count - index >= 4 else { throw invalid("unexpected end") }
-        var value: UInt32 = 0
-        for _ in 0..<4 {
-            let byte = bytes[index]
-            let digit: UInt8
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
-            default: throw invalid("bad \\u escape")
-            }
-            value = value << 4 | UInt32(digit)
-            index += 1
-        }
-        return value
+        let hasEscapes = try JSONEscapes.scanString(bytes, at: &index, end: bytes.count)
+        let raw = UnsafeBufferPointer(rebasing: bytes[start ..< index - 1])
+        guard hasEscapes else { return String(decoding: raw, as: UTF8.self) }
+        return String(decoding: JSONEscapes.unescape(raw), as: UTF8.self)
     }
 
     private mutating func parseNumber() throws(WireError) -> Double {

@@ -7,6 +7,9 @@ struct JSONWriter {
     /// swaps it in and out (see ``FrameEncoder/encode(_:appendingTo:)``).
     var bytes: [UInt8] = []
     private var needsComma = false
+    /// While writing a version-2 payload: the bodies to put after the JSON
+    /// (``SectionedPayload``); nil while writing plain JSON.
+    var sections: [Data]?
 
     init(capacity: Int = 512) { bytes.reserveCapacity(capacity) }
 
@@ -19,18 +22,38 @@ struct JSONWriter {
         needsComma = outer
     }
 
+    /// Decimal digits, without going through a String.
+    mutating func integer(_ value: Int) {
+        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        var magnitude = value.magnitude
+        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
+            var position = digits.count
+            repeat {
+                position -= 1
+                digits[position] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+            } while magnitude > 0
+            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[position...]))
+        }
+    }
+
+    mutating func literal(_ text: StaticString) {
+        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+    }
+
     mutating func key(_ name: StaticString) {
         if needsComma { bytes.append(UInt8(ascii: ",")) }
         needsComma = true
         bytes.append(UInt8(ascii: "\""))
         bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-        bytes.append(contentsOf: [UInt8(ascii: "\""), UInt8(ascii: ":")])
+        bytes.append(UInt8(ascii: "\""))
+        bytes.append(UInt8(ascii: ":"))
     }
 
     mutating func field(_ name: StaticString, _ value: String) { key(name); string(value) }
-    mutating func field(_ name: StaticString, _ value: Int) { key(name); bytes.append(contentsOf: String(value).utf8) }
+    mutating func field(_ name: StaticString, _ value: Int) { key(name); integer(value) }
     mutating func field(_ name: StaticString, _ value: Double) { key(name); number(value) }
-    mutating func field(_ name: StaticString, _ value: Bool) { key(name); bytes.append(contentsOf: value ? Array("true".utf8) : Array("false".utf8)) }
+    mutating func field(_ name: StaticString, _ value: Bool) { key(name); literal(value ? "true" : "false") }
     mutating func field(_ name: StaticString, _ value: some JSONWritable) { key(name); value.write(to: &self) }
 
     mutating func field(_ name: StaticString, _ value: String?) { if let value { field(name, value) } }
@@ -52,7 +75,7 @@ struct JSONWriter {
     mutating func number(_ value: Double) {
         guard value.isFinite else { bytes.append(UInt8(ascii: "0")); return }
         if value == value.rounded(), abs(value) < 1e15 {
-            bytes.append(contentsOf: String(Int(value)).utf8)
+            integer(Int(value))
         } else {
             bytes.append(contentsOf: value.description.utf8)
         }
@@ -60,7 +83,7 @@ struct JSONWriter {
 
     /// A UUID in its canonical upper-case form, without `printf`.
     mutating func uuid(_ uuid: UUID) {
-        let hex = Array("0123456789ABCDEF".utf8)
+        let hex = ("0123456789ABCDEF" as StaticString).utf8Start
         bytes.append(UInt8(ascii: "\""))
         withUnsafeBytes(of: uuid.uuid) { raw in
             for (index, byte) in raw.enumerated() {
@@ -142,90 +165,3 @@ struct JSONFieldError: Error {
     }
 }
 
-/// Runs `body`, adding `component` to the path of any error it throws.
-@inline(__always)
-func within<T>(_ component: String, _ body: () throws(JSONFieldError) -> T) throws(JSONFieldError) -> T {
-    do {
-        return try body()
-    } catch {
-        var error = error
-        error.reversedPath.append(component)
-        throw error
-    }
-}
-
-/// Typed access to a parsed JSON value.
-struct JSONReader {
-    let value: JSONValue
-
-    init(_ value: JSONValue) { self.value = value }
-
-    func mismatch(_ expected: String) -> JSONFieldError {
-        JSONFieldError(problem: .mismatch(expected: expected, found: value.typeName))
-    }
-
-    /// The member `key` when present and not null.
-    func member(_ key: String) throws(JSONFieldError) -> JSONReader? {
-        guard case .object(let members) = value else { throw mismatch("an object") }
-        for member in members where member.key == key {
-            if case .null = member.value { return nil }
-            return JSONReader(member.value)
-        }
-        return nil
-    }
-
-    func required(_ key: String) throws(JSONFieldError) -> JSONReader {
-        guard let member = try member(key) else { throw JSONFieldError(problem: .missing(key)) }
-        return member
-    }
-
-    var string: String { get throws(JSONFieldError) { if case .string(let text) = value { return text }; throw mismatch("a string") } }
-    var double: Double { get throws(JSONFieldError) { if case .number(let number) = value { return number }; throw mismatch("a number") } }
-    var bool: Bool { get throws(JSONFieldError) { if case .bool(let flag) = value { return flag }; throw mismatch("a boolean") } }
-    var int: Int {
-        get throws(JSONFieldError) {
-            guard case .number(let number) = value, number == number.rounded(), abs(number) <= 9_007_199_254_740_992 else {
-                throw mismatch("an integer")
-            }
-            return Int(number)
-        }
-    }
-
-    func string(_ key: String) throws(JSONFieldError) -> String { try within(key) { () throws(JSONFieldError) in try required(key).string } }
-    func int(_ key: String) throws(JSONFieldError) -> Int { try within(key) { () throws(JSONFieldError) in try required(key).int } }
-    func double(_ key: String) throws(JSONFieldError) -> Double { try within(key) { () throws(JSONFieldError) in try required(key).double } }
-    func bool(_ key: String) throws(JSONFieldError) -> Bool { try within(key) { () throws(JSONFieldError) in try required(key).bool } }
-    func optionalString(_ key: String) throws(JSONFieldError) -> String? { try within(key) { () throws(JSONFieldError) in try member(key)?.string } }
-    func optionalInt(_ key: String) throws(JSONFieldError) -> Int? { try within(key) { () throws(JSONFieldError) in try member(key)?.int } }
-    func optionalDouble(_ key: String) throws(JSONFieldError) -> Double? { try within(key) { () throws(JSONFieldError) in try member(key)?.double } }
-    func optionalBool(_ key: String) throws(JSONFieldError) -> Bool? { try within(key) { () throws(JSONFieldError) in try member(key)?.bool } }
-
-    /// An array member that may be absent (or null): nil then.
-    func optionalArray<T: JSONReadable>(_ key: String, of type: T.Type = T.self) throws(JSONFieldError) -> [T]? {
-        guard try member(key) != nil else { return nil }
-        return try array(key)
-    }
-
-    func decode<T: JSONReadable>(_ key: String, as type: T.Type = T.self) throws(JSONFieldError) -> T {
-        let member = try required(key)
-        return try within(key) { () throws(JSONFieldError) in try T(json: member) }
-    }
-
-    func decodeIfPresent<T: JSONReadable>(_ key: String, as type: T.Type = T.self) throws(JSONFieldError) -> T? {
-        guard let member = try member(key) else { return nil }
-        return try within(key) { () throws(JSONFieldError) in try T(json: member) }
-    }
-
-    func array<T: JSONReadable>(_ key: String, of type: T.Type = T.self) throws(JSONFieldError) -> [T] {
-        let member = try required(key)
-        return try within(key) { () throws(JSONFieldError) in
-            guard case .array(let elements) = member.value else { throw member.mismatch("an array") }
-            var result: [T] = []
-            result.reserveCapacity(elements.count)
-            for (position, element) in elements.enumerated() {
-                result.append(try within("[\(position)]") { () throws(JSONFieldError) in try T(json: JSONReader(element)) })
-            }
-            return result
-        }
-    }
-}

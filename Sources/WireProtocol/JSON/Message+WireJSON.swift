@@ -14,15 +14,28 @@ extension HTTPHeader: JSONWritable, JSONReadable {
 }
 
 extension CapturedBody: JSONWritable, JSONReadable {
+    /// Version 1 carries the bytes as base64; version 2 numbers a section
+    /// of raw bytes after the JSON (``SectionedPayload``).
     func write(to writer: inout JSONWriter) {
         writer.object {
-            $0.field("base64", data.base64EncodedString()); $0.field("size", size); $0.field("truncated", isTruncated)
+            if $0.sections != nil {
+                $0.field("section", $0.section(data))
+            } else {
+                $0.field("base64", data.base64EncodedString())
+            }
+            $0.field("size", size); $0.field("truncated", isTruncated)
             if isDecoded { $0.field("decoded", true) }
         }
     }
     init(json: JSONReader) throws(JSONFieldError) {
-        let encoded = try json.required("base64")
-        guard let data = Data(base64Encoded: try encoded.string) else { throw encoded.mismatch("base64") }
+        let data: Data
+        if let section = try json.member("section") {
+            data = try within("section") { () throws(JSONFieldError) in try section.section }
+        } else {
+            let encoded = try json.required("base64")
+            guard let decoded = Data(base64Encoded: try encoded.string) else { throw encoded.mismatch("base64") }
+            data = decoded
+        }
         self.init(data: data, size: try json.int("size"), isTruncated: try json.bool("truncated"),
                   isDecoded: try json.optionalBool("decoded") ?? false)
     }
@@ -176,7 +189,7 @@ extension CaptureSource: JSONWritable, JSONReadable {
 extension FlowID: JSONWritable, JSONReadable {
     func write(to writer: inout JSONWriter) { writer.uuid(uuid) }
     init(json: JSONReader) throws(JSONFieldError) {
-        guard let uuid = parseUUID(try json.string) else { throw json.mismatch("a UUID string") }
+        guard let uuid = try json.withStringBytes(parseUUID) else { throw json.mismatch("a UUID string") }
         self.init(uuid)
     }
 }
@@ -248,6 +261,7 @@ extension Message {
                 writer.field("processID", hello.processID); writer.field("hostName", hello.hostName)
                 writer.field("token", hello.token)
                 if hello.acceptsControl { writer.field("acceptsControl", true) }
+                if let highest = hello.highestProtocolVersion { writer.field("highestProtocolVersion", highest) }
             case .flowStarted(let flow):
                 writer.field("flow", flow)
             case .flowResponse(let event):
@@ -274,10 +288,10 @@ extension Message {
 
     /// Decodes a payload by the wire path's fast reader; `nil` for an
     /// unknown kind.
-    static func fromWireJSON(_ bytes: UnsafeBufferPointer<UInt8>) throws(WireError) -> Message? {
-        let json = JSONReader(try JSONParser.parse(bytes))
+    static func fromWireJSON(_ bytes: UnsafeBufferPointer<UInt8>, tape: JSONTape) throws(WireError) -> Message? {
+        try tape.load(payload: bytes)
         do {
-            return try fromWireJSON(json)
+            return try tape.read { json throws(JSONFieldError) in try fromWireJSON(json) }
         } catch {
             throw error.wireError
         }
@@ -292,7 +306,8 @@ extension Message {
                 agentVersion: try json.string("agentVersion"), appName: try json.string("appName"),
                 processID: try json.int("processID"), hostName: try json.string("hostName"),
                 token: try json.optionalString("token"),
-                acceptsControl: try json.optionalBool("acceptsControl") ?? false))
+                acceptsControl: try json.optionalBool("acceptsControl") ?? false,
+                highestProtocolVersion: try json.optionalInt("highestProtocolVersion")))
         case .flowStarted:
             return .flowStarted(try json.decode("flow"))
         case .flowResponse:
@@ -321,41 +336,6 @@ extension Message {
     }
 }
 
-/// Parses the 8-4-4-4-12 hex form, either case, without `sscanf`.
-func parseUUID(_ text: String) -> UUID? {
-    var text = text
-    text.makeContiguousUTF8()  // free for native strings; bridged ones get copied once
-    guard text.utf8.count == 36 else { return nil }
-    let parsed = text.utf8.withContiguousStorageIfAvailable { chars -> UUID? in
-        var bytes = [UInt8](repeating: 0, count: 16)
-        var position = 0
-        var byteIndex = 0
-        while position < 36 {
-            if position == 8 || position == 13 || position == 18 || position == 23 {
-                guard chars[position] == UInt8(ascii: "-") else { return nil }
-                position += 1
-                continue
-            }
-            guard let high = hexValue(chars[position]), let low = hexValue(chars[position + 1]) else { return nil }
-            bytes[byteIndex] = high << 4 | low
-            byteIndex += 1
-            position += 2
-        }
-        return UUID(uuid: (bytes[0], bytes[1], bytes[2], bytes[3], bytes[4], bytes[5], bytes[6], bytes[7],
-                           bytes[8], bytes[9], bytes[10], bytes[11], bytes[12], bytes[13], bytes[14], bytes[15]))
-    }
-    return parsed ?? nil
-}
-
-private func hexValue(_ char: UInt8) -> UInt8? {
-    switch char {
-    case UInt8(ascii: "0")...UInt8(ascii: "9"): char - UInt8(ascii: "0")
-    case UInt8(ascii: "a")...UInt8(ascii: "f"): char - UInt8(ascii: "a") + 10
-    case UInt8(ascii: "A")...UInt8(ascii: "F"): char - UInt8(ascii: "A") + 10
-    default: nil
-    }
-}
-
 extension NetworkLog {
     /// The flow as one line of JSON: the same object as the `flow` member of
     /// a `flowStarted` message (docs/PROTOCOL.md §4), without a newline.
@@ -378,9 +358,10 @@ extension NetworkLog {
     }
 
     private init(parsing buffer: UnsafeBufferPointer<UInt8>) throws(WireError) {
-        let json = JSONReader(try JSONParser.parse(buffer))
+        let tape = JSONTape()
+        try tape.load(buffer, json: 0 ..< buffer.count)
         do {
-            try self.init(json: json)
+            self = try tape.read { json throws(JSONFieldError) in try NetworkLog(json: json) }
         } catch {
             throw error.wireError
         }

@@ -13,6 +13,7 @@ final class TestInspector: @unchecked Sendable {
     private let connections = Locked<[Int: [Message]]>([:])
     private let children = Locked<[Channel]>([])
     private let failures = Locked<[String]>([])
+    private let versions = Locked<[Int]>([])
     private let nextConnection = Locked(0)
     let path: String
     /// The TCP port, when listening on TCP.
@@ -26,6 +27,7 @@ final class TestInspector: @unchecked Sendable {
         let connections = self.connections
         let children = self.children
         let failures = self.failures
+        let versions = self.versions
         let counter = nextConnection
         var bootstrap = ServerBootstrap(group: TestHTTPServer.group)
             .childChannelInitializer { channel in
@@ -42,7 +44,8 @@ final class TestInspector: @unchecked Sendable {
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.addHandler(DecodingHandler(
                         onMessage: { message in connections.withLock { $0[id, default: []].append(message) } },
-                        onError: { error in failures.withLock { $0.append("\(error)") } }
+                        onError: { error in failures.withLock { $0.append("\(error)") } },
+                        onPayload: { version in versions.withLock { $0.append(version) } }
                     ))
                 }
             }
@@ -115,6 +118,10 @@ final class TestInspector: @unchecked Sendable {
 
     var decodingErrors: [String] { failures.current }
 
+    /// The protocol version of every frame received, in order (a
+    /// version-2 payload starts with 0x02, a version-1 payload is JSON).
+    var frameVersions: [Int] { versions.current }
+
     /// Flows folded from their events, by id, as the inspector would store them.
     var flows: [FlowID: NetworkLog] {
         var flows: [FlowID: NetworkLog] = [:]
@@ -140,17 +147,23 @@ private final class DecodingHandler: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
     private var decoder = MessageDecoder()
+    private var frames = FrameDecoder()
     private let onMessage: @Sendable (Message) -> Void
     private let onError: @Sendable (Error) -> Void
+    private let onPayload: @Sendable (Int) -> Void
 
-    init(onMessage: @escaping @Sendable (Message) -> Void, onError: @escaping @Sendable (Error) -> Void) {
+    init(onMessage: @escaping @Sendable (Message) -> Void, onError: @escaping @Sendable (Error) -> Void,
+         onPayload: @escaping @Sendable (Int) -> Void) {
         self.onMessage = onMessage
         self.onError = onError
+        self.onPayload = onPayload
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
         decoder.append(contentsOf: buffer.readableBytesView)
+        frames.append(contentsOf: buffer.readableBytesView)
+        while let payload = try? frames.nextFrame() { onPayload(payload.first == 0x02 ? 2 : 1) }
         do {
             while let message = try decoder.next() { onMessage(message) }
         } catch {

@@ -222,6 +222,12 @@ final class ConnectionHandler: ChannelDuplexHandler {
         // Rules go before the first receipt: an agent that waits for that
         // receipt at start-up then has them for the app's first request.
         acceptsControl = hello.acceptsControl
+        // Version 2 (raw bodies) only when the agent offers it: an older
+        // agent never gets a message it would have to skip.
+        if let highest = hello.highestProtocolVersion, highest >= 2, let context {
+            let version = min(highest, Wire.highestProtocolVersion)
+            context.write(NIOAny(ByteBuffer(bytes: ViewerMessage.useProtocolVersion(version).frame())), promise: nil)
+        }
         if hello.acceptsControl, let rulesFrame = shared.currentRulesFrame, let context {
             context.write(NIOAny(ByteBuffer(bytes: rulesFrame)), promise: nil)
         }

@@ -1,0 +1,255 @@
+import Foundation
+
+/// Runs `body`, adding `component` to the path of any error it throws; the
+/// component is only built then.
+@inline(__always)
+func within<T>(_ component: @autoclosure () -> String, _ body: () throws(JSONFieldError) -> T) throws(JSONFieldError) -> T {
+    do {
+        return try body()
+    } catch {
+        var error = error
+        error.reversedPath.append(component())
+        throw error
+    }
+}
+
+/// A loaded ``JSONTape`` as plain pointers: what readers share while the
+/// model reads one payload (no reference counting, no exclusivity checks).
+struct JSONDocument {
+    let bytes: UnsafeBufferPointer<UInt8>
+    let entries: UnsafeBufferPointer<JSONTape.Entry>
+    /// Body sections of a version-2 payload, as ranges of ``bytes``.
+    let sections: UnsafeBufferPointer<Range<Int>>
+    /// The key after the member found last: the model reads members in the
+    /// order the writer wrote them, so a lookup usually starts on its key.
+    let hint: UnsafeMutablePointer<Int>
+
+    /// The UTF-8 bytes of an entry's text.
+    func text(of entry: JSONTape.Entry) -> UnsafeBufferPointer<UInt8> {
+        UnsafeBufferPointer(rebasing: bytes[Int(entry.start) ..< Int(entry.end)])
+    }
+
+    /// A string or key entry as a String, escapes resolved.
+    func string(of entry: JSONTape.Entry) -> String {
+        let raw = text(of: entry)
+        guard entry.flags & JSONTape.hasEscapes != 0 else { return String(decoding: raw, as: UTF8.self) }
+        return String(decoding: JSONEscapes.unescape(raw), as: UTF8.self)
+    }
+
+    /// Whether the key entry at `index` is `key`.
+    func key(at index: Int, is key: StaticString) -> Bool {
+        let entry = entries[index]
+        guard entry.flags & JSONTape.hasEscapes == 0 else { return string(of: entry) == key.description }
+        let count = Int(entry.end - entry.start)
+        guard count == key.utf8CodeUnitCount else { return false }
+        let wanted = key.utf8Start
+        let start = Int(entry.start)
+        for offset in 0 ..< count where bytes[start + offset] != wanted[offset] { return false }
+        return true
+    }
+
+    /// The first key `key` of the object at `object` among its keys from
+    /// `from` (one of them) up to `to`.
+    func find(_ key: StaticString, from: Int, to: Int) -> Int? {
+        var position = from
+        while position < to {
+            if self.key(at: position, is: key) { return position }
+            position = Int(entries[position + 1].next)
+        }
+        return nil
+    }
+
+    /// A number entry's value.
+    func double(of entry: JSONTape.Entry) -> Double {
+        let raw = text(of: entry)
+        let negative = raw[0] == UInt8(ascii: "-")
+        var mantissa: UInt64 = 0
+        var fractionDigits = 0
+        var seenPoint = false
+        if entry.flags & JSONTape.isSmallInteger == 0 {
+            // Clinger's fast path: a decimal whose digits fit 2^53 and whose
+            // point is at most 22 places in is one exact integer divided by
+            // one exact power of ten, so the division rounds correctly.
+            for byte in raw[(negative ? 1 : 0)...] {
+                if byte == UInt8(ascii: ".") { seenPoint = true; continue }
+                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), mantissa < 900_719_925_474_099 else {
+                    return Double(String(decoding: raw, as: UTF8.self)) ?? .nan
+                }
+                mantissa = mantissa * 10 + UInt64(byte &- UInt8(ascii: "0"))
+                if seenPoint { fractionDigits += 1 }
+            }
+            guard fractionDigits < Self.powersOfTen.count else { return Double(String(decoding: raw, as: UTF8.self)) ?? .nan }
+            let value = Double(mantissa) / Self.powersOfTen[fractionDigits]
+            return negative ? -value : value
+        }
+        for byte in raw[(negative ? 1 : 0)...] { mantissa = mantissa * 10 + UInt64(byte &- UInt8(ascii: "0")) }
+        return negative ? -Double(mantissa) : Double(mantissa)
+    }
+
+    /// 10^0 through 10^22, each exact as a Double.
+    private static let powersOfTen: [Double] = (0 ... 22).map { exponent in
+        (0 ..< exponent).reduce(1.0) { value, _ in value * 10 }
+    }
+}
+
+/// Typed access to one value of a ``JSONTape``: members found by comparing
+/// key bytes, values built straight from the bytes into the model.
+///
+/// ```swift
+/// let tape = JSONTape()
+/// try tape.load(bytes, json: 0 ..< bytes.count)
+/// let type = try tape.read { json throws(JSONFieldError) in try json.string("type") }
+/// ```
+struct JSONReader {
+    let tape: JSONDocument
+    let index: Int
+
+    init(_ document: JSONDocument, at index: Int) {
+        self.tape = document
+        self.index = index
+    }
+
+    private var entry: JSONTape.Entry { tape.entries[index] }
+
+    var typeName: String {
+        switch entry.kind {
+        case .null: "null"
+        case .true, .false: "a boolean"
+        case .number: "a number"
+        case .string, .key: "a string"
+        case .array: "an array"
+        case .object: "an object"
+        }
+    }
+
+    var isObject: Bool { entry.kind == .object }
+
+    func mismatch(_ expected: String) -> JSONFieldError {
+        JSONFieldError(problem: .mismatch(expected: expected, found: typeName))
+    }
+
+    /// The member `key` when present and not null. Of a repeated member
+    /// (which RFC 8259 leaves undefined, and writers here never write) any
+    /// one may be taken.
+    func member(_ key: StaticString) throws(JSONFieldError) -> JSONReader? {
+        let object = entry
+        guard object.kind == .object else { throw mismatch("an object") }
+        let length = key.utf8CodeUnitCount
+        guard object.count & JSONTape.keyBit(length: length, last: length > 0 ? key.utf8Start[length - 1] : 0) != 0 else {
+            return nil
+        }
+        let first = index + 1
+        let end = Int(object.next)
+        // Start at the hint when it is one of this object's keys, then wrap around.
+        var start = tape.hint.pointee
+        if start <= index || start >= end || tape.entries[start].kind != .key || Int(tape.entries[start].count) != index {
+            start = first
+        }
+        guard let position = tape.find(key, from: start, to: end) ?? (start > first ? tape.find(key, from: first, to: start) : nil)
+        else { return nil }
+        let value = position + 1
+        tape.hint.pointee = Int(tape.entries[value].next)
+        return tape.entries[value].kind == .null ? nil : JSONReader(tape, at: value)
+    }
+
+    func required(_ key: StaticString) throws(JSONFieldError) -> JSONReader {
+        guard let member = try member(key) else { throw JSONFieldError(problem: .missing(key.description)) }
+        return member
+    }
+
+    var string: String {
+        get throws(JSONFieldError) {
+            let entry = entry
+            guard entry.kind == .string else { throw mismatch("a string") }
+            return tape.string(of: entry)
+        }
+    }
+    /// Calls `body` with a string value's UTF-8 bytes, escapes resolved,
+    /// without making a String of them.
+    func withStringBytes<T>(_ body: (UnsafeBufferPointer<UInt8>) -> T) throws(JSONFieldError) -> T {
+        let entry = entry
+        guard entry.kind == .string else { throw mismatch("a string") }
+        guard entry.flags & JSONTape.hasEscapes != 0 else { return body(tape.text(of: entry)) }
+        return JSONEscapes.unescape(tape.text(of: entry)).withUnsafeBufferPointer(body)
+    }
+
+    var double: Double {
+        get throws(JSONFieldError) {
+            let entry = entry
+            guard entry.kind == .number else { throw mismatch("a number") }
+            return tape.double(of: entry)
+        }
+    }
+    var bool: Bool {
+        get throws(JSONFieldError) {
+            switch entry.kind {
+            case .true: return true
+            case .false: return false
+            default: throw mismatch("a boolean")
+            }
+        }
+    }
+    var int: Int {
+        get throws(JSONFieldError) {
+            let entry = entry
+            guard entry.kind == .number else { throw mismatch("an integer") }
+            let number = tape.double(of: entry)
+            guard number == number.rounded(), abs(number) <= 9_007_199_254_740_992 else { throw mismatch("an integer") }
+            return Int(number)
+        }
+    }
+
+    /// The bytes of the version-2 body section this value numbers.
+    var section: Data {
+        get throws(JSONFieldError) {
+            let number = try int
+            guard number >= 0, number < tape.sections.count else {
+                throw JSONFieldError(problem: .invalid("no body section \(number) in this frame"))
+            }
+            let range = tape.sections[number]
+            return Data(UnsafeBufferPointer(rebasing: tape.bytes[range]))
+        }
+    }
+
+    func string(_ key: StaticString) throws(JSONFieldError) -> String { try within(key.description) { () throws(JSONFieldError) in try required(key).string } }
+    func int(_ key: StaticString) throws(JSONFieldError) -> Int { try within(key.description) { () throws(JSONFieldError) in try required(key).int } }
+    func double(_ key: StaticString) throws(JSONFieldError) -> Double { try within(key.description) { () throws(JSONFieldError) in try required(key).double } }
+    func bool(_ key: StaticString) throws(JSONFieldError) -> Bool { try within(key.description) { () throws(JSONFieldError) in try required(key).bool } }
+    func optionalString(_ key: StaticString) throws(JSONFieldError) -> String? { try within(key.description) { () throws(JSONFieldError) in try member(key)?.string } }
+    func optionalInt(_ key: StaticString) throws(JSONFieldError) -> Int? { try within(key.description) { () throws(JSONFieldError) in try member(key)?.int } }
+    func optionalDouble(_ key: StaticString) throws(JSONFieldError) -> Double? { try within(key.description) { () throws(JSONFieldError) in try member(key)?.double } }
+    func optionalBool(_ key: StaticString) throws(JSONFieldError) -> Bool? { try within(key.description) { () throws(JSONFieldError) in try member(key)?.bool } }
+
+    /// An array member that may be absent (or null): nil then.
+    func optionalArray<T: JSONReadable>(_ key: StaticString, of type: T.Type = T.self) throws(JSONFieldError) -> [T]? {
+        guard try member(key) != nil else { return nil }
+        return try array(key)
+    }
+
+    func decode<T: JSONReadable>(_ key: StaticString, as type: T.Type = T.self) throws(JSONFieldError) -> T {
+        let member = try required(key)
+        return try within(key.description) { () throws(JSONFieldError) in try T(json: member) }
+    }
+
+    func decodeIfPresent<T: JSONReadable>(_ key: StaticString, as type: T.Type = T.self) throws(JSONFieldError) -> T? {
+        guard let member = try member(key) else { return nil }
+        return try within(key.description) { () throws(JSONFieldError) in try T(json: member) }
+    }
+
+    func array<T: JSONReadable>(_ key: StaticString, of type: T.Type = T.self) throws(JSONFieldError) -> [T] {
+        let member = try required(key)
+        return try within(key.description) { () throws(JSONFieldError) in
+            let array = member.entry
+            guard array.kind == .array else { throw member.mismatch("an array") }
+            var result: [T] = []
+            result.reserveCapacity(Int(array.count))
+            var position = member.index + 1
+            while position < Int(array.next) {
+                let element = JSONReader(tape, at: position)
+                result.append(try within("[\(result.count)]") { () throws(JSONFieldError) in try T(json: element) })
+                position = Int(tape.entries[position].next)
+            }
+            return result
+        }
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import XCTest
+@testable import WireProtocol
+
+/// The tree-less reader: it must accept exactly what the tree parser
+/// accepts, find members by their bytes (escaped or not), and build numbers
+/// exactly as `Double(String)` does.
+final class JSONTapeTests: XCTestCase {
+    /// Reads `body` from the document while its bytes are alive.
+    private func read<T>(_ text: String, _ body: (JSONReader) throws -> T) throws -> T {
+        let tape = JSONTape()
+        return try Array(text.utf8).withUnsafeBufferPointer { buffer in
+            try tape.load(buffer, json: 0 ..< buffer.count)
+            return try tape.read { json throws(JSONFieldError) in
+                do { return try body(json) } catch let error as JSONFieldError { throw error } catch { throw JSONFieldError(problem: .invalid("\(error)")) }
+            }
+        }
+    }
+
+    func testRejectsExactlyWhatTheTreeParserRejects() {
+        let inputs = ["", "{", #"{"a":1,}"#, "[1,]", "01", "1.", "-", "1e", "1e999", #"{"a":1} x"#, "\"abc",
+                      "\"a\u{01}b\"", #""\uD800""#, #""\uDC00x""#, #""\x""#, "tru", "NaN", String(repeating: "[", count: 65)]
+        for input in inputs {
+            let bytes = Array(input.utf8)
+            let tree = bytes.withUnsafeBufferPointer { buffer in Result { () throws(WireError) in try JSONParser.parse(buffer) } }
+            let tape = bytes.withUnsafeBufferPointer { buffer in
+                Result { () throws(WireError) in try JSONTape().load(buffer, json: 0 ..< buffer.count) }
+            }
+            guard case .failure(let treeError) = tree, case .failure(let tapeError) = tape else {
+                return XCTFail("\(input): tree \(tree), tape \(tape)")
+            }
+            XCTAssertEqual(tapeError, treeError, input)
+        }
+        XCTAssertThrowsError(try [0x22, 0xC3, 0x28, 0x22].withUnsafeBufferPointer { try JSONTape().load($0, json: 0 ..< 4) })
+    }
+
+    func testMembersAreFoundByTheirBytesEscapedOrNot() throws {
+        let text = #"{"skip":{"a":[1,{"b":2}],"c":"x"},"t\u0079pe":"status","n":-12,"s":"a\"\u00e9\ud83d\ude80"}"#
+        try read(text) { json in
+            XCTAssertEqual(try json.string("type"), "status", "an escaped key matches")
+            XCTAssertEqual(try json.int("n"), -12)
+            XCTAssertEqual(try json.string("type"), "status", "looked up again, behind the last member read")
+            XCTAssertEqual(try json.string("s"), "a\"é🚀")
+            XCTAssertNil(try json.member("absent"))
+            XCTAssertEqual(try json.decode("skip", as: Nested.self).c, "x", "a member after a nested one")
+        }
+    }
+
+    func testNumbersReadAsDoubleParsesThem() throws {
+        var rng = SplitMix64(seed: 11)
+        var texts = ["0", "-0", "1763717923.123456", "0.00025", "123456789012345678", "9007199254740993", "1e3", "2.5E-3",
+                     "0.1", "-99.999", "1234567890.1234567", "4503599627370497.5"]
+        for _ in 0 ..< 2000 {
+            let integer = rng.next() % 10_000_000_000
+            let fraction = rng.next() % 1_000_000
+            texts.append("\(integer).\(String(fraction).leftPadded(to: 6))")
+        }
+        for text in texts {
+            let value = try read(#"{"v":\#(text)}"#) { try $0.double("v") }
+            XCTAssertEqual(value, Double(text)!, text)
+        }
+    }
+
+    private struct Nested: JSONReadable {
+        var c: String
+        init(json: JSONReader) throws(JSONFieldError) { c = try json.string("c") }
+    }
+}
+
+private extension String {
+    func leftPadded(to width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}
