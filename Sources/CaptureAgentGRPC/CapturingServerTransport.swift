@@ -20,7 +20,11 @@ import WireProtocol
 /// ```
 ///
 /// The request metadata is read before the handler runs (it names the
-/// flow); every part is then passed on unchanged and at once.
+/// flow); every part is then passed on unchanged and at once. With control
+/// allowed (``CaptureAgent/Configuration/allowsControl``), a viewer's
+/// breakpoint holds a matching call before its handler runs and, for a
+/// unary or client-streaming call, its whole response; a kill answers the
+/// client `CANCELLED`.
 public struct CapturingServerTransport<Base: ServerTransport>: ServerTransport {
     public typealias Bytes = Base.Bytes
 

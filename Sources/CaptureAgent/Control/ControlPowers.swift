@@ -39,8 +39,16 @@ package enum CaptureClient: String, CaseIterable, Sendable {
             "the middleware has no transport of its own to send a request again with"
         case (.hummingbirdInbound, _):
             "inbound capture records what the service received and answered; holding, answering or changing it is not built yet"
-        case (.grpc, _):
-            "the gRPC transport wrappers record calls; holding, killing, mapping or replaying a call is not built yet"
+        case (.grpc, .requestBreakpoint), (.grpc, .responseBreakpoint), (.grpc, .kill):
+            nil
+        case (.grpc, .mapRemote):
+            "a gRPC client's transport is bound to its one target when the app makes it: the wrapper has no way to send a call elsewhere"
+        case (.grpc, .mapLocal):
+            "a gRPC answer is metadata, messages and a status, not a file: a local answer for a call is not built"
+        case (.grpc, .headerRule):
+            "rules are not applied to gRPC metadata yet: the wrappers could set it before the call goes out, but that is not built"
+        case (.grpc, .replay):
+            "the wrapper has no client of its own, and a call's messages stream: it keeps nothing to make the call again with"
         }
     }
 
