@@ -67,13 +67,41 @@ public struct CapturingClientTransport<Base: ClientTransport>: ClientTransport {
                 agent: agent, descriptor: descriptor, parentID: parentID, sessionID: sessionID, taskID: callNumbers.next(),
                 endpoint: GRPCEndpoint(scheme: scheme, server: context.remotePeer, peer: context.remotePeer), deadline: deadline
             )
-            let recorded = RPCStream(
-                descriptor: stream.descriptor,
-                inbound: RPCAsyncSequence(wrapping: RecordingResponseParts(base: stream.inbound, call: call)),
-                outbound: RPCWriter.Closable(wrapping: RecordingRequestWriter(base: stream.outbound, call: call))
-            )
             defer { call.closed() }
-            return try await closure(recorded, context)
+            guard call.isControlled else {
+                let recorded = RPCStream(
+                    descriptor: stream.descriptor,
+                    inbound: RPCAsyncSequence(wrapping: RecordingResponseParts(base: stream.inbound, call: call)),
+                    outbound: RPCWriter.Closable(wrapping: RecordingRequestWriter(base: stream.outbound, call: call))
+                )
+                return try await closure(recorded, context)
+            }
+            return try await controlled(stream, call: call) { try await closure($0, context) }
+        }
+    }
+
+    /// A call a viewer's breakpoints may hold (ClientCall+Control.swift):
+    /// the response comes to the app through a relay a pump task fills,
+    /// for as long as the app's closure runs.
+    private func controlled<T: Sendable>(
+        _ stream: RPCStream<Inbound, Outbound>, call: ClientCall,
+        _ closure: (_ stream: RPCStream<Inbound, Outbound>) async throws -> T
+    ) async throws -> T {
+        let relay = ResponseRelay<Bytes>()
+        let type = stream.descriptor.type
+        let recorded = RPCStream(
+            descriptor: stream.descriptor,
+            inbound: RPCAsyncSequence(wrapping: relay),
+            outbound: RPCWriter.Closable(wrapping: HeldRequestWriter(
+                base: stream.outbound, call: call, relay: relay, holdsAtFirstMessage: ClientCall.holdsAtFirstMessage(type)))
+        )
+        return try await withThrowingTaskGroup(of: Void.self, returning: T.self) { group in
+            group.addTask { await call.pump(stream.inbound, into: relay, holdsWhole: ClientCall.holdsWholeResponse(type)) }
+            defer {
+                relay.end()
+                group.cancelAll()
+            }
+            return try await closure(recorded)
         }
     }
 }
@@ -121,6 +149,64 @@ struct RecordingRequestWriter<Bytes: GRPCContiguousBytes & Sendable>: ClosableRP
     func finish(throwing error: any Error) async {
         call.requestEnded()
         await base.finish(throwing: error)
+    }
+}
+
+/// The request side of a client call a viewer's breakpoints may hold: as
+/// ``RecordingRequestWriter``, but the request is released (or killed)
+/// by ``ClientCall/releaseRequest(into:)`` before its first part goes out.
+struct HeldRequestWriter<Bytes: GRPCContiguousBytes & Sendable>: ClosableRPCWriterProtocol {
+    typealias Element = RPCRequestPart<Bytes>
+
+    let base: RPCWriter<RPCRequestPart<Bytes>>.Closable
+    let call: ClientCall
+    let relay: ResponseRelay<Bytes>
+    let holdsAtFirstMessage: Bool
+
+    func write(_ element: Element) async throws {
+        if call.controlState.withLock({ $0.stopped }) { throw CallControl.stoppedError }
+        switch element {
+        case .metadata(let metadata):
+            try await call.started(metadata)
+            if holdsAtFirstMessage { return call.controlState.withLock { $0.metadata = metadata } }
+            try await call.releaseRequest(into: relay)
+        case .message(let bytes):
+            try await call.sending(bytes)
+            if let metadata = call.controlState.withLock({ state in defer { state.metadata = nil }; return state.metadata }) {
+                try await call.releaseRequest(into: relay)
+                try await base.write(.metadata(metadata))
+            }
+        }
+        try await base.write(element)
+    }
+
+    func write(contentsOf elements: some Sequence<Element>) async throws {
+        for element in elements { try await write(element) }
+    }
+
+    func finish() async {
+        guard let metadata = takeUnsent() else { return }
+        // No message came (a serializer failed): the metadata goes out unheld.
+        if let metadata { try? await base.write(.metadata(metadata)) }
+        call.requestEnded()
+        await base.finish()
+    }
+
+    func finish(throwing error: any Error) async {
+        guard let metadata = takeUnsent() else { return }
+        if let metadata { try? await base.write(.metadata(metadata)) }
+        call.requestEnded()
+        await base.finish(throwing: error)
+    }
+
+    /// The metadata still kept back (inner nil: none); nil when the call
+    /// was stopped at a hold and nothing more goes out.
+    private func takeUnsent() -> Metadata?? {
+        call.controlState.withLock { state in
+            guard !state.stopped else { return nil }
+            defer { state.metadata = nil }
+            return .some(state.metadata)
+        }
     }
 }
 

@@ -2,6 +2,7 @@
 #if GRPC
 import CaptureAgent
 import GRPCCore
+import Synchronization
 import WireProtocol
 
 /// A grpc-swift 2 server transport that records every call the server
@@ -19,7 +20,11 @@ import WireProtocol
 /// ```
 ///
 /// The request metadata is read before the handler runs (it names the
-/// flow); every part is then passed on unchanged and at once.
+/// flow); every part is then passed on unchanged and at once. With control
+/// allowed (``CaptureAgent/Configuration/allowsControl``), a viewer's
+/// breakpoint holds a matching call before its handler runs and, for a
+/// unary or client-streaming call, its whole response; a kill answers the
+/// client `CANCELLED`.
 public struct CapturingServerTransport<Base: ServerTransport>: ServerTransport {
     public typealias Bytes = Base.Bytes
 
@@ -55,17 +60,29 @@ public struct CapturingServerTransport<Base: ServerTransport>: ServerTransport {
             guard case .metadata(let metadata)? = await inbound.peek(),
                   let call = GRPCCallRecording(
                       agent: agent, descriptor: stream.descriptor, metadata: metadata,
-                      endpoint: GRPCEndpoint(scheme: scheme, server: context.localPeer, peer: context.remotePeer),
+                      endpoint: GRPCEndpoint(served: metadata, scheme: scheme, local: context.localPeer, peer: context.remotePeer),
                       direction: .inbound, parentID: nil, sessionID: sessionID, taskID: callNumbers.next()
                   ) else {
                 return await streamHandler(RPCStream(descriptor: stream.descriptor, inbound: RPCAsyncSequence(wrapping: inbound),
                                                      outbound: stream.outbound), context)
             }
             inbound.record(into: call)
+            let control = CallControl(agent: agent, call: call)
+            if let control {
+                // A unary or server-streaming call is held with its one message, so the person sees it.
+                if ClientCall.holdsAtFirstMessage(stream.descriptor.type) { await inbound.peekMessage() }
+                if await control.holdRequest(call) == .kill {
+                    call.killed()
+                    try? await stream.outbound.write(.status(CallControl.killedStatus, [:]))
+                    return await stream.outbound.finish()
+                }
+            }
             let recorded = RPCStream(
                 descriptor: stream.descriptor,
                 inbound: RPCAsyncSequence(wrapping: inbound),
-                outbound: RPCWriter.Closable(wrapping: RecordingResponseWriter(base: stream.outbound, call: call))
+                outbound: RPCWriter.Closable(wrapping: RecordingResponseWriter(
+                    base: stream.outbound, call: call,
+                    control: ClientCall.holdsWholeResponse(stream.descriptor.type) ? control : nil))
             )
             await CaptureAgent.handling(call.id) { await streamHandler(recorded, context) }
             call.finished(Status(code: .cancelled, message: "the call ended without a status: the client went away"),
@@ -96,7 +113,8 @@ final class RecordingRequestParts<Bytes: GRPCContiguousBytes & Sendable>: AsyncS
     // The server reads its inbound once, on one task at a time: the
     // iterator and the peeked part are never touched concurrently.
     private var iterator: RPCAsyncSequence<RPCRequestPart<Bytes>, any Error>.AsyncIterator
-    private var peeked: Result<Element?, any Error>?
+    /// Parts read ahead of the server, in order (recorded as they were read).
+    private var peeked: [Result<Element?, any Error>] = []
     private var call: GRPCCallRecording?
 
     init(base: RPCAsyncSequence<RPCRequestPart<Bytes>, any Error>) {
@@ -106,16 +124,25 @@ final class RecordingRequestParts<Bytes: GRPCContiguousBytes & Sendable>: AsyncS
     /// Reads the first part, which the server then reads again; nil when
     /// the stream failed or was empty.
     func peek() async -> Element? {
-        var iterator = self.iterator
-        defer { self.iterator = iterator }
+        let first = await readAhead()
+        return try? first.get()
+    }
+
+    /// Reads the next part (the first message, for a breakpoint to show),
+    /// recorded now, which the server then reads again.
+    func peekMessage() async {
+        _ = await readAhead()
+    }
+
+    private func readAhead() async -> Result<Element?, any Error> {
+        let part: Result<Element?, any Error>
         do {
-            let first = try await iterator.next()
-            peeked = .success(first)
-            return first
+            part = .success(try await read())
         } catch {
-            peeked = .failure(error)
-            return nil
+            part = .failure(error)
         }
+        peeked.append(part)
+        return part
     }
 
     /// Messages read from now on are recorded into `call`.
@@ -124,10 +151,11 @@ final class RecordingRequestParts<Bytes: GRPCContiguousBytes & Sendable>: AsyncS
     }
 
     fileprivate func next() async throws -> Element? {
-        if let peeked {
-            self.peeked = nil
-            return try peeked.get()
-        }
+        if !peeked.isEmpty { return try peeked.removeFirst().get() }
+        return try await read()
+    }
+
+    private func read() async throws -> Element? {
         var iterator = self.iterator
         defer { self.iterator = iterator }
         guard let part = try await iterator.next() else {
@@ -153,28 +181,98 @@ final class RecordingRequestParts<Bytes: GRPCContiguousBytes & Sendable>: AsyncS
 
 /// The response side of a captured server call: each part is recorded as
 /// the server writes it.
+///
+/// With `control` (a viewer's breakpoints, for a call with one response
+/// message), a response whose head the breakpoint filter matches is kept
+/// back until its status and held; a kill answers the client
+/// ``CallControl/killedStatus`` instead of what the handler wrote.
 struct RecordingResponseWriter<Bytes: GRPCContiguousBytes & Sendable>: ClosableRPCWriterProtocol {
     typealias Element = RPCResponsePart<Bytes>
 
     let base: RPCWriter<RPCResponsePart<Bytes>>.Closable
     let call: GRPCCallRecording
+    let control: CallControl?
+    /// The parts kept back for a response hold; nil while none is.
+    private let kept = KeptParts<Element>()
+
+    init(base: RPCWriter<RPCResponsePart<Bytes>>.Closable, call: GRPCCallRecording, control: CallControl? = nil) {
+        self.base = base
+        self.call = call
+        self.control = control
+    }
 
     func write(_ element: Element) async throws {
         switch element {
         case .metadata(let metadata):
             call.responded(metadata)
+            if let control, control.holdsResponse(call) { return kept.parts.withLock { $0 = [element] } }
         case .message(let bytes):
             call.message(.response, bytes)
-        case .status(let status, let trailers):
-            do {
-                try await base.write(element)
-            } catch {
-                call.finished(status, trailers: trailers, error: .clientWentAway)
-                throw error
+            switch keep(element) {
+            case .notKeeping: break
+            case .kept: return
+            case .outgrew(let held):
+                // Past the hold's limit: what was kept goes on unheld.
+                control?.responseOutgrewHold()
+                for part in held { try await base.write(part) }
+                return
             }
-            return call.finished(status, trailers: trailers)
+        case .status:
+            guard let control else { break }
+            var held = kept.parts.withLock { kept in
+                defer { kept = nil }
+                return kept
+            }
+            if held == nil, !call.hasResponded {
+                // A trailers-only answer: its head is what the filter sees.
+                call.responded([:])
+                if control.holdsResponse(call) { held = [] }
+            }
+            guard let held else { break }
+            guard await control.holdResponse(call) == .proceed else {
+                call.killed()
+                return try await base.write(.status(CallControl.killedStatus, [:]))
+            }
+            for part in held { try await base.write(part) }
         }
-        try await base.write(element)
+        try await pass(element)
+    }
+
+    private enum Keeping {
+        case notKeeping
+        case kept
+        /// The kept parts grew past the hold's limit: these go on now.
+        case outgrew([Element])
+    }
+
+    /// Keeps a message back while a response hold keeps the response.
+    private func keep(_ element: Element) -> Keeping {
+        guard let control else { return .notKeeping }
+        return kept.parts.withLock { kept in
+            guard var held = kept else { return .notKeeping }
+            held.append(element)
+            let size = held.reduce(0) { size, part in
+                if case .message(let bytes) = part { size + bytes.count } else { size }
+            }
+            guard size > control.holdLimit else {
+                kept = held
+                return .kept
+            }
+            kept = nil
+            return .outgrew(held)
+        }
+    }
+
+    /// Writes `element` on, recording a status once the client has it.
+    private func pass(_ element: Element) async throws {
+        guard case .status(let status, let trailers) = element else { return try await base.write(element) }
+        do {
+            try await base.write(element)
+        } catch {
+            call.finished(status, trailers: trailers, error: .clientWentAway)
+            throw error
+        }
+        call.finished(status, trailers: trailers)
     }
 
     func write(contentsOf elements: some Sequence<Element>) async throws {
@@ -188,6 +286,11 @@ struct RecordingResponseWriter<Bytes: GRPCContiguousBytes & Sendable>: ClosableR
     func finish(throwing error: any Error) async {
         await base.finish(throwing: error)
     }
+}
+
+/// The response parts a hold keeps back (a writer is a value; this is shared).
+final class KeptParts<Element: Sendable>: Sendable {
+    let parts = Mutex<[Element]?>(nil)
 }
 
 extension FlowError {

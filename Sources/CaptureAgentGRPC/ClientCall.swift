@@ -20,10 +20,15 @@ final class ClientCall: Sendable {
     private let recording = Mutex<GRPCCallRecording?>(nil)
     /// When the call's timeout runs out, if it has one.
     private let deadline: ContinuousClock.Instant?
+    /// Whether a viewer's breakpoints may hold this call (decided as it starts).
+    let isControlled: Bool
+    /// The breakpoints' state of a controlled call (ClientCall+Control.swift).
+    let controlState = Mutex(ControlState())
 
     init(agent: CaptureAgent, descriptor: MethodDescriptor, parentID: FlowID?, sessionID: Int, taskID: Int,
          endpoint: GRPCEndpoint, deadline: ContinuousClock.Instant?) {
         self.deadline = deadline
+        isControlled = agent.controlPolicy.intercepts
         self.agent = agent
         self.descriptor = descriptor
         self.parentID = parentID
@@ -32,13 +37,16 @@ final class ClientCall: Sendable {
         self.endpoint = endpoint
     }
 
-    private var flow: GRPCCallRecording? { recording.withLock { $0 } }
+    var flow: GRPCCallRecording? { recording.withLock { $0 } }
 
     /// The request metadata is about to be written: the flow starts.
     func started(_ metadata: Metadata) async throws {
         let flow = GRPCCallRecording(agent: agent, descriptor: descriptor, metadata: metadata, endpoint: endpoint,
                                      direction: nil, parentID: parentID, sessionID: sessionID, taskID: taskID)
         recording.withLock { $0 = flow }
+        if isControlled, let flow, let control = CallControl(agent: agent, call: flow) {
+            controlState.withLock { $0.control = control }
+        }
     }
 
     /// A request message is about to be written.

@@ -119,6 +119,15 @@ final class GRPCCallRecording: Sendable {
         }
     }
 
+    /// A person killed the call at a breakpoint: it ends `CANCELLED`, as
+    /// the app (client) or the client (server) is told.
+    func killed() {
+        finished(CallControl.killedStatus, error: FlowFailure.killed)
+    }
+
+    /// Whether the response head has been recorded.
+    var hasResponded: Bool { state.withLock { $0.responded } }
+
     /// Whether the call has ended (a later end is ignored).
     var isFinished: Bool { state.withLock { $0.finished } }
 }
@@ -139,6 +148,15 @@ struct GRPCEndpoint: Sendable {
         self.scheme = scheme
         host = Self.authority(server)
         self.peer = Self.address(peer)
+    }
+
+    /// A served call's endpoint: the URL's scheme and authority from the
+    /// request's `:scheme` and `:authority` when the transport passed them
+    /// on (HTTP/2 does), else `scheme` and the server's own address `local`.
+    init(served metadata: Metadata, scheme: String, local: String, peer: String) {
+        self.init(scheme: scheme, server: local, peer: peer)
+        if let authority = metadata[stringValues: ":authority"].first(where: { _ in true }), !authority.isEmpty { host = authority }
+        if let scheme = metadata[stringValues: ":scheme"].first(where: { _ in true }), !scheme.isEmpty { self.scheme = scheme }
     }
 
     func url(for descriptor: MethodDescriptor) -> String {

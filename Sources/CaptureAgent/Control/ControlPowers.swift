@@ -43,10 +43,16 @@ package enum CaptureClient: String, CaseIterable, Sendable {
             "a service answers its own requests: there is no remote to map one to (the agent is not a reverse proxy)"
         case (.hummingbirdInbound, .replay), (.vaporInbound, .replay):
             "the agent has no client for a request its service received; netinspect replays it with its own client, to the service's address"
-        case (.hummingbirdInbound, _), (.vaporInbound, _):
+        case (.hummingbirdInbound, _), (.vaporInbound, _), (.grpc, .requestBreakpoint), (.grpc, .responseBreakpoint), (.grpc, .kill):
             nil
-        case (.grpc, _):
-            "the gRPC transport wrappers record calls; holding, killing, mapping or replaying a call is not built yet"
+        case (.grpc, .mapRemote):
+            "a gRPC client's transport is bound to its one target when the app makes it: the wrapper has no way to send a call elsewhere"
+        case (.grpc, .mapLocal):
+            "a gRPC answer is metadata, messages and a status, not a file: a local answer for a call is not built"
+        case (.grpc, .headerRule):
+            "rules are not applied to gRPC metadata yet: the wrappers could set it before the call goes out, but that is not built"
+        case (.grpc, .replay):
+            "the wrapper has no client of its own, and a call's messages stream: it keeps nothing to make the call again with"
         }
     }
 

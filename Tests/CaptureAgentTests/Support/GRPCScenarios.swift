@@ -37,14 +37,26 @@ extension Metadata {
 func runEchoScenarios(
     over kind: GRPCTransportKind, capturedInto agent: CaptureAgent?
 ) async throws -> (client: [GRPCScenario: ClientSaw], server: [ServedCall]) {
-    let service = EchoService()
+    try await runEchoScenarios(over: kind, client: agent, server: agent)
+}
+
+/// Runs `scenarios` in order against a fresh server over `kind`, the client
+/// captured into `clientAgent` and the server into `serverAgent` (nil: not
+/// captured), while `viewer` acts as the inspector's person does.
+func runEchoScenarios(
+    over kind: GRPCTransportKind, client clientAgent: CaptureAgent?, server serverAgent: CaptureAgent?,
+    _ scenarios: [GRPCScenario] = GRPCScenario.allCases, viewer: @escaping @Sendable () async throws -> Void = {}
+) async throws -> (client: [GRPCScenario: ClientSaw], server: [ServedCall]) {
+    let run = EchoRun(service: EchoService(), scenarios: scenarios, viewer: viewer)
     switch kind {
     case .inProcess:
         let transport = InProcessTransport()
-        if let agent {
-            return try await serve(agent.capture(transport.server), client: agent.capture(transport.client), service: service)
+        func withClient<Server: ServerTransport>(_ server: Server) async throws -> (client: [GRPCScenario: ClientSaw], server: [ServedCall]) {
+            if let clientAgent { return try await run.serve(server, port: { 0 }, client: { _ in clientAgent.capture(transport.client) }) }
+            return try await run.serve(server, port: { 0 }, client: { _ in transport.client })
         }
-        return try await serve(transport.server, client: transport.client, service: service)
+        if let serverAgent { return try await withClient(serverAgent.capture(transport.server)) }
+        return try await withClient(transport.server)
     case .http2, .http2TLS:
         let secure = kind == .http2TLS
         let server = HTTP2ServerTransport.Posix(
@@ -61,38 +73,43 @@ func runEchoScenarios(
             )
         }
         let scheme = secure ? "https" : "http"
-        if let agent {
-            return try await serve(agent.capture(server, scheme: scheme), port: { try await server.listeningAddress.ipv4?.port },
-                                   client: { agent.capture(try client($0), scheme: scheme) }, service: service)
+        let port = { @Sendable in try await server.listeningAddress.ipv4?.port }
+        func withClient<Server: ServerTransport>(_ captured: Server) async throws -> (client: [GRPCScenario: ClientSaw], server: [ServedCall]) {
+            if let clientAgent { return try await run.serve(captured, port: port, client: { clientAgent.capture(try client($0), scheme: scheme) }) }
+            return try await run.serve(captured, port: port, client: client)
         }
-        return try await serve(server, port: { try await server.listeningAddress.ipv4?.port }, client: client, service: service)
+        if let serverAgent { return try await withClient(serverAgent.capture(server, scheme: scheme)) }
+        return try await withClient(server)
     }
 }
 
-private func serve<Server: ServerTransport, Client: ClientTransport>(
-    _ server: Server, client: Client, service: EchoService
-) async throws -> (client: [GRPCScenario: ClientSaw], server: [ServedCall]) {
-    try await serve(server, port: { 0 }, client: { _ in client }, service: service)
-}
+/// One run of the echo service: the calls to make and the viewer acting meanwhile.
+private struct EchoRun: Sendable {
+    let service: EchoService
+    let scenarios: [GRPCScenario]
+    let viewer: @Sendable () async throws -> Void
 
-private func serve<Server: ServerTransport, Client: ClientTransport>(
-    _ transport: Server, port: @Sendable () async throws -> Int?, client makeClient: (Int) throws -> Client, service: EchoService
-) async throws -> (client: [GRPCScenario: ClientSaw], server: [ServedCall]) {
-    let server = GRPCServer(transport: transport, services: [service])
-    let serving = Task { try await server.serve() }
-    defer { server.beginGracefulShutdown() }
-    let client = GRPCClient(transport: try makeClient(try await port() ?? 0))
-    let connections = Task { try await client.runConnections() }
-    defer { client.beginGracefulShutdown() }
-    var seen: [GRPCScenario: ClientSaw] = [:]
-    for scenario in GRPCScenario.allCases {
-        seen[scenario] = await call(scenario, on: client)
+    func serve<Server: ServerTransport, Client: ClientTransport>(
+        _ transport: Server, port: @Sendable () async throws -> Int?, client makeClient: (Int) throws -> Client
+    ) async throws -> (client: [GRPCScenario: ClientSaw], server: [ServedCall]) {
+        let server = GRPCServer(transport: transport, services: [service])
+        let serving = Task { try await server.serve() }
+        defer { server.beginGracefulShutdown() }
+        let client = GRPCClient(transport: try makeClient(try await port() ?? 0))
+        let connections = Task { try await client.runConnections() }
+        defer { client.beginGracefulShutdown() }
+        let viewing = Task { try await viewer() }
+        var seen: [GRPCScenario: ClientSaw] = [:]
+        for scenario in scenarios {
+            seen[scenario] = await call(scenario, on: client)
+        }
+        try await viewing.value
+        client.beginGracefulShutdown()
+        server.beginGracefulShutdown()
+        _ = await connections.result
+        _ = await serving.result
+        return (seen, service.calls)
     }
-    client.beginGracefulShutdown()
-    server.beginGracefulShutdown()
-    _ = await connections.result
-    _ = await serving.result
-    return (seen, service.calls)
 }
 
 /// Makes one scenario's call and says what the client saw.
