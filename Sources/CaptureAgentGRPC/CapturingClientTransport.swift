@@ -65,7 +65,8 @@ public struct CapturingClientTransport<Base: ClientTransport>: ClientTransport {
         return try await base.withStream(descriptor: descriptor, options: options) { stream, context in
             let call = ClientCall(
                 agent: agent, descriptor: descriptor, parentID: parentID, sessionID: sessionID, taskID: callNumbers.next(),
-                endpoint: GRPCEndpoint(scheme: scheme, server: context.remotePeer, peer: context.remotePeer), deadline: deadline
+                endpoint: GRPCEndpoint(scheme: scheme, server: context.remotePeer, peer: context.remotePeer),
+                deadline: deadline, timeout: options.timeout
             )
             defer { call.closed() }
             guard call.isControlled else {
