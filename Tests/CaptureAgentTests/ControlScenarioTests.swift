@@ -28,20 +28,6 @@ final class ControlScenarioTests: AgentTestCase, @unchecked Sendable {
 
     // MARK: - The viewer
 
-    private func send(_ message: ViewerMessage) {
-        inspector.write(message.frame(), toConnection: inspector.latestConnection())
-    }
-
-    private func push(_ rules: [TrafficRule]) {
-        send(.rules(rules))
-        XCTAssertTrue(eventually { agent.rules.rules.count == rules.count }, "the agent took the rules")
-    }
-
-    private func intercept(_ filter: String?) {
-        send(.intercept(filter))
-        XCTAssertTrue(eventually { agent.breakpoints.isActive == (filter != nil) }, "the agent took the filter")
-    }
-
     /// The hold of the flow whose URL contains `marker`, once there is one.
     private func hold(_ phase: HoldPhase, of marker: String) -> FlowHold? {
         var found: FlowHold?
@@ -138,14 +124,14 @@ final class ControlScenarioTests: AgentTestCase, @unchecked Sendable {
             XCTAssertEqual(edited.headers.first("Authorization"), "<redacted>", "\(adapter): the viewer only sees the marker")
             edited.headers.append(HTTPHeader(name: "X-Edited", value: "request"))
             edited.body = CapturedBody(data: Data("order=8".utf8))
-            send(.resume(FlowResume(id: held.id, request: edited)))
+            sendAsViewer(.resume(FlowResume(id: held.id, request: edited)))
 
             let response = try XCTUnwrap(hold(.response, of: marker), "\(adapter): the response is held")
             var answer = try XCTUnwrap(response.response)
             answer.statusCode = 201
             answer.headers.append(HTTPHeader(name: "X-Edited", value: "response"))
             answer.body = CapturedBody(data: Data("edited".utf8))
-            send(.resume(FlowResume(id: response.id, response: answer)))
+            sendAsViewer(.resume(FlowResume(id: response.id, response: answer)))
 
             let outcome = await running.value
             let received = server.takeRequests()
@@ -170,7 +156,7 @@ final class ControlScenarioTests: AgentTestCase, @unchecked Sendable {
             let marker = "via=\(adapter.rawValue)"
             let running = start(adapter, request("/echo", adapter))
             let held = try XCTUnwrap(hold(.request, of: marker), "\(adapter)")
-            send(.kill(held.id))
+            sendAsViewer(.kill(held.id))
             let outcome = await running.value
             XCTAssertTrue(outcome.failed, "\(adapter): the app sees its request end: \(outcome)")
             XCTAssertEqual(server.takeRequests().count, 0, "\(adapter)")
@@ -184,7 +170,7 @@ final class ControlScenarioTests: AgentTestCase, @unchecked Sendable {
             let marker = "via=\(adapter.rawValue)"
             let running = start(adapter, request("/text", adapter))
             let held = try XCTUnwrap(hold(.response, of: marker), "\(adapter)")
-            send(.kill(held.id))
+            sendAsViewer(.kill(held.id))
             let outcome = await running.value
             XCTAssertTrue(outcome.failed, "\(adapter): \(outcome)")
             XCTAssertEqual(finished(marker)?.state, .cancelled, "\(adapter)")
@@ -241,7 +227,7 @@ final class ControlScenarioTests: AgentTestCase, @unchecked Sendable {
             _ = await start(adapter, request("/echo", adapter)).value
             let original = try XCTUnwrap(finished(marker), "\(adapter)")
             XCTAssertEqual(server.takeRequests().count, 1)
-            send(.replay(original.id))
+            sendAsViewer(.replay(original.id))
             if adapter.client.can(.replay) {
                 let replay = finished(marker) { $0.changes?.replayOf == original.id }
                 XCTAssertNotNil(replay, "\(adapter): the replay is a flow that says what it replays")

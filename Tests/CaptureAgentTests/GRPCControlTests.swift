@@ -29,15 +29,6 @@ final class GRPCControlTests: AgentTestCase, @unchecked Sendable {
         intercept(filter)
     }
 
-    private func send(_ message: ViewerMessage) {
-        inspector.write(message.frame(), toConnection: inspector.latestConnection())
-    }
-
-    private func intercept(_ filter: String?) {
-        send(.intercept(filter))
-        XCTAssertTrue(eventually { agent.breakpoints.isActive == (filter != nil) }, "the agent took the filter")
-    }
-
     /// The hold in `phase` of the flow whose URL ends with `method`, once there is one.
     private func hold(_ phase: HoldPhase, of method: String) -> FlowHold? {
         var found: FlowHold?
@@ -82,7 +73,7 @@ final class GRPCControlTests: AgentTestCase, @unchecked Sendable {
                         let flow = inspector.flows[held.id]
                         XCTAssertEqual(flow?.grpc?.messages.map(\.direction), [.request], "\(kind): the held call shows its message")
                     }
-                    send(.kill(held.id))
+                    sendAsViewer(.kill(held.id))
                 }
                 XCTAssertEqual(run.client[scenario], Self.killed, "\(kind) \(scenario): the app sees CANCELLED")
                 XCTAssertEqual(run.server, [], "\(kind) \(scenario): the server never saw the call")
@@ -100,7 +91,7 @@ final class GRPCControlTests: AgentTestCase, @unchecked Sendable {
             let run = try await runEchoScenarios(over: kind, client: nil, server: agent, [.unary]) { [self] in
                 let held = try XCTUnwrap(hold(.request, of: "Get"), "\(kind)")
                 XCTAssertEqual(inspector.flows[held.id]?.direction, .inbound)
-                send(.kill(held.id))
+                sendAsViewer(.kill(held.id))
             }
             // (Over HTTP/2 the trailers-only answer's trailers carry `:status` and `content-type`.)
             XCTAssertEqual(run.client[.unary]?.code, Self.killed.code, "\(kind): the client sees CANCELLED")
@@ -116,7 +107,7 @@ final class GRPCControlTests: AgentTestCase, @unchecked Sendable {
             let held = try XCTUnwrap(hold(.response, of: "Get"))
             XCTAssertEqual(inspector.flows[held.id]?.grpc?.messages.map(\.direction), [.request, .response],
                            "the held response shows its message")
-            send(.kill(held.id))
+            sendAsViewer(.kill(held.id))
         }
         XCTAssertEqual(run.client[.unary], Self.killed)
         XCTAssertEqual(run.server.map(\.method), ["Get"], "the server answered; the app never got it")
@@ -136,10 +127,10 @@ final class GRPCControlTests: AgentTestCase, @unchecked Sendable {
                     let request = try XCTUnwrap(hold(.request, of: "Get"), "\(kind) \(captured)")
                     let message = inspector.flows[request.id]?.grpc?.messages.first?.body.data ?? Data()
                     XCTAssertEqual(try? EchoRequest(protobuf: Array(message)), EchoRequest(text: "hi"), "\(kind) \(captured)")
-                    send(.resume(FlowResume(id: request.id)))
+                    sendAsViewer(.resume(FlowResume(id: request.id)))
                     let response = try XCTUnwrap(hold(.response, of: "Get"), "\(kind) \(captured)")
                     XCTAssertEqual(response.response?.headers.first { $0.name == "x-served" }?.value, "1")
-                    send(.resume(FlowResume(id: response.id)))
+                    sendAsViewer(.resume(FlowResume(id: response.id)))
                 }
                 XCTAssertEqual(run.client[.unary], plain.client[.unary], "\(kind) \(captured): the app sees what it sees without capture")
                 XCTAssertEqual(run.server, plain.server, "\(kind) \(captured)")

@@ -32,20 +32,6 @@ final class InboundControlScenarioTests: AgentTestCase, @unchecked Sendable {
 
     // MARK: - The viewer
 
-    private func send(_ message: ViewerMessage) {
-        inspector.write(message.frame(), toConnection: inspector.latestConnection())
-    }
-
-    private func push(_ rules: [TrafficRule]) {
-        send(.rules(rules))
-        XCTAssertTrue(eventually { agent.rules.rules.count == rules.count }, "the agent took the rules")
-    }
-
-    private func intercept(_ filter: String?) {
-        send(.intercept(filter))
-        XCTAssertTrue(eventually { agent.breakpoints.isActive == (filter != nil) }, "the agent took the filter")
-    }
-
     private func hold(_ phase: HoldPhase, of marker: String) async -> FlowHold? {
         var found: FlowHold?
         _ = await waitUntil {
@@ -135,7 +121,7 @@ final class InboundControlScenarioTests: AgentTestCase, @unchecked Sendable {
             XCTAssertEqual(edited.body?.data, Data("order=7".utf8), "\(framework): the person sees the body")
             edited.headers.append(HTTPHeader(name: "X-Rule", value: "edited"))
             edited.body = CapturedBody(data: Data("order=8".utf8))
-            send(.resume(FlowResume(id: held.id, request: edited)))
+            sendAsViewer(.resume(FlowResume(id: held.id, request: edited)))
 
             let responseFound = await hold(.response, of: marker)
             let response = try XCTUnwrap(responseFound, "\(framework): the response is held")
@@ -144,7 +130,7 @@ final class InboundControlScenarioTests: AgentTestCase, @unchecked Sendable {
             answer.statusCode = 201
             answer.headers.append(HTTPHeader(name: "X-Edited", value: "response"))
             answer.body = CapturedBody(data: Data("edited".utf8))
-            send(.resume(FlowResume(id: response.id, response: answer)))
+            sendAsViewer(.resume(FlowResume(id: response.id, response: answer)))
 
             let seen = await running.value
             XCTAssertEqual(seen?.status, 201, "\(framework)")
@@ -168,7 +154,7 @@ final class InboundControlScenarioTests: AgentTestCase, @unchecked Sendable {
             let running = start(.POST, "/echo?\(marker)", on: service, body: "order=7")
             let heldFound = await hold(.request, of: marker)
             let held = try XCTUnwrap(heldFound, "\(framework)")
-            send(.kill(held.id))
+            sendAsViewer(.kill(held.id))
             let seen = await running.value
             XCTAssertEqual(seen?.status, 503, "\(framework)")
             XCTAssertEqual(seen?.body, [], "\(framework)")
@@ -188,7 +174,7 @@ final class InboundControlScenarioTests: AgentTestCase, @unchecked Sendable {
             let heldFound = await hold(.response, of: marker)
             let held = try XCTUnwrap(heldFound, "\(framework)")
             XCTAssertEqual(held.response?.body?.data, Data("hello".utf8), "\(framework): the held response has its body")
-            send(.kill(held.id))
+            sendAsViewer(.kill(held.id))
             let seen = await running.value
             XCTAssertEqual(seen?.status, 503, "\(framework)")
             let flow = await finished(marker)

@@ -132,3 +132,23 @@ class AgentTestCase: XCTestCase, @unchecked Sendable {
         }
     }
 }
+
+/// The viewer's side of the control tests: what netinspect sends an agent
+/// that allows control, written to the agent's newest connection.
+extension AgentTestCase {
+    func sendAsViewer(_ message: ViewerMessage) {
+        inspector.write(message.frame(), toConnection: inspector.latestConnection())
+    }
+
+    /// Pushes `rules` and waits until the agent has them.
+    func push(_ rules: [TrafficRule], file: StaticString = #filePath, line: UInt = #line) {
+        sendAsViewer(.rules(rules))
+        XCTAssertTrue(eventually { agent.rules.rules.count == rules.count }, "the agent took the rules", file: file, line: line)
+    }
+
+    /// Sets breakpoints on `filter` (nil: off) and waits until the agent has them.
+    func intercept(_ filter: String?, file: StaticString = #filePath, line: UInt = #line) {
+        sendAsViewer(.intercept(filter))
+        XCTAssertTrue(eventually { agent.breakpoints.isActive == (filter != nil) }, "the agent took the filter", file: file, line: line)
+    }
+}
