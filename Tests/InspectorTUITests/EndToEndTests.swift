@@ -410,16 +410,34 @@ final class TmuxSession {
     }
 
     /// Polls the screen until it contains `text` (and passes `condition`).
+    /// tmux can be read while netinspect is halfway through drawing a screen
+    /// (a title with no rows under it yet, seen under load), so the screen
+    /// returned is one that read the same twice in a row, or the last of a
+    /// few reads if it keeps changing (a live list).
     @discardableResult
     func waitFor(_ text: String, timeout: TimeInterval = 10, where condition: (String) -> Bool = { _ in true }) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         var screen = ""
         while Date() < deadline {
             screen = capture()
-            if screen.contains(text), condition(screen) { return screen }
+            if screen.contains(text), condition(screen) { return settled(screen) { $0.contains(text) && condition($0) } }
             usleep(50_000)
         }
         throw E2EError("'\(text)' did not appear within \(timeout)s. Screen:\n\(screen)")
+    }
+
+    /// The screen once it reads the same twice 50 ms apart (at most four
+    /// more reads), as long as it still `matches`; else the last that did.
+    private func settled(_ screen: String, matching matches: (String) -> Bool) -> String {
+        var last = screen
+        for _ in 0..<4 {
+            usleep(50_000)
+            let next = capture()
+            guard matches(next) else { return last }
+            if next == last { return next }
+            last = next
+        }
+        return last
     }
 
     /// How the process ended.

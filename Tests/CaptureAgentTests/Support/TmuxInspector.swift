@@ -60,14 +60,25 @@ final class TmuxInspector {
         (try? run(["capture-pane", "-p", "-t", session])) ?? ""
     }
 
-    /// Polls the screen until it contains `text`; generous by default, for a loaded machine.
+    /// Polls the screen until it contains `text`; generous by default, for a
+    /// loaded machine. The screen returned read the same twice in a row (tmux
+    /// can be read halfway through a redraw), or is the last of a few reads
+    /// if it keeps changing.
     @discardableResult
     func waitFor(_ text: String, timeout: TimeInterval = 15) throws -> String {
         let deadline = Date().addingTimeInterval(timeout)
         var screen = ""
         while Date() < deadline {
             screen = capture()
-            if screen.contains(text) { return screen }
+            if screen.contains(text) {
+                for _ in 0..<4 {
+                    usleep(50_000)
+                    let next = capture()
+                    if next == screen || !next.contains(text) { break }
+                    screen = next
+                }
+                return screen
+            }
             usleep(50_000)
         }
         throw TmuxError(text: "'\(text)' did not appear within \(timeout)s. Screen:\n\(screen)")
