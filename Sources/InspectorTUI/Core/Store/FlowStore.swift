@@ -130,9 +130,8 @@ public struct FlowStore: Sendable {
         records[sequence - baseSequence]
     }
 
-    /// A flow's sort key, read in place: `record(at:)` would copy the whole
-    /// record (every string and array retained, then released) at each step
-    /// of the view's binary search. The sequence number must be in ``sequenceRange``.
+    /// A flow's sort key, read in place (`record(at:)` copies the whole
+    /// record); the sequence number must be in ``sequenceRange``.
     func sortValue(at sequence: Int, key: SortKey) -> SortValue {
         SortValue(records[sequence - baseSequence], key: key)
     }
@@ -324,10 +323,8 @@ public struct FlowStore: Sendable {
         records[index].revision += 1
     }
 
-    /// The host part of a URL, lowercased, without user info or port; cheap
-    /// enough to run on every arriving flow: it reads the UTF-8 bytes in
-    /// place, as `String.range(of:)` would bridge through `NSString` (about
-    /// 20 k instructions a flow, most of what storing an OTLP span cost).
+    /// The host part of a URL, lowercased, without user info or port, read
+    /// from the UTF-8 bytes: `String.range(of:)` bridged through `NSString`.
     static func host(of url: String) -> String {
         var url = url
         return url.withUTF8 { bytes in
