@@ -26,13 +26,14 @@ public enum SpanFlow {
     /// retried export replaces the flow rather than adding one), and
     /// computable from a child's `parentSpanID` before the parent arrives.
     public static func flowID(trace: [UInt8], span: [UInt8]) -> FlowID {
-        var bytes = [UInt8](repeating: 0, count: 16)
-        for index in 0..<16 {
-            let traceByte = index < trace.count ? trace[index] : 0
-            let spanByte = span.isEmpty ? 0 : span[index % span.count]
-            bytes[index] = traceByte ^ spanByte
+        // Written in place: an id is made several times a span (its flow,
+        // its parent, the ancestry), and an array for it cost a heap block.
+        var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        withUnsafeMutableBytes(of: &uuid) { bytes in
+            for index in 0..<min(16, trace.count) { bytes[index] = trace[index] }
+            guard !span.isEmpty else { return }
+            for index in 0..<16 { bytes[index] ^= span[index % span.count] }
         }
-        let uuid = bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }
         return FlowID(UUID(uuid: uuid))
     }
 
@@ -92,7 +93,8 @@ public enum SpanFlow {
         let port = inbound
             ? attributes.first("server.port", "net.host.port")?.integer
             : attributes.first("server.port", "net.peer.port")?.integer
-        if let port, let name = host, !name.contains(":"), port != (scheme == "https" ? 443 : 80) {
+        // A byte search: `String.contains(_:)` goes through Foundation (5 k instructions).
+        if let port, let name = host, !name.utf8.contains(UInt8(ascii: ":")), port != (scheme == "https" ? 443 : 80) {
             host = "\(name):\(port)"
         }
         var target = attributes["http.target"]?.text ?? attributes["url.path"]?.text ?? "/"
@@ -103,11 +105,13 @@ public enum SpanFlow {
     }
 
     private static func headers(_ attributes: Attributes, prefix: String) -> [HTTPHeader] {
-        attributes.pairs.flatMap { pair -> [HTTPHeader] in
-            guard pair.key.hasPrefix(prefix) else { return [] }
-            let name = String(pair.key.dropFirst(prefix.count))
-            return pair.value.strings.map { HTTPHeader(name: name, value: $0) }
+        var headers: [HTTPHeader] = []
+        // Compared as bytes: `hasPrefix` compares Characters, for every attribute.
+        for pair in attributes.pairs where pair.key.utf8.count > prefix.utf8.count && pair.key.utf8.starts(with: prefix.utf8) {
+            let name = String(decoding: pair.key.utf8.dropFirst(prefix.utf8.count), as: UTF8.self)
+            for value in pair.value.strings { headers.append(HTTPHeader(name: name, value: value)) }
         }
+        return headers
     }
 
     private static func body(_ attributes: Attributes, content: String, sizes: String...) -> CapturedBody? {

@@ -75,24 +75,29 @@ public final class SpanIngest: Sendable {
 
     /// Posts the HTTP spans of `export` as flows and counts the rest.
     public func ingest(_ export: TraceExport, peer: String) -> Outcome {
-        state.withLockedValue { state in
+        // Converting spans is most of the work and reads no shared state:
+        // done before taking the lock, so connections convert side by side.
+        var logs = export.resourceSpans.map { group in
+            group.spans.map { span in SpanFlow.hasValidIDs(span) ? SpanFlow.log(for: span, parent: nil) : nil }
+        }
+        return state.withLockedValue { state in
             var outcome = Outcome()
             // All of the request's spans first: a batch holds children
             // before their parents, as children end first.
             var released: [SpanAncestry.WaitingFlow] = []
-            for group in export.resourceSpans {
-                for span in group.spans where SpanFlow.hasValidIDs(span) {
-                    released += state.ancestry.remember(span, isInboundFlow: span.kind == .server && SpanFlow.isHTTP(span))
+            for (group, groupIndex) in zip(export.resourceSpans, logs.indices) {
+                for (spanIndex, span) in group.spans.enumerated() where SpanFlow.hasValidIDs(span) {
+                    released += state.ancestry.remember(span, isInboundFlow: logs[groupIndex][spanIndex]?.isInbound ?? false)
                 }
             }
-            for group in export.resourceSpans {
+            for (group, groupIndex) in zip(export.resourceSpans, logs.indices) {
                 var connection: ConnectionID?
-                for span in group.spans {
+                for (spanIndex, span) in group.spans.enumerated() {
                     guard SpanFlow.hasValidIDs(span) else {
                         outcome.rejectedSpans += 1
                         continue
                     }
-                    guard var log = SpanFlow.log(for: span, parent: nil) else {
+                    guard var log = logs[groupIndex][spanIndex].take() else {
                         outcome.otherSpans += 1
                         continue
                     }

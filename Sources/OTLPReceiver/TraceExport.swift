@@ -116,7 +116,10 @@ public struct Attributes: Sendable, Equatable {
 
     /// The first value under `key`.
     public subscript(key: String) -> AttributeValue? {
-        pairs.first { $0.key == key }?.value
+        // Most keys differ in length, which a native string knows without
+        // reading it: only same-length keys are compared.
+        let length = key.utf8.count
+        return pairs.first { $0.key.utf8.count == length && $0.key == key }?.value
     }
 
     /// The first value under any of `keys`, tried in order (new convention first).

@@ -73,6 +73,10 @@ final class FlowStoreTests: XCTestCase {
         XCTAssertEqual(FlowStore.host(of: "https://user:pw@API.Example.com:8443/x?y"), "api.example.com")
         XCTAssertEqual(FlowStore.host(of: "http://[::1]:8080/"), "::1")
         XCTAssertEqual(FlowStore.host(of: "http://localhost"), "localhost")
+        XCTAssertEqual(FlowStore.host(of: "HTTP://Ünïcode.Example#frag"), "ünïcode.example")
+        XCTAssertEqual(FlowStore.host(of: "example.com:81/redirect?to=http://other/"), "example.com")
+        XCTAssertEqual(FlowStore.host(of: "https://a@b@c.example?q"), "c.example")
+        XCTAssertEqual(FlowStore.host(of: ""), "")
     }
 }
 

@@ -101,4 +101,24 @@ import Testing
             _ = try reader.readString()
         }
     }
+
+    /// ASCII takes a shorter path than other text; both must read the same
+    /// bytes, in the middle of a message as at its end.
+    @Test func stringsAreReadExactlyWhetherASCIIOrNot() throws {
+        var writer = ProtobufWriter()
+        let texts = ["http.request.method", "", "café ☕️ 𝄞", "x", String(repeating: "ü", count: 300)]
+        for (index, text) in texts.enumerated() { writer.writeString(text, field: index + 1) }
+        var reader = ProtobufReader(writer.bytes)
+        var read: [String] = []
+        while try reader.nextField() != nil { read.append(try reader.readString()) }
+        #expect(read == texts)
+        // A bad byte after ASCII, and an overlong encoding of "/", are refused.
+        for bad: [UInt8] in [[0x61, 0x62, 0xFF], [0xC0, 0xAF]] {
+            var badReader = ProtobufReader([0x0A, UInt8(bad.count)] + bad)
+            #expect(throws: ProtobufError.invalidUTF8(offset: 2)) {
+                _ = try badReader.nextField()
+                _ = try badReader.readString()
+            }
+        }
+    }
 }

@@ -64,7 +64,7 @@ public struct FlowView: Sendable {
                 previous = started
                 selected.append(record.sequence)
             }
-            if !inOrder { selected.sort { SortValue(store.record(at: $0), key: .time) < SortValue(store.record(at: $1), key: .time) } }
+            if !inOrder { selected.sort { store.sortValue(at: $0, key: .time) < store.sortValue(at: $1, key: .time) } }
         } else {
             // One pass builds the keys too, so each record is visited once.
             var values: [SortValue] = []
@@ -113,12 +113,12 @@ public struct FlowView: Sendable {
 
     /// Binary search for the first row that sorts after `sequence`'s flow.
     private func insertionIndex(for sequence: Int, store: FlowStore) -> Int {
-        let value = SortValue(store.record(at: sequence), key: sortKey)
+        let value = store.sortValue(at: sequence, key: sortKey)
         var low = 0
         var high = rows.count
         while low < high {
             let middle = (low + high) / 2
-            let other = SortValue(store.record(at: rows[middle]), key: sortKey)
+            let other = store.sortValue(at: rows[middle], key: sortKey)
             if isReversed ? value < other : other < value {
                 low = middle + 1
             } else {
@@ -136,7 +136,8 @@ struct SortValue: Comparable {
     var text: String
     var sequence: Int
 
-    init(_ record: FlowStore.Record, key: SortKey) {
+    @inline(__always)
+    init(_ record: borrowing FlowStore.Record, key: SortKey) {
         sequence = record.sequence
         text = ""
         switch key {
