@@ -21,6 +21,15 @@ final class DemoTests: XCTestCase {
         super.tearDown()
     }
 
+    /// README's "Try it" holds the next POST: every fifth tick sends one,
+    /// whatever the dice say about the rest.
+    func testEveryFifthTickSendsAnOrder() {
+        let traffic = DemoTraffic(port: 1, refusedPort: 2)
+        for number in [5, 10, 15] {
+            XCTAssertTrue(traffic.tick(number).contains { $0.httpMethod == "POST" && $0.url?.path == "/api/orders" }, "tick \(number)")
+        }
+    }
+
     /// One full cycle of the workload reaches a real listener through the
     /// agent, one flow of each kind, as the agent recorded it.
     func testOneCycleOfEveryKindArrivesThroughTheAgent() throws {

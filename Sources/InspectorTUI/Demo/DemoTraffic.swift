@@ -30,13 +30,17 @@ struct DemoTraffic: Sendable {
         ]
     }
 
-    /// What one tick after the first cycle sends: one to three requests,
-    /// mostly successful reads, now and then any of the others.
-    var tick: [URLRequest] {
+    /// What tick `number` after the first cycle sends: one to three
+    /// requests, mostly successful reads, now and then any of the others,
+    /// and an order every fifth tick, so a person trying README's POST
+    /// breakpoint never waits long (by chance alone, about one time in 25
+    /// no POST came within 30 s).
+    func tick(_ number: Int) -> [URLRequest] {
         let common = [get("/api/users?page=\(Int.random(in: 1 ... 5))"), get("/api/users/\(Int.random(in: 1 ... 100))"), get("/api/feed")]
-        return (0 ..< Int.random(in: 1 ... 3)).compactMap { _ in
+        let mix = (0 ..< Int.random(in: 1 ... 3)).compactMap { _ in
             Int.random(in: 0 ..< 3) == 0 ? cycle.randomElement() : common.randomElement()
         }
+        return number % 5 == 0 ? mix + [post("/api/orders", type: "application/json; charset=utf-8", body: orderJSON)] : mix
     }
 
     private var orderJSON: String {

@@ -71,6 +71,7 @@ final class DemoWorkload: Sendable {
         loop = Task.detached {
             await withDiscardingTaskGroup { group in
                 var batch = traffic.cycle
+                var ticks = 0
                 while !Task.isCancelled {
                     for (index, request) in batch.enumerated() {
                         group.addTask {
@@ -83,7 +84,8 @@ final class DemoWorkload: Sendable {
                         }
                     }
                     try? await Task.sleep(for: interval)
-                    batch = traffic.tick
+                    ticks += 1
+                    batch = traffic.tick(ticks)
                 }
                 group.cancelAll()
             }
