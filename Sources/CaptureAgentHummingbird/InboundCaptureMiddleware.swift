@@ -37,6 +37,7 @@ public struct InboundCaptureMiddleware<Context: RequestContext>: RouterMiddlewar
         sessionID = agent.nextSessionID()
     }
 
+    /// Records one request and the handler's answer; see the type's documentation.
     public func handle(
         _ input: Request,
         context: Context,

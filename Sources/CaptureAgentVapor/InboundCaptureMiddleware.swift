@@ -42,6 +42,7 @@ public struct InboundCaptureMiddleware: AsyncMiddleware {
         sessionID = agent.nextSessionID()
     }
 
+    /// Records one request and the rest of the chain's answer; see the type's documentation.
     public func respond(to request: Vapor.Request, chainingTo next: any AsyncResponder) async throws -> Vapor.Response {
         guard let flow = InboundRecording(
             agent: agent, method: request.method.rawValue, url: Self.url(of: request),
