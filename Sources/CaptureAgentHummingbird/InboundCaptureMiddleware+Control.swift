@@ -19,7 +19,7 @@ extension InboundCaptureMiddleware {
         var body: Data?
         if flow.mayHoldRequest, let length = Self.declaredLength(of: request.head), length <= flow.holdLimit {
             body = length == 0 ? Data() : try? await Data(request.body.collect(upTo: length).readableBytesView)
-            request.body = RequestBody(buffer: ByteBuffer(bytes: body ?? Data()))
+            if let body { request.body = RequestBody(buffer: ByteBuffer(bytes: body)) }
         }
         let action = await flow.decideRequest(body: body)
         if case .handle(let changed?) = action {

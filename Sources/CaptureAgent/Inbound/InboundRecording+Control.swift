@@ -27,20 +27,20 @@ package enum InboundAction: Sendable, Equatable {
 /// }
 /// ```
 extension InboundRecording {
-    /// The control state an inbound exchange starts with: nil (nothing to
-    /// decide) unless the app allows control and the viewer has rules or
-    /// breakpoints now. A service answers its own requests, so map-remote
-    /// rules do not apply to them (ControlPowers.swift).
-    static func control(of agent: CaptureAgent, method: String, url: String, headers: [HTTPHeader]) -> ExchangeControl? {
+    /// The control an inbound exchange starts with, the rules applied, and
+    /// a map-local rule's answer when one gives it: nil (nothing to decide)
+    /// unless the app allows control and the viewer has rules or breakpoints
+    /// now. A service answers its own requests, so map-remote rules do not
+    /// apply to them (ControlPowers.swift).
+    static func startControl(of agent: CaptureAgent, method: String, url: String,
+                             headers: [HTTPHeader]) -> (control: ExchangeControl, answer: ExchangeResponse?)? {
         var policy = agent.controlPolicy
-        guard policy.canChange, URL(string: url) != nil else { return nil }
+        guard policy.canChange, let url = URL(string: url) else { return nil }
         policy.rules = policy.rules.excluding(.mapRemote)
-        return ExchangeControl(policy: policy)
-    }
-
-    static func exchange(method: String, url: String, headers: [HTTPHeader], body: Data? = nil) -> ExchangeRequest {
-        ExchangeRequest(method: method, url: URL(string: url) ?? URL(string: "http://localhost/")!, headers: headers,
-                        body: body, bodyStreams: body == nil)
+        var control = ExchangeControl(policy: policy)
+        let request = ExchangeRequest(method: method, url: url, headers: headers, bodyStreams: true)
+        guard case .answer(let response) = control.start(request) else { return (control, nil) }
+        return (control, response)
     }
 
     /// Whether the viewer may change or hold this exchange: only then does

@@ -62,11 +62,8 @@ package final class InboundRecording: Sendable {
         let host = URLComponents(string: url)?.host ?? ""
         guard agent.isCapturing, configuration.shouldCapture(host: host, url: url) else { return nil }
         self.agent = agent
-        var control = Self.control(of: agent, method: method, url: url, headers: headers)
-        var localAnswer: ExchangeResponse?
-        if case .answer(let response)? = control?.start(Self.exchange(method: method, url: url, headers: headers)) {
-            localAnswer = response
-        }
+        let started = Self.startControl(of: agent, method: method, url: url, headers: headers)
+        let control = started?.control
         var recorder: FlowRecorder?
         if agent.isRecording || control != nil {
             var flow = FlowRecorder(method: method, url: url, headers: headers, sessionID: sessionID,
@@ -83,7 +80,7 @@ package final class InboundRecording: Sendable {
         }
         id = recorder?.id ?? FlowID()
         state = Locked(State(recorder: recorder, requestBody: BodyCapture(limit: configuration.bodyCaptureLimit),
-                             control: control, localAnswer: localAnswer))
+                             control: control, localAnswer: started?.answer))
         if let recorder { agent.emit(recorder.started()) }
     }
 
