@@ -123,13 +123,25 @@ final class InPlaceInternalsTests: XCTestCase {
 
     func testRequestHeaderBlocksAreParsedIntoFields() {
         let block = "POST /echo?x=1 HTTP/1.1\r\nHost: 127.0.0.1:8080\r\nUser-Agent: app (unknown version) curl/7.88.1\r\nAccept: */*\r\nX-Empty:\r\nContent-Length: 7\r\n\r\n"
-        XCTAssertEqual(FlowRecorder.fields(ofRequestHeaderBlock: block), [
+        XCTAssertEqual(HeaderBlock(block).fields, [
             HTTPHeader(name: "Host", value: "127.0.0.1:8080"),
             HTTPHeader(name: "User-Agent", value: "app (unknown version) curl/7.88.1"),
             HTTPHeader(name: "Accept", value: "*/*"),
             HTTPHeader(name: "X-Empty", value: ""),
             HTTPHeader(name: "Content-Length", value: "7"),
         ])
+    }
+
+    func testHeaderBlocksTrimFieldsSkipJunkAndReadTheStatus() {
+        let head = HeaderBlock("\r\nHTTP/1.1 301 Moved Permanently\nLOCATION:\t /b \r\nno colon here\r\n: no name\r\nX-Twice: 1\r\nx-twice: 2\r\n\r\n")
+        XCTAssertEqual(head.status, 301)
+        XCTAssertEqual(head.value(of: "location"), "/b")
+        XCTAssertEqual(head.value(of: "X-TWICE"), "1", "the first of a repeated field")
+        XCTAssertNil(head.value(of: "no colon here"))
+        XCTAssertEqual(head.fields.map(\.name), ["LOCATION", "X-Twice", "x-twice"])
+        XCTAssertNil(HeaderBlock("GET / HTTP/1.1\r\n").status, "a request line has no status")
+        XCTAssertNil(HeaderBlock("HTTP/1.1 abc\r\n").status)
+        XCTAssertEqual(HeaderBlock("").fields, [])
     }
 
     func testRedirectHopsComeFromEachExchange() {

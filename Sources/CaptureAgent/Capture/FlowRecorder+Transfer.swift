@@ -14,21 +14,10 @@ extension FlowRecorder {
     var clientHeaders: [HTTPHeader]? {
         guard let sentHeaderBlock else { return nil }
         let own = request.headers
-        let added = Self.fields(ofRequestHeaderBlock: sentHeaderBlock).filter { field in
+        let added = HeaderBlock(sentHeaderBlock).fields.filter { field in
             !own.contains { HTTPHeader.namesMatch($0.name, field.name) }
         }
         return configuration.redacting(added)
-    }
-
-    /// The header fields of an HTTP/1 request header block (request line
-    /// first, then `Name: value` lines, then an empty line).
-    static func fields(ofRequestHeaderBlock block: String) -> [HTTPHeader] {
-        block.utf8.split(whereSeparator: { $0 == 0x0A || $0 == 0x0D }).dropFirst().compactMap { line in
-            guard let colon = line.firstIndex(of: 0x3A) else { return nil }
-            let name = trimmed(line[..<colon])
-            guard !name.isEmpty else { return nil }
-            return HTTPHeader(name: String(decoding: name, as: UTF8.self), value: String(decoding: trimmed(line[line.index(after: colon)...]), as: UTF8.self))
-        }
     }
 
     /// `bytes` without leading and trailing spaces and tabs. (Foundation's

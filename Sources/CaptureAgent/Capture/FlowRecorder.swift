@@ -26,7 +26,7 @@ package struct FlowRecorder {
     private var responseBody: BodyCapture
     private var capturedResponseBody: CapturedBody?
     private(set) var sentHeaderBlock: String?
-    private(set) var transferTimes: [Libcurl.TimeInfo: Double] = [:]
+    private(set) var transferTimes = Libcurl.Times()
     /// Which client captured the flow, and how; sent with `flowStarted`.
     package var source: CaptureSource?
     /// Set by inbound adapters: the app received this request.
@@ -339,7 +339,7 @@ package struct FlowRecorder {
     /// which ended at `end` (seconds from the flow's start): they place the
     /// request's end and the response's first byte when the agent did not
     /// see them itself (`observedHead`).
-    mutating func setTransfer(times: [Libcurl.TimeInfo: Double], endingAt end: Double, observedHead: Bool) {
+    mutating func setTransfer(times: Libcurl.Times, endingAt end: Double, observedHead: Bool) {
         guard let total = times[.total], total > 0 else { return }
         transferTimes = times
         let origin = max(0, end - total)

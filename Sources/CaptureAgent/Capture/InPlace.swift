@@ -209,7 +209,7 @@ final class InPlaceFlow: @unchecked Sendable {
         let file: FileHandle? = error == nil && task is URLSessionDownloadTask
             ? native.flatMap(NativeProtocolFields.shared.temporaryFileURL(of:)).flatMap { try? FileHandle(forReadingFrom: $0) }
             : nil
-        let times = easyHandle.map(Libcurl.times(of:)) ?? [:]
+        let times = easyHandle.map(Libcurl.times(of:)) ?? Libcurl.Times()
         let seen = watchingHeaders ? easyHandle.flatMap(Libcurl.stopWatching) : nil
         let limit = agent.configuration.bodyCaptureLimit
         agent.finishing.enter()
@@ -260,8 +260,8 @@ final class InPlaceFlow: @unchecked Sendable {
         var hops: [(status: Int, from: URL, to: URL)] = []
         var current = originalURL
         for exchange in exchanges.dropLast() {
-            let head = ResponseHead(exchange.headerIn)
-            guard let status = head.status, (300 ... 399).contains(status), let location = head.field("Location"),
+            let head = HeaderBlock(exchange.headerIn)
+            guard let status = head.status, (300 ... 399).contains(status), let location = head.value(of: "Location"),
                   let target = URL(string: location, relativeTo: current)?.absoluteURL
             else { break }
             hops.append((status, current, target))
@@ -269,32 +269,6 @@ final class InPlaceFlow: @unchecked Sendable {
         }
         if current.absoluteString != finalURL.absoluteString { hops.append((0, current, finalURL)) }
         return hops
-    }
-}
-
-/// A response header block as libcurl read it.
-struct ResponseHead {
-    let lines: [Substring]
-
-    init(_ text: String) {
-        lines = text.split(whereSeparator: \.isNewline)
-    }
-
-    var status: Int? {
-        guard let first = lines.first, first.hasPrefix("HTTP/") else { return nil }
-        let parts = first.split(separator: " ", maxSplits: 2)
-        return parts.count > 1 ? Int(parts[1]) : nil
-    }
-
-    func field(_ name: String) -> String? {
-        for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":") else { continue }
-            let fieldName = FlowRecorder.trimmed(line[..<colon].utf8)
-            if String(decoding: fieldName, as: UTF8.self).lowercased() == name.lowercased() {
-                return String(decoding: FlowRecorder.trimmed(line[line.index(after: colon)...].utf8), as: UTF8.self)
-            }
-        }
-        return nil
     }
 }
 
