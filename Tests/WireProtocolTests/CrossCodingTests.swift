@@ -20,6 +20,17 @@ final class CrossCodingTests: XCTestCase {
         }
     }
 
+    func testBase64IsFoundationsForEveryTailLengthAndEveryByte() {
+        var rng = SplitMix64(seed: 44)
+        let inputs = (0..<8).map { Data(repeating: 0xFF, count: $0) } + [Data(0...255)]
+            + (0..<50).map { _ in Data((0..<Int(rng.next() % 300)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }) }
+        for data in inputs {
+            var writer = JSONWriter()
+            writer.base64(data)
+            XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), "\"" + data.base64EncodedString() + "\"", "\(data.count) bytes")
+        }
+    }
+
     func testEveryControlCharacterAndQuoteSurvives() throws {
         let nasty = String((0..<0x80).map { Character(Unicode.Scalar(UInt8($0))) }) + "\u{2028}\u{FEFF}😀"
         var log = Fixtures.log

@@ -21,7 +21,7 @@ extension CapturedBody: JSONWritable, JSONReadable {
             if $0.sections != nil {
                 $0.field("section", $0.section(data))
             } else {
-                $0.field("base64", data.base64EncodedString())
+                $0.field("base64", base64: data)
             }
             $0.field("size", size); $0.field("truncated", isTruncated)
             if isDecoded { $0.field("decoded", true) }
@@ -156,7 +156,7 @@ extension TrafficRule: JSONWritable, JSONReadable {
 
 extension TrafficRule.LocalFile: JSONWritable, JSONReadable {
     func write(to writer: inout JSONWriter) {
-        writer.object { $0.field("path", path); $0.field("contentType", contentType); $0.field("base64", data.base64EncodedString()) }
+        writer.object { $0.field("path", path); $0.field("contentType", contentType); $0.field("base64", base64: data) }
     }
     init(json: JSONReader) throws(JSONFieldError) {
         let encoded = try json.required("base64")
