@@ -31,6 +31,25 @@ final class CrossCodingTests: XCTestCase {
         }
     }
 
+    /// Numbers written without `description` must be exactly its text.
+    func testNumbersAreWrittenAsDescriptionWritesThem() {
+        var rng = SplitMix64(seed: 45)
+        var values: [Double] = [0.1, 0.25, -0.5, 1e-4, 0.0001234, 0.001, 1.5, 999_999.999999999, 1e6 + 0.5,
+                                1_796_000_000.123456, 3_999_999_999.999999, 4e9 + 0.5, 1e-5, 0.1 + 0.2, 123.456, -42.000001]
+        for _ in 0..<20_000 {
+            let nanoseconds = Double(rng.next() % 100_000_000_000)
+            values.append(nanoseconds / 1_000_000_000)                       // an offset, as the agent's clock makes them
+            let microseconds = Double(1_700_000_000_000_000 + rng.next() % 300_000_000_000_000)
+            values.append(microseconds / 1_000_000)                          // a start on the wall clock
+            values.append(Double(bitPattern: rng.next() >> 2 | 0x3F00_0000_0000_0000))  // anything between about 1e-5 and 1e19
+        }
+        for value in values {
+            var writer = JSONWriter()
+            writer.number(value)
+            XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : value.description)
+        }
+    }
+
     func testEveryControlCharacterAndQuoteSurvives() throws {
         let nasty = String((0..<0x80).map { Character(Unicode.Scalar(UInt8($0))) }) + "\u{2028}\u{FEFF}😀"
         var log = Fixtures.log
