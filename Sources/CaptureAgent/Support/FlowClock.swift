@@ -10,8 +10,12 @@ package struct FlowClock: Sendable {
     /// Monotonic now, in nanoseconds from an arbitrary origin.
     var monotonicNanoseconds: @Sendable () -> UInt64
 
+    /// The system's clocks; wall-clock time to the microsecond, which is
+    /// finer than anything shows it, and lets the wire write and read it
+    /// as an exact decimal (``JSONWriter``'s fixed-point numbers) rather
+    /// than the 17 digits an arbitrary `Date` needs.
     static let system = FlowClock(
-        wallNow: { Date() },
+        wallNow: { Date(timeIntervalSince1970: (Date().timeIntervalSince1970 * 1_000_000).rounded() / 1_000_000) },
         monotonicNanoseconds: { DispatchTime.now().uptimeNanoseconds }
     )
 
