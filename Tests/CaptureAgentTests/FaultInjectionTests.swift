@@ -322,7 +322,9 @@ final class FaultInjectionTests: XCTestCase, @unchecked Sendable {
         // A debug-built inspector does not keep up with 100 kB flows every
         // 2 ms either, so drops happen already; let the queue drain first.
         XCTAssertTrue(eventually { agent.statistics.queuedEvents == 0 })
-        XCTAssertGreaterThan(inspector.lineCount, 0)
+        // An empty queue means written to the socket, not yet printed: a
+        // debug-built inspector can still be decoding the last flows.
+        XCTAssertTrue(eventually { inspector.lineCount > 0 }, "the inspector printed nothing before it was stopped")
 
         XCTAssertTrue(inspector.stop(), "netinspect did not stop")
         var stalled: [Double] = []
