@@ -1,0 +1,150 @@
+import CaptureAgent
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import Logging
+import OTel
+import ServiceLifecycle
+import Testing
+import WireProtocol
+
+/// An app as docs/FLEET.md describes it: swift-otel bootstrapped with its
+/// OTLP/HTTP exporter (protobuf) pointed at the real netinspect's OTLP
+/// listener, and CaptureAgent with `spans = .enabled` connected to the same
+/// netinspect's agent socket. Every request then reaches netinspect twice,
+/// once as the agent's flow and once as the agent's span through swift-otel,
+/// and `--json` must show the two agreeing.
+@Suite struct SwiftOTelExportTests {
+    static let appName = "otel-e2e-shop"
+    /// The app's credentials: sent to the server, redacted in every log.
+    static let authorization = "Bearer e2e-token-9c1d"
+
+    @Test func everyFlowArrivesFromTheAgentAndAsItsSwiftOTelSpanAndTheyAgree() async throws {
+        let server = try LoopbackServer()
+        defer { server.shutdown() }
+        let requests = try Self.requests(server)
+
+        // The app's view without capture, to compare with its view under
+        // capture. (This session exists before the agent starts, so the
+        // agent says once that URLSession.shared is not captured; the test
+        // does not use it.)
+        let plain = URLSession(configuration: .ephemeral)
+        var uncaptured: [AppView] = []
+        for request in requests { uncaptured.append(await AppView(request, session: plain)) }
+
+        let socket = FileManager.default.temporaryDirectory.appendingPathComponent("netinspect-otel-e2e-\(getpid()).sock").path
+        let inspector = try Netinspect(["--listen", "unix:\(socket)", "--listen", "otlp:127.0.0.1:0"])
+        let port = try await inspector.otlpPort()
+
+        let observability = try OTel.bootstrap(configuration: Self.otel(port: port), environment: [:])
+        let services = ServiceGroup(services: [observability], logger: Logger(label: "otel-e2e") { _ in SwiftLogNoOpLogHandler() })
+        let running = Task { try await services.run() }
+
+        let agent = try CaptureAgent.start(.init(destination: .unix(path: socket)) {
+            $0.appName = Self.appName
+            $0.spans = .enabled
+        })
+        let sessionConfiguration = URLSessionConfiguration.ephemeral
+        agent.capture(sessionConfiguration)
+        let session = URLSession(configuration: sessionConfiguration)
+        var captured: [AppView] = []
+        for request in requests { captured.append(await AppView(request, session: session)) }
+        #expect(captured == uncaptured, "capture changed what the app saw")
+        #expect(captured.first?.headers["set-cookie"]?.contains(LoopbackServer.cookieSecret) == true, "the app gets its cookie")
+        #expect(captured.map(\.status) == [200, 201, 404, 500, nil])
+
+        // Everything out: the agent's queue, then swift-otel's batch (its
+        // graceful shutdown exports what is left).
+        agent.stop()
+        await services.triggerGracefulShutdown()
+        try await running.value
+
+        let opentelemetry = CaptureSource.Client(rawValue: "OpenTelemetry")
+        let (fromAgent, fromSpans) = try await inspector.waitFor("\(requests.count) flows from each side") {
+            let flows = try inspector.flows()
+            let fromAgent = flows.filter { $0.source?.client == .urlSession }
+            let fromSpans = flows.filter { $0.source?.client == opentelemetry }
+            return fromAgent.count >= requests.count && fromSpans.count >= requests.count ? (fromAgent, fromSpans) : nil
+        }
+        // Exactly one of each: swift-otel's own exports (AsyncHTTPClient,
+        // which a traitless agent does not capture) add none.
+        #expect(fromAgent.count == requests.count)
+        #expect(fromSpans.count == requests.count)
+        #expect(try inspector.flows().count == 2 * requests.count)
+
+        for request in requests {
+            let url = try #require(request.url?.absoluteString)
+            let agentFlow = try #require(fromAgent.first { $0.request.url == url }, "no agent flow for \(url)")
+            let spanFlow = try #require(fromSpans.first { $0.request.url == url }, "no span flow for \(url)")
+            FlowAgreement.check(span: spanFlow, agent: agentFlow)
+            if request.value(forHTTPHeaderField: "Authorization") != nil {
+                #expect(FlowAgreement.grouped(spanFlow.request.headers)["authorization"] == ["<redacted>"])
+            }
+        }
+
+        // Redacted values stayed redacted on both paths, and no body travelled as a span attribute.
+        let printed = inspector.standardOutput
+        #expect(!printed.contains("e2e-token-9c1d"))
+        #expect(!printed.contains(LoopbackServer.cookieSecret))
+        #expect(fromSpans.allSatisfy { ($0.request.body?.data.isEmpty ?? true) && ($0.response?.body?.data.isEmpty ?? true) })
+
+        // The spans' service is an app of its own, named by `service.name`.
+        let connected = inspector.errorOutput.split(separator: "\n").filter { $0.contains("\(Self.appName) (pid ") && $0.contains(") connected") }
+        #expect(connected.count == 2, "expected the agent and the OTLP service to connect: \(inspector.errorOutput)")
+        #expect(connected.contains { $0.contains("(pid \(getpid()) ") })
+    }
+
+    /// A GET with credentials, a POST with a body, a 404, a 500, and a
+    /// connection refused.
+    private static func requests(_ server: LoopbackServer) throws -> [URLRequest] {
+        var get = URLRequest(url: try #require(URL(string: server.url("/items?sku=9"))))
+        get.setValue("application/json", forHTTPHeaderField: "Accept")
+        get.setValue(authorization, forHTTPHeaderField: "Authorization")
+        var post = URLRequest(url: try #require(URL(string: server.url("/orders"))))
+        post.httpMethod = "POST"
+        post.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        post.httpBody = Data(#"{"sku":9,"quantity":3}"#.utf8)
+        let closed = try LoopbackServer()
+        let refused = closed.url("/refused")
+        closed.shutdown()
+        return try [get, post, URLRequest(url: #require(URL(string: server.url("/missing")))),
+                    URLRequest(url: #require(URL(string: server.url("/boom")))), URLRequest(url: #require(URL(string: refused)))]
+    }
+
+    /// swift-otel's defaults but for the endpoint (netinspect's, as given:
+    /// no `/v1/traces` appended to an explicit one), protobuf named, a short
+    /// batch delay, and traces only.
+    private static func otel(port: Int) -> OTel.Configuration {
+        var configuration = OTel.Configuration.default
+        configuration.serviceName = appName
+        configuration.diagnosticLogLevel = .warning
+        configuration.logs.enabled = false
+        configuration.metrics.enabled = false
+        configuration.traces.exporter = .otlp
+        configuration.traces.otlpExporter.endpoint = "http://127.0.0.1:\(port)/v1/traces"
+        configuration.traces.otlpExporter.protocol = .httpProtobuf
+        configuration.traces.batchSpanProcessor.scheduleDelay = .milliseconds(100)
+        return configuration
+    }
+}
+
+/// What the app got back: status, headers and body, or the error's code.
+struct AppView: Equatable {
+    var status: Int?
+    var headers: [String: String] = [:]
+    var body = Data()
+    var errorCode: Int?
+
+    init(_ request: URLRequest, session: URLSession) async {
+        do {
+            let (data, response) = try await session.data(for: request)
+            let http = response as? HTTPURLResponse
+            status = http?.statusCode
+            for case let (name as String, value as String) in http?.allHeaderFields ?? [:] { headers[name.lowercased()] = value }
+            body = data
+        } catch {
+            errorCode = (error as NSError).code
+        }
+    }
+}
