@@ -18,7 +18,7 @@ import WireProtocol
 @Suite struct SwiftOTelExportTests {
     static let appName = "otel-e2e-shop"
     /// The app's credentials: sent to the server, redacted in every log.
-    static let authorization = "Bearer e2e-token-9c1d"
+    static let token = "e2e-token-9c1d"
 
     @Test func everyFlowArrivesFromTheAgentAndAsItsSwiftOTelSpanAndTheyAgree() async throws {
         let server = try LoopbackServer()
@@ -85,14 +85,16 @@ import WireProtocol
 
         // Redacted values stayed redacted on both paths, and no body travelled as a span attribute.
         let printed = inspector.standardOutput
-        #expect(!printed.contains("e2e-token-9c1d"))
+        #expect(!printed.contains(Self.token))
         #expect(!printed.contains(LoopbackServer.cookieSecret))
         #expect(fromSpans.allSatisfy { ($0.request.body?.data.isEmpty ?? true) && ($0.response?.body?.data.isEmpty ?? true) })
 
-        // The spans' service is an app of its own, named by `service.name`.
+        // Two apps of that name: the agent on the Unix socket, and the
+        // spans' service (named by `service.name`) over OTLP's TCP.
         let connected = inspector.errorOutput.split(separator: "\n").filter { $0.contains("\(Self.appName) (pid ") && $0.contains(") connected") }
         #expect(connected.count == 2, "expected the agent and the OTLP service to connect: \(inspector.errorOutput)")
-        #expect(connected.contains { $0.contains("(pid \(getpid()) ") })
+        #expect(connected.contains { $0.contains("(pid \(getpid()) ") && $0.contains("connected from unix:") })
+        #expect(connected.contains { $0.contains("connected from 127.0.0.1:") })
     }
 
     /// A GET with credentials, a POST with a body, a 404, a 500, and a
@@ -100,7 +102,7 @@ import WireProtocol
     private static func requests(_ server: LoopbackServer) throws -> [URLRequest] {
         var get = URLRequest(url: try #require(URL(string: server.url("/items?sku=9"))))
         get.setValue("application/json", forHTTPHeaderField: "Accept")
-        get.setValue(authorization, forHTTPHeaderField: "Authorization")
+        get.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
         var post = URLRequest(url: try #require(URL(string: server.url("/orders"))))
         post.httpMethod = "POST"
         post.setValue("application/json", forHTTPHeaderField: "Content-Type")
