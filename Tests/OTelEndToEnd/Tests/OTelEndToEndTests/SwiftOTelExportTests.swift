@@ -14,7 +14,8 @@ import WireProtocol
 /// listener, and CaptureAgent with `spans = .enabled` connected to the same
 /// netinspect's agent socket. Every request then reaches netinspect twice,
 /// once as the agent's flow and once as the agent's span through swift-otel,
-/// and `--json` must show the two agreeing.
+/// and `--json` must show the two agreeing. A POST through a second agent,
+/// with bodies opted in, shows bodies travel as span attributes only then.
 @Suite struct SwiftOTelExportTests {
     static let appName = "otel-e2e-shop"
     /// The app's credentials: sent to the server, redacted in every log.
@@ -41,39 +42,35 @@ import WireProtocol
         let services = ServiceGroup(services: [observability], logger: Logger(label: "otel-e2e") { _ in SwiftLogNoOpLogHandler() })
         let running = Task { try await services.run() }
 
-        let agent = try CaptureAgent.start(.init(destination: .unix(path: socket)) {
-            $0.appName = Self.appName
-            $0.spans = .enabled
-        })
-        let sessionConfiguration = URLSessionConfiguration.ephemeral
-        agent.capture(sessionConfiguration)
-        let session = URLSession(configuration: sessionConfiguration)
-        var captured: [AppView] = []
-        for request in requests { captured.append(await AppView(request, session: session)) }
+        let captured = await Self.capture(requests, socket: socket, spans: .enabled)
         #expect(captured == uncaptured, "capture changed what the app saw")
         #expect(captured.first?.headers["set-cookie"]?.contains(LoopbackServer.cookieSecret) == true, "the app gets its cookie")
         #expect(captured.map(\.status) == [200, 201, 404, 500, nil])
+        // The same app with bodies opted in, through a second agent: one POST.
+        let withBodies = try Self.post(server.url("/orders?bodies=1"))
+        _ = await Self.capture([withBodies], socket: socket, spans: .includingBodies)
 
-        // Everything out: the agent's queue, then swift-otel's batch (its
-        // graceful shutdown exports what is left).
-        agent.stop()
+        // Everything out: the agents' queues went at their stop; swift-otel's
+        // graceful shutdown exports what its batch still holds.
         await services.triggerGracefulShutdown()
         try await running.value
 
+        let all = requests + [withBodies]
         let opentelemetry = CaptureSource.Client(rawValue: "OpenTelemetry")
-        let (fromAgent, fromSpans) = try await inspector.waitFor("\(requests.count) flows from each side") {
+        let (fromAgent, fromSpans) = try await inspector.waitFor("\(all.count) flows from each side") {
             let flows = try inspector.flows()
             let fromAgent = flows.filter { $0.source?.client == .urlSession }
             let fromSpans = flows.filter { $0.source?.client == opentelemetry }
-            return fromAgent.count >= requests.count && fromSpans.count >= requests.count ? (fromAgent, fromSpans) : nil
+            return fromAgent.count >= all.count && fromSpans.count >= all.count ? (fromAgent, fromSpans) : nil
         }
         // Exactly one of each: swift-otel's own exports (AsyncHTTPClient,
         // which a traitless agent does not capture) add none.
-        #expect(fromAgent.count == requests.count)
-        #expect(fromSpans.count == requests.count)
-        #expect(try inspector.flows().count == 2 * requests.count)
+        #expect(fromAgent.count == all.count)
+        #expect(fromSpans.count == all.count)
+        #expect(try inspector.flows().count == 2 * all.count)
 
-        for request in requests {
+        var pairs: [String: (agent: NetworkLog, span: NetworkLog)] = [:]
+        for request in all {
             let url = try #require(request.url?.absoluteString)
             let agentFlow = try #require(fromAgent.first { $0.request.url == url }, "no agent flow for \(url)")
             let spanFlow = try #require(fromSpans.first { $0.request.url == url }, "no span flow for \(url)")
@@ -81,20 +78,57 @@ import WireProtocol
             if request.value(forHTTPHeaderField: "Authorization") != nil {
                 #expect(FlowAgreement.grouped(spanFlow.request.headers)["authorization"] == ["<redacted>"])
             }
+            pairs[url] = (agentFlow, spanFlow)
         }
 
-        // Redacted values stayed redacted on both paths, and no body travelled as a span attribute.
+        // Redacted values stayed redacted on both paths.
         let printed = inspector.standardOutput
         #expect(!printed.contains(Self.token))
         #expect(!printed.contains(LoopbackServer.cookieSecret))
-        #expect(fromSpans.allSatisfy { ($0.request.body?.data.isEmpty ?? true) && ($0.response?.body?.data.isEmpty ?? true) })
+        // Bodies travel as span attributes only when the app opts in.
+        let optedIn = try #require(pairs[withBodies.url?.absoluteString ?? ""])
+        #expect(optedIn.span.request.body?.data == Data(#"{"sku":9,"quantity":3}"#.utf8))
+        #expect(optedIn.span.response?.body?.data == optedIn.agent.response?.body?.data)
+        #expect(optedIn.span.response?.body?.data.isEmpty == false)
+        #expect(pairs.values.filter { $0.span.request.url != optedIn.span.request.url }
+            .allSatisfy { ($0.span.request.body?.data.isEmpty ?? true) && ($0.span.response?.body?.data.isEmpty ?? true) })
 
-        // Two apps of that name: the agent on the Unix socket, and the
-        // spans' service (named by `service.name`) over OTLP's TCP.
+        // The agents came over the Unix socket, the spans' service (an app
+        // of the same name, from `service.name`) over OTLP's TCP.
         let connected = inspector.errorOutput.split(separator: "\n").filter { $0.contains("\(Self.appName) (pid ") && $0.contains(") connected") }
-        #expect(connected.count == 2, "expected the agent and the OTLP service to connect: \(inspector.errorOutput)")
-        #expect(connected.contains { $0.contains("(pid \(getpid()) ") && $0.contains("connected from unix:") })
-        #expect(connected.contains { $0.contains("connected from 127.0.0.1:") })
+        #expect(connected.filter { $0.contains("(pid \(getpid()) ") && $0.contains("connected from unix:") }.count == 2,
+                "\(inspector.errorOutput)")
+        #expect(connected.filter { $0.contains("connected from 127.0.0.1:") }.count == 1, "\(inspector.errorOutput)")
+    }
+
+    /// What the app sees of `requests` made through a session captured by an
+    /// agent started for them and stopped (its queue flushed) after them.
+    private static func capture(_ requests: [URLRequest], socket: String, spans: CaptureAgent.SpanEmission) async -> [AppView] {
+        let agent: CaptureAgent
+        do {
+            agent = try CaptureAgent.start(.init(destination: .unix(path: socket)) {
+                $0.appName = appName
+                $0.spans = spans
+            })
+        } catch {
+            Issue.record("the agent did not start: \(error)")
+            return []
+        }
+        defer { agent.stop() }
+        let configuration = URLSessionConfiguration.ephemeral
+        agent.capture(configuration)
+        let session = URLSession(configuration: configuration)
+        var views: [AppView] = []
+        for request in requests { views.append(await AppView(request, session: session)) }
+        return views
+    }
+
+    private static func post(_ url: String) throws -> URLRequest {
+        var post = URLRequest(url: try #require(URL(string: url)))
+        post.httpMethod = "POST"
+        post.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        post.httpBody = Data(#"{"sku":9,"quantity":3}"#.utf8)
+        return post
     }
 
     /// A GET with credentials, a POST with a body, a 404, a 500, and a
@@ -103,10 +137,7 @@ import WireProtocol
         var get = URLRequest(url: try #require(URL(string: server.url("/items?sku=9"))))
         get.setValue("application/json", forHTTPHeaderField: "Accept")
         get.setValue("Bearer \(token)", forHTTPHeaderField: "Authorization")
-        var post = URLRequest(url: try #require(URL(string: server.url("/orders"))))
-        post.httpMethod = "POST"
-        post.setValue("application/json", forHTTPHeaderField: "Content-Type")
-        post.httpBody = Data(#"{"sku":9,"quantity":3}"#.utf8)
+        let post = try post(server.url("/orders"))
         let closed = try LoopbackServer()
         let refused = closed.url("/refused")
         closed.shutdown()
