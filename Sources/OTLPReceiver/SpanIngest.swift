@@ -150,7 +150,18 @@ public final class SpanIngest: Sendable {
             agentVersion: sdk.joined(separator: " "),
             appName: resource["service.name"]?.text ?? "unknown_service",
             processID: resource["process.pid"]?.integer ?? 0,
-            hostName: resource.first("host.name", "service.instance.id")?.text ?? peer
+            hostName: resource.first("host.name", "service.instance.id")?.text ?? host(of: peer)
         )
+    }
+
+    /// The host of a peer address (`10.0.0.5:40001`, `[::1]:5000`): an
+    /// exporter opens a new connection, from a new port, after an idle close
+    /// or a restart, and must stay the same service.
+    static func host(of peer: String) -> String {
+        if peer.hasPrefix("["), let close = peer.firstIndex(of: "]") {
+            return String(peer[peer.index(after: peer.startIndex) ..< close])
+        }
+        guard let colon = peer.lastIndex(of: ":"), peer.firstIndex(of: ":") == colon else { return peer }
+        return String(peer[..<colon])
     }
 }

@@ -69,6 +69,21 @@ import WireProtocol
         #expect(session.store.allRecords.map(\.agent) == [0, 1, 0])
     }
 
+    /// Without `host.name` a service is named by its exporter's host, not
+    /// the port its connection came from: a reconnecting exporter (an idle
+    /// close, a restart) stays one service.
+    @Test func aServiceWithoutHostNameStaysOneAcrossExporterConnections() {
+        let inbox = Inbox()
+        let ingest = SpanIngest(inbox: inbox)
+        _ = ingest.ingest(Spans.export([Spans.span(id: 1, kind: .server)], service: "a"), peer: "10.0.0.5:40001")
+        _ = ingest.ingest(Spans.export([Spans.span(id: 2, kind: .server)], service: "a"), peer: "10.0.0.5:40002")
+        _ = ingest.ingest(Spans.export([Spans.span(id: 3, kind: .server)], service: "a"), peer: "[::1]:5000")
+        var session = Session()
+        _ = session.apply(inbox.drain(), at: .now)
+        #expect(session.agents.map(\.hello.hostName) == ["10.0.0.5", "::1"])
+        #expect(session.store.allRecords.map(\.agent) == [0, 0, 1])
+    }
+
     @Test func oldConventionServerSpanBuildsItsURLFromParts() throws {
         var span = Spans.span(id: 1, kind: .server, http: false)
         span.attributes = Attributes([
