@@ -118,6 +118,38 @@ final class StreamingTests: XCTestCase, @unchecked Sendable {
         XCTAssertTrue(eventually { inspector.messagesByConnection.count == 2 && inspector.messagesByConnection[1].filter(\.isFlowEvent).count == 2 })
     }
 
+    /// An inspector that read every frame, acknowledged some, and went away
+    /// before the agent read its receipt: an agent without control reads
+    /// receipts every 32 events and when idle, and a slow inspector fills
+    /// the socket before that. The receipt still waiting in the agent's
+    /// buffer must decide what is counted; taking EPIPE on a Unix socket as
+    /// "the inspector read everything" lost the rest uncounted (found with a
+    /// slow `netinspect` in the kill-and-restart soak).
+    func testAReceiptWaitingUnreadDecidesWhatADeadInspectorCostOverUnix() throws {
+        let inspector = try TestInspector(path: temporarySocketPath("unread-receipt"))
+        defer { inspector.kill() }
+        let agent = try CaptureAgent.start(.init(destination: .unix(path: inspector.path)))
+        defer { agent.stop() }
+        XCTAssertTrue(eventually { inspector.allMessages.count >= 2 }, "hello and status")
+        let timing = Timing(startedAt: Date())
+        func flow(_ index: Int) -> NetworkLog { NetworkLog(request: Request(method: "GET", url: "http://h/receipt/\(index)"), timing: timing) }
+        for index in 0 ..< 5 {
+            let log = flow(index)
+            agent.emit(.flowStarted(log))
+            agent.emit(.flowFinished(FlowFinished(id: log.id, state: .completed, timing: timing)))
+        }
+        XCTAssertTrue(eventually { inspector.allMessages.filter(\.isFlowEvent).count == 10 })
+        // It showed two flows, said so, and went, having read everything.
+        inspector.write(Receipt(events: 4).frame(), toConnection: 0)
+        inspector.kill()
+        let last = flow(5)
+        agent.emit(.flowStarted(last))
+        XCTAssertTrue(eventually { !agent.isConnected })
+        agent.emit(.flowFinished(FlowFinished(id: last.id, state: .completed, timing: timing)))
+        XCTAssertTrue(eventually { agent.statistics.droppedEvents == 6 + 2 }, "six unacknowledged, and the last flow: \(agent.statistics)")
+        XCTAssertEqual(agent.statistics.unreadEventsDropped, 6, "\(agent.statistics)")
+    }
+
     func testEventsGoOverTCPToo() async throws {
         let inspector = try TestInspector(path: "")
         defer { inspector.kill() }

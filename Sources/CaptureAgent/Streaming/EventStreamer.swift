@@ -327,6 +327,13 @@ final class EventStreamer: @unchecked Sendable {
                 // ECONNRESET tells that a receipt-less inspector had read
                 // every frame. Over TCP no errno tells that (a peer that read
                 // everything, then died, leaves EPIPE), so it always counts.
+                // Receipts it sent before it went may still wait in our
+                // receive buffer, unread because this thread was blocked in
+                // `send` (a slow inspector fills the socket before 32 events
+                // are written): read them first, or a receipt-less look
+                // would take EPIPE as "read everything" and lose what it
+                // had read but not yet shown, uncounted.
+                _ = readReceipts(from: socket)
                 let leftUnread = error == .system(call: "send", errno: ECONNRESET) || socket.peerLeftUnreadData()
                 let peerIsGone = !locked { isStopping } && (leftUnread || ledger.acknowledged != nil || !socket.seesUnread)
                 return disconnect(lostEvents: flowEvents + unencodable, peerIsGone: peerIsGone, socket: socket)
