@@ -277,7 +277,11 @@ enum CallDelegatePattern {
         let session = URLSession(configuration: configuration)
         defer { session.invalidateAndCancel() }
         let task = session.dataTask(with: URL(string: "http://127.0.0.1:9/netinspect-probe")!)
-        guard let workQueue = TaskInternals(of: task).workQueue else { return }
+        // Only the queue: `TaskInternals(of:)` would read the registry here,
+        // off that queue, while corelibs registers the task on it (a
+        // session without a delegate needs the behaviour): that crashed an
+        // agent's start about one run in ten when it was the process's first.
+        guard let workQueue = TaskInternals.Fields.shared.workQueue?.value(in: task, as: DispatchQueue.self) else { return }
         let bytes = workQueue.sync { TaskInternals.behaviourForProbe(of: task, in: session).map(Self.bytes(of:)) }
         if let bytes { pattern.withLock { $0 = bytes } }
     }
