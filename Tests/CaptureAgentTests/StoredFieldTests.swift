@@ -43,6 +43,19 @@ final class StoredFieldTests: XCTestCase {
         XCTAssertNil(try XCTUnwrap(StoredField("label", in: Base.self)).object(in: Base()), "an optional is not read as an object")
     }
 
+    /// A store lands in exactly the property, and only for its own type.
+    func testStoresAPlainValueOnlyIntoAFieldOfExactlyItsType() throws {
+        let object = Derived()
+        let number = try XCTUnwrap(StoredField("number", in: Base.self))
+        XCTAssertTrue(number.store(99, in: object))
+        XCTAssertEqual(object.number, 99)
+        XCTAssertFalse(number.store(Int32(5), in: object), "a store as another type must be refused")
+        XCTAssertFalse(try XCTUnwrap(StoredField("extra", in: Derived.self)).store(0, in: object))
+        XCTAssertEqual(object.number, 99)
+        XCTAssertEqual(object.extra, [1, 2, 3])
+        XCTAssertEqual(object.label, "base", "the neighbours are untouched")
+    }
+
     /// The corelibs fields the agent reads are all still there, with the
     /// types it expects (a rename in a toolchain fails here, by name).
     func testEveryCorelibsFieldTheAgentReadsExists() throws {
