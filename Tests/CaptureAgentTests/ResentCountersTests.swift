@@ -5,10 +5,10 @@ import FoundationNetworking
 import XCTest
 @testable import CaptureAgent
 
-/// The byte counters of tasks the agent re-sends (a session with a data
-/// delegate, a body from a stream), as the app reads them: inside its
-/// delegate's calls and at completion, compared without and with the agent
-/// (issue 24 item 4).
+/// The byte counters (and `currentRequest`) of tasks the agent re-sends (a
+/// session with a data delegate, a body from a stream), as the app reads
+/// them: inside its delegate's calls and at completion, compared without
+/// and with the agent (issue 24 item 4).
 ///
 /// `progress` is not in the transcripts: corelibs recomputes it from the
 /// counters in blocks queued on the task's work queue, and whether the last
@@ -85,19 +85,19 @@ final class ResentCountersTests: AgentTestCase, @unchecked Sendable {
 
 extension ResentCountersTests {
     /// What the agent relies on, pinned: the fields it writes are the ones
-    /// the public getters read, and setting `countOfBytesClientExpectsToReceive`
+    /// the public getters read (the four counters, `currentRequest`), and setting `countOfBytesClientExpectsToReceive`
     /// to its own value makes corelibs recompute `progress` from them (with
     /// corelibs' own formula: sent + received of the body length plus the
     /// client's expectation, -1 unless the app set one).
     func testProgressIsRecomputedFromTheCountersTheAgentWrites() throws {
-        XCTAssertTrue(TaskCounters.shared.isComplete, "a corelibs counter field is missing or not Int64")
+        XCTAssertTrue(ResentTaskFields.shared.isComplete, "a corelibs counter field is missing or not Int64")
         let session = URLSession(configuration: .ephemeral)
         defer { session.invalidateAndCancel() }
         let task = session.uploadTask(with: URLRequest(url: server.url("/echo?never-resumed")), from: Data(count: 100))
         XCTAssertEqual(Self.counters(task), "counters: received=0 expectedToReceive=0 sent=0 expectedToSend=0")
-        TaskCounters.shared.setExpectedToSend(100, on: task)
-        TaskCounters.shared.setExpectedToReceive(50, on: task)
-        TaskCounters.shared.setSent(30, on: task)
+        ResentTaskFields.shared.setExpectedToSend(100, on: task)
+        ResentTaskFields.shared.setExpectedToReceive(50, on: task)
+        ResentTaskFields.shared.setSent(30, on: task)
         XCTAssertEqual(Self.counters(task), "counters: received=0 expectedToReceive=50 sent=30 expectedToSend=100")
         XCTAssertEqual(Self.progress(task), "progress: 0/-1", "a stored field has no observer")
         let unchanged = task.countOfBytesClientExpectsToReceive
@@ -105,6 +105,9 @@ extension ResentCountersTests {
         XCTAssertTrue(eventually(timeout: 5) { task.progress.completedUnitCount == 30 }, Self.progress(task))
         XCTAssertEqual(Self.progress(task), "progress: 30/99")
         XCTAssertEqual(task.countOfBytesClientExpectsToReceive, NSURLSessionTransferSizeUnknown)
+        ResentTaskFields.shared.setCurrentRequest(URLRequest(url: server.url("/text?followed")), on: task)
+        XCTAssertEqual(task.currentRequest?.url, server.url("/text?followed"))
+        XCTAssertEqual(task.originalRequest?.url, server.url("/echo?never-resumed"))
     }
 }
 
@@ -135,7 +138,8 @@ final class CounterRecorder: NSObject, URLSessionDataDelegate, @unchecked Sendab
         entries.withLock { $0[task.taskIdentifier] = entry }
         task.resume()
         let lines = await entry.done.wait()
-        return lines + [AgentTestCase.settledState(task), AgentTestCase.counters(task)]
+        return lines + [AgentTestCase.settledState(task), AgentTestCase.counters(task),
+                        "current: \(task.currentRequest?.url?.absoluteString ?? "nil")"]
     }
 
     private func note(_ task: URLSessionTask, _ change: (inout Entry) -> Void) {

@@ -14,6 +14,7 @@ extension ResendingFlow {
                 // Without a delegate corelibs follows with the session's cookies added.
                 let configured = self.original.map { Self.addingCookies(to: newRequest, from: $0.configuration) } ?? newRequest
                 self.recorder?.redirected(response, to: configured)
+                self.follows(configured)
                 return decide(configured)
             }
             // The app's own redirect policy, asked the way corelibs asks it:
@@ -21,7 +22,10 @@ extension ResendingFlow {
             original.delegateQueue.addOperation {
                 delegate.urlSession(original, task: task, willPerformHTTPRedirection: response, newRequest: newRequest) { decision in
                     self.queue.async {
-                        if let decision { self.recorder?.redirected(response, to: decision) }
+                        if let decision {
+                            self.recorder?.redirected(response, to: decision)
+                            self.follows(decision)
+                        }
                         decide(decision)
                     }
                 }

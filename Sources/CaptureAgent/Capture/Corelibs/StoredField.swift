@@ -1,8 +1,7 @@
 @_spi(Reflection) import Swift
 
 /// A stored property of a class, found once by name in the runtime's field
-/// metadata and then read (or, for a plain value, written) straight in an
-/// instance's memory.
+/// metadata and then read (or written) straight in an instance's memory.
 ///
 /// `Mirror` boxes every stored property it walks past, at about half a
 /// million instructions per `URLSessionTask`, and the agent reads a task's
@@ -69,16 +68,16 @@ struct StoredField: @unchecked Sendable {
         return load(Optional<UnsafeMutableRawPointer>.self, from: object)
     }
 
-    /// Stores `value` into the property in `object` when the property is of
-    /// exactly type `Value`, a plain value (no retain, no release: call it
-    /// only for trivial types such as `Int64`); returns whether it did.
-    /// Property observers do not run: this is the raw stored field.
+    /// Assigns `value` to the property in `object` when the property is of
+    /// exactly type `Value` (the old value released, the new one retained,
+    /// as an assignment does); returns whether it did. Property observers
+    /// do not run: this is the raw stored field.
     @discardableResult
-    func store<Value: BitwiseCopyable>(_ value: Value, in object: AnyObject) -> Bool {
+    func store<Value>(_ value: Value, in object: AnyObject) -> Bool {
         guard type == Value.self else { return false }
         withExtendedLifetime(object) {
-            UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque())
-                .storeBytes(of: value, toByteOffset: offset, as: Value.self)
+            (UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque()) + offset)
+                .assumingMemoryBound(to: Value.self).pointee = value
         }
         return true
     }

@@ -3,10 +3,11 @@ import Foundation
 import FoundationNetworking
 #endif
 
-/// The app's task's byte counters on the re-sending path: what corelibs
-/// sets on a task it runs itself, taken from the inner task (which corelibs
-/// does run) at the same moments, and written with ``TaskCounters``. All
-/// on `queue`, before the app is told what the counter goes with.
+/// The app's task's byte counters and `currentRequest` on the re-sending
+/// path: what corelibs sets on a task it runs itself, taken from the inner
+/// task (which corelibs does run) at the same moments, and written with
+/// ``ResentTaskFields``. All on `queue`, before the app is told what the
+/// value goes with.
 extension ResendingFlow {
     /// As the transfer starts: the length of a body whose length is known
     /// (data or file; a stream's is not), as `configureEasyHandle` sets it.
@@ -22,7 +23,7 @@ extension ResendingFlow {
         case .none, .stream, .askDelegate:
             return
         }
-        TaskCounters.shared.setExpectedToSend(length, on: task)
+        ResentTaskFields.shared.setExpectedToSend(length, on: task)
         refreshProgress(of: task)
     }
 
@@ -31,7 +32,7 @@ extension ResendingFlow {
     /// before telling anyone about it.
     func countResponseHead() {
         guard let task, let innerTask else { return }
-        TaskCounters.shared.setExpectedToReceive(innerTask.countOfBytesExpectedToReceive, on: task)
+        ResentTaskFields.shared.setExpectedToReceive(innerTask.countOfBytesExpectedToReceive, on: task)
         refreshProgress(of: task)
     }
 
@@ -39,8 +40,14 @@ extension ResendingFlow {
     /// task whose delegate it tells (``uploadDelegate``).
     func countSent(_ total: Int64) {
         guard let task, uploadDelegate != nil else { return }
-        TaskCounters.shared.setSent(total, on: task)
+        ResentTaskFields.shared.setSent(total, on: task)
         refreshProgress(of: task)
+    }
+
+    /// A redirect is followed with `request`: the app's task's `currentRequest`.
+    func follows(_ request: URLRequest) {
+        guard let task else { return }
+        ResentTaskFields.shared.setCurrentRequest(request, on: task)
     }
 
     /// corelibs recomputes `progress` from the counters in their setters'
