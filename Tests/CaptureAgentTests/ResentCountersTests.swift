@@ -67,6 +67,22 @@ final class ResentCountersTests: AgentTestCase, @unchecked Sendable {
         }
     }
 
+    /// `data(for:delegate:)` with a body stream: corelibs tells the call's
+    /// task delegate about the bytes sent, and counts them.
+    func testAnAsyncCallWithATaskDelegateUploadingFromAStream() async throws {
+        let body = Data(TestHTTPServer.pattern(count: 150_000))
+        try await assertSameBehaviour("async upload from a stream", expectedPath: .resent) { session in
+            let recorder = CounterRecorder(refusesRedirects: false)
+            var request = URLRequest(url: self.server.url("/echo?counters=async-stream"))
+            request.httpMethod = "POST"
+            request.httpBodyStream = InputStream(data: body)
+            let (data, _) = try await session.data(for: request, delegate: recorder)
+            // Delegate calls run on the delegate queue, possibly after the call returned.
+            _ = eventually(timeout: 5) { recorder.sentTotal.current == Int64(body.count) }
+            return ["body: \(data == body)", recorder.lastSendLine.current, recorder.lastSendCounters.current]
+        }
+    }
+
     func testCountersAfterARedirect() async throws {
         try await assertSameCounters("redirect, followed") { session, recorder in
             await recorder.run(session.dataTask(with: self.server.url("/redirect/302?to=/binary/100000%3Fcounters=redirected")))
@@ -165,24 +181,37 @@ final class CounterRecorder: NSObject, URLSessionDataDelegate, @unchecked Sendab
         note(dataTask) { $0.received += data.count }
     }
 
+    /// The last `totalBytesSent`, what the calls so far were told, and the
+    /// task's counter read in the last call.
+    let sentTotal = Locked<Int64>(0)
+    let lastSendLine = Locked("didSendBodyData: never called")
+    let lastSendCounters = Locked("counters: none read")
+
     func urlSession(_ session: URLSession, task: URLSessionTask, didSendBodyData bytesSent: Int64, totalBytesSent: Int64,
                     totalBytesExpectedToSend: Int64) {
+        var line = ""
         note(task) {
             $0.sends += 1
             $0.sentBytes += bytesSent
             $0.lastTotalSent = totalBytesSent
             $0.expectedToSend.insert(totalBytesExpectedToSend)
+            line = Self.sendLine($0)
         }
+        lastSendLine.withLock { $0 = line }
+        if totalBytesSent == totalBytesExpectedToSend || totalBytesExpectedToSend <= 0 {
+            lastSendCounters.withLock { $0 = "in the last didSendBodyData: sent=\(task.countOfBytesSent)" }
+        }
+        sentTotal.withLock { $0 = totalBytesSent }
+    }
+
+    private static func sendLine(_ entry: Entry) -> String {
+        "didSendBodyData: called=\(entry.sends > 0) bytes=\(entry.sentBytes) lastTotal=\(entry.lastTotalSent) "
+            + "expected=\(entry.expectedToSend.sorted())"
     }
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
         let ending = "didComplete: \((error as NSError?).map { "\($0.domain) \($0.code)" } ?? "nil")"
         let entry = entries.withLock { $0.removeValue(forKey: task.taskIdentifier) } ?? Entry()
-        entry.done.fulfill(entry.lines + [
-            "received \(entry.received) bytes",
-            "didSendBodyData: called=\(entry.sends > 0) bytes=\(entry.sentBytes) lastTotal=\(entry.lastTotalSent) "
-                + "expected=\(entry.expectedToSend.sorted())",
-            ending,
-        ])
+        entry.done.fulfill(entry.lines + ["received \(entry.received) bytes", Self.sendLine(entry), ending])
     }
 }
