@@ -26,14 +26,15 @@ import FoundationNetworking
 /// corelibs' setters are internal, so the stored fields are written in
 /// place (``StoredField/store(_:in:)``): `_countOfBytesSent` and
 /// `_currentRequest` inside the task's `syncQ`, the serial queue their
-/// getters and setters use, so a reader never sees one half written; the two `countOfBytesExpectedTo…` are plain
-/// stored properties that corelibs itself writes from libcurl's thread
-/// with no lock, and an aligned eight-byte store cannot tear either. A
-/// field that is missing or not of exactly the type expected is left alone.
+/// getters and setters use, so a reader never sees one half written; the
+/// two `countOfBytesExpectedTo…` are plain stored properties that corelibs
+/// itself writes from libcurl's thread with no lock, and an aligned
+/// eight-byte store cannot tear either. A field that is missing or not of
+/// exactly the type expected is left alone.
 ///
-/// The setters' observers, which recompute `progress` (``progress(of:)``),
-/// do not run for such a store; the agent sets `progress` itself, as the
-/// observers would.
+/// The setters' observers, which recompute `progress`, do not run for such
+/// a store; the re-sending flow has corelibs run that recompute afterwards
+/// (`ResendingFlow.refreshProgress(of:)`).
 struct ResentTaskFields: @unchecked Sendable {
     static let shared = ResentTaskFields()
 
