@@ -43,6 +43,25 @@ final class StoredFieldTests: XCTestCase {
         XCTAssertNil(try XCTUnwrap(StoredField("label", in: Base.self)).object(in: Base()), "an optional is not read as an object")
     }
 
+    /// A store lands in exactly the property, and only for its own type; a
+    /// value with references is assigned (old released, new retained).
+    func testStoresAPlainValueOnlyIntoAFieldOfExactlyItsType() throws {
+        let object = Derived()
+        let number = try XCTUnwrap(StoredField("number", in: Base.self))
+        XCTAssertTrue(number.store(99, in: object))
+        XCTAssertEqual(object.number, 99)
+        XCTAssertFalse(number.store(Int32(5), in: object), "a store as another type must be refused")
+        XCTAssertFalse(try XCTUnwrap(StoredField("extra", in: Derived.self)).store(0, in: object))
+        XCTAssertEqual(object.number, 99)
+        XCTAssertEqual(object.extra, [1, 2, 3])
+        XCTAssertEqual(object.label, "base", "the neighbours are untouched")
+        let label = try XCTUnwrap(StoredField("label", in: Base.self))
+        for _ in 0 ..< 1000 { XCTAssertTrue(label.store(Optional(String(repeating: "x", count: 100)), in: object)) }
+        XCTAssertEqual(object.label, String(repeating: "x", count: 100), "a reference-counted value is assigned, not copied raw")
+        XCTAssertTrue(label.store(String?.none, in: object))
+        XCTAssertNil(object.label)
+    }
+
     /// The corelibs fields the agent reads are all still there, with the
     /// types it expects (a rename in a toolchain fails here, by name).
     func testEveryCorelibsFieldTheAgentReadsExists() throws {

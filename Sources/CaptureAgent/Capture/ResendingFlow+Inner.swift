@@ -9,10 +9,12 @@ import WireProtocol
 extension ResendingFlow {
     func innerWillRedirect(_ response: HTTPURLResponse, to newRequest: URLRequest, decide: @escaping @Sendable (URLRequest?) -> Void) {
         queue.async {
+            self.countResponseHead()
             guard !self.clientIsDone, let task = self.task, let original = self.original, let delegate = task.delegate else {
                 // Without a delegate corelibs follows with the session's cookies added.
                 let configured = self.original.map { Self.addingCookies(to: newRequest, from: $0.configuration) } ?? newRequest
                 self.recorder?.redirected(response, to: configured)
+                self.follows(configured)
                 return decide(configured)
             }
             // The app's own redirect policy, asked the way corelibs asks it:
@@ -20,7 +22,10 @@ extension ResendingFlow {
             original.delegateQueue.addOperation {
                 delegate.urlSession(original, task: task, willPerformHTTPRedirection: response, newRequest: newRequest) { decision in
                     self.queue.async {
-                        if let decision { self.recorder?.redirected(response, to: decision) }
+                        if let decision {
+                            self.recorder?.redirected(response, to: decision)
+                            self.follows(decision)
+                        }
                         decide(decision)
                     }
                 }
@@ -71,9 +76,8 @@ extension ResendingFlow {
     func innerDidSendBody(_ sent: Int64, total: Int64, expected: Int64) {
         queue.async {
             self.recorder?.markRequestSent()
-            guard !self.clientIsDone, self.delivery == .delegateChunks,
-                  let task = self.task, let original = self.original, let delegate = task.delegate
-            else { return }
+            guard !self.clientIsDone, let task = self.task, let original = self.original, let delegate = self.uploadDelegate else { return }
+            self.countSent(total)
             original.delegateQueue.addOperation {
                 delegate.urlSession(original, task: task, didSendBodyData: sent, totalBytesSent: total, totalBytesExpectedToSend: expected)
             }
@@ -85,6 +89,7 @@ extension ResendingFlow {
             // A second response means corelibs retried (an answered 401):
             // as in its own transfer, only the last response's body counts.
             self.bufferedBody = Data()
+            self.countResponseHead()
             if let event = self.recorder?.received(response) { self.agent?.emit(event) }
             // A breakpoint decides on the response head; the app sees it once the hold ends.
             if let recorder = self.recorder, self.control.responseArrived(recorder.log) == .hold {

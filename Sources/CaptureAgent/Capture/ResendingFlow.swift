@@ -52,6 +52,9 @@ final class ResendingFlow: @unchecked Sendable {
     }
     var heldResponse: HeldResponse?
     var completionTaskDelegate: URLSessionDataDelegate?
+    /// The delegate corelibs tells about body bytes sent, and counts them
+    /// for: the session's, or an async call's task delegate; nil otherwise.
+    var uploadDelegate: URLSessionTaskDelegate?
     var bufferedBody = Data()
     /// True once the client has been told how the task ended, or the task
     /// was cancelled (corelibs reports that itself): no more client calls.
@@ -153,6 +156,7 @@ final class ResendingFlow: @unchecked Sendable {
         let consumer = internals.consumer
         delivery = consumer.delivery
         completionTaskDelegate = consumer.completionTaskDelegate as? URLSessionDataDelegate
+        uploadDelegate = delivery == .delegateChunks ? task.delegate : consumer.completionTaskDelegate
         let demux = agent.demuxes.demux(for: internals.session)
         var recorder = FlowRecorder(
             request: request,
@@ -235,6 +239,7 @@ final class ResendingFlow: @unchecked Sendable {
         }
 
         self.recorder = recorder
+        countBodyToSend(body)
         if announce { agent.emit(recorder.started()) }
         // The demux may have been invalidated since it was looked up (the
         // agent stopped); a fresh one serves, else the task fails cleanly.
@@ -323,6 +328,7 @@ final class ResendingFlow: @unchecked Sendable {
         original = nil
         task = nil
         completionTaskDelegate = nil
+        uploadDelegate = nil
         streamSource.withLock { $0 = nil }
     }
 

@@ -1,7 +1,7 @@
 @_spi(Reflection) import Swift
 
 /// A stored property of a class, found once by name in the runtime's field
-/// metadata and then read straight from an instance's memory.
+/// metadata and then read (or written) straight in an instance's memory.
 ///
 /// `Mirror` boxes every stored property it walks past, at about half a
 /// million instructions per `URLSessionTask`, and the agent reads a task's
@@ -66,6 +66,20 @@ struct StoredField: @unchecked Sendable {
     func rawPointer(in object: AnyObject) -> UnsafeMutableRawPointer? {
         guard type == UnsafeMutableRawPointer.self || type == Optional<UnsafeMutableRawPointer>.self else { return nil }
         return load(Optional<UnsafeMutableRawPointer>.self, from: object)
+    }
+
+    /// Assigns `value` to the property in `object` when the property is of
+    /// exactly type `Value` (the old value released, the new one retained,
+    /// as an assignment does); returns whether it did. Property observers
+    /// do not run: this is the raw stored field.
+    @discardableResult
+    func store<Value>(_ value: Value, in object: AnyObject) -> Bool {
+        guard type == Value.self else { return false }
+        withExtendedLifetime(object) {
+            (UnsafeMutableRawPointer(Unmanaged.passUnretained(object).toOpaque()) + offset)
+                .assumingMemoryBound(to: Value.self).pointee = value
+        }
+        return true
     }
 
     private func load<Value>(_: Value.Type, from object: AnyObject) -> Value {
