@@ -101,8 +101,9 @@ public struct FlowID: Codable, Sendable, Hashable, CustomStringConvertible {
     /// The underlying UUID.
     public var uuid: UUID
 
-    /// A new, random identifier.
-    public init() { self.uuid = UUID() }
+    /// A new identifier, unique in this process and, but for a chance of
+    /// about 2^-62, across processes (see `Minting`).
+    public init() { self.uuid = Minting.next() }
     /// Wraps an existing UUID.
     public init(_ uuid: UUID) { self.uuid = uuid }
     /// Parses the canonical string form; nil when it is not a UUID.
