@@ -17,6 +17,10 @@ struct Headless {
     let keepLimit: Int?
     /// Who is connected, to name them when they leave.
     private var agents: [ConnectionID: Hello] = [:]
+    /// Lines not written yet (``flushOutput()``).
+    private var pendingOutput = Data()
+    /// A file's flows go out in writes of about this many bytes.
+    private static let outputChunk = 1 << 20
 
     init(output: Output, filter: FilterExpression?, timeZone: TimeZone, saver: FlowLineWriter?, keepLimit: Int?) {
         self.output = output
@@ -28,7 +32,11 @@ struct Headless {
 
     /// Prints the flows of a file and returns.
     mutating func print(_ flows: [NetworkLog]) {
-        for flow in flows { emit(flow) }
+        for flow in flows {
+            emit(flow)
+            if pendingOutput.count >= Self.outputChunk { flushOutput() }
+        }
+        flushOutput()
     }
 
     /// Prints finished flows from the inbox until a signal arrives.
@@ -44,7 +52,8 @@ struct Headless {
                 note(event)
                 for finished in assembler.apply(event) { emit(finished.log) }
             }
-            // Printed (each line is one write(2)): the agents may count them as delivered.
+            // Printed (the drain's lines in one write(2)): the agents may count them as delivered.
+            flushOutput()
             inbox.acknowledge(assembler.takeSettledEvents())
             if descriptors[1].revents != 0 { return }
         }
@@ -58,9 +67,18 @@ struct Headless {
         }
         guard filter?.matches(flow) ?? true else { return }
         switch output {
-        case .dump: Self.writeLine(Data(DumpFormat.line(flow, in: timeZone).utf8))
-        case .json: Self.writeLine(flow.jsonLine())
+        case .dump: pendingOutput.append(contentsOf: DumpFormat.line(flow, in: timeZone).utf8)
+        case .json: pendingOutput.append(flow.jsonLine())
         }
+        pendingOutput.append(UInt8(ascii: "\n"))
+    }
+
+    /// Writes the lines emitted since the last flush in one write(2): a
+    /// write per flow cost as much in the kernel as the flow's decoding.
+    private mutating func flushOutput() {
+        guard !pendingOutput.isEmpty else { return }
+        FileHandle.standardOutput.write(pendingOutput)
+        pendingOutput.removeAll(keepingCapacity: pendingOutput.count <= Self.outputChunk)
     }
 
     private mutating func note(_ event: InboxEvent) {
@@ -78,12 +96,6 @@ struct Headless {
             Self.warn("netinspect: the agent has dropped \(status.droppedEvents) events so far")
         case .message: break
         }
-    }
-
-    private static func writeLine(_ data: Data) {
-        var line = data
-        line.append(UInt8(ascii: "\n"))
-        FileHandle.standardOutput.write(line)
     }
 
     static func warn(_ text: String) {
