@@ -18,23 +18,23 @@ final class LinuxFoundationTests: XCTestCase {
         defer { session.invalidateAndCancel() }
 
         let plain = session.dataTask(with: url)
-        XCTAssertTrue(TaskInternals(of: plain).session === session)
-        guard case .none? = TaskInternals(of: plain).body else { return XCTFail("\(String(describing: TaskInternals(of: plain).body))") }
+        XCTAssertTrue(TaskInternals.onWorkQueue(of: plain).session === session)
+        guard case .none? = TaskInternals.onWorkQueue(of: plain).body else { return XCTFail("\(String(describing: TaskInternals.onWorkQueue(of: plain).body))") }
 
         let upload = session.uploadTask(with: URLRequest(url: url), from: Data("abc".utf8))
-        guard case .data(let data)? = TaskInternals(of: upload).body else { return XCTFail("upload-from-data body not found") }
+        guard case .data(let data)? = TaskInternals.onWorkQueue(of: upload).body else { return XCTFail("upload-from-data body not found") }
         XCTAssertEqual(data, Data("abc".utf8))
         XCTAssertNil(upload.originalRequest?.httpBody, "upload bodies live only in knownBody")
 
         let file = URL(fileURLWithPath: "/tmp/ni-\(getpid())-body.bin")
         let fileUpload = session.uploadTask(with: URLRequest(url: url), fromFile: file)
-        guard case .file(let fileURL)? = TaskInternals(of: fileUpload).body else { return XCTFail("upload-from-file body not found") }
+        guard case .file(let fileURL)? = TaskInternals.onWorkQueue(of: fileUpload).body else { return XCTFail("upload-from-file body not found") }
         XCTAssertEqual(fileURL, file)
 
         var streamed = URLRequest(url: url)
         let stream = InputStream(data: Data("s".utf8))
         streamed.httpBodyStream = stream
-        guard case .stream(let found)? = TaskInternals(of: session.dataTask(with: streamed)).body else { return XCTFail("stream body not found") }
+        guard case .stream(let found)? = TaskInternals.onWorkQueue(of: session.dataTask(with: streamed)).body else { return XCTFail("stream body not found") }
         XCTAssertTrue(found === stream)
     }
 
@@ -58,8 +58,8 @@ final class LinuxFoundationTests: XCTestCase {
         streamed.httpBodyStream = InputStream(data: Data("s".utf8))
         XCTAssertTrue(known(streamed).contains("stream"), known(streamed))
         XCTAssertTrue(known(URLRequest(url: url)).hasSuffix("none)"), known(URLRequest(url: url)))
-        guard case .none? = TaskInternals(of: session.dataTask(with: empty)).body else { return XCTFail("an empty httpBody is no body, as in corelibs") }
-        guard case .data(let data)? = TaskInternals(of: session.dataTask(with: withData)).body else { return XCTFail("httpBody not read") }
+        guard case .none? = TaskInternals.onWorkQueue(of: session.dataTask(with: empty)).body else { return XCTFail("an empty httpBody is no body, as in corelibs") }
+        guard case .data(let data)? = TaskInternals.onWorkQueue(of: session.dataTask(with: withData)).body else { return XCTFail("httpBody not read") }
         XCTAssertEqual(data, Data("abc".utf8))
     }
 
@@ -75,7 +75,7 @@ final class LinuxFoundationTests: XCTestCase {
         // corelibs registers a task asynchronously on the session's work queue.
         func delivery(_ task: URLSessionTask, _ session: URLSession) -> TaskInternals.Delivery? {
             var found: TaskInternals.Delivery?
-            eventually(timeout: 2) { found = TaskInternals.delivery(of: task, in: session); return found != nil }
+            eventually(timeout: 2) { found = TaskInternals.deliveryOnWorkQueue(of: task, in: session); return found != nil }
             return found
         }
         XCTAssertEqual(delivery(plain.dataTask(with: url) { _, _, _ in }, plain), .wholeBodyOnce)

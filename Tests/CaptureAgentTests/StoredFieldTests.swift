@@ -78,8 +78,8 @@ final class StoredFieldTests: XCTestCase {
         let session = URLSession(configuration: .default)
         defer { session.invalidateAndCancel() }
         let url = URL(string: "http://127.0.0.1:9/never-sent")!
-        let first = try XCTUnwrap(TaskInternals(of: session.dataTask(with: url)).workQueue)
-        let second = try XCTUnwrap(TaskInternals(of: session.dataTask(with: url)).workQueue)
+        let first = try XCTUnwrap(TaskInternals.onWorkQueue(of: session.dataTask(with: url)).workQueue)
+        let second = try XCTUnwrap(TaskInternals.onWorkQueue(of: session.dataTask(with: url)).workQueue)
         XCTAssertFalse(first === second)
         XCTAssertTrue(first.label.contains("URLSessionTask"), first.label)
     }
@@ -130,14 +130,14 @@ final class InPlaceInternalsTests: XCTestCase {
         let bare = session.dataTask(with: url)
         let handled = session.dataTask(with: url) { _, _, _ in }
         // corelibs registers a task asynchronously on the session's work queue.
-        XCTAssertTrue(eventually(timeout: 2) { TaskInternals(of: bare).isUnobserved })
-        XCTAssertTrue(eventually(timeout: 2) { TaskInternals.delivery(of: handled, in: session) != nil })
-        XCTAssertFalse(TaskInternals(of: handled).isUnobserved)
+        XCTAssertTrue(eventually(timeout: 2) { TaskInternals.onWorkQueue(of: bare).isUnobserved })
+        XCTAssertTrue(eventually(timeout: 2) { TaskInternals.deliveryOnWorkQueue(of: handled, in: session) != nil })
+        XCTAssertFalse(TaskInternals.onWorkQueue(of: handled).isUnobserved)
         let delegated = URLSession(configuration: .default, delegate: RecordingDelegate(), delegateQueue: nil)
         defer { delegated.invalidateAndCancel() }
         let toDelegate = delegated.dataTask(with: url)
-        _ = eventually(timeout: 2) { TaskInternals.delivery(of: toDelegate, in: delegated) != nil }
-        XCTAssertFalse(TaskInternals(of: toDelegate).isUnobserved, "a session delegate receives it")
+        _ = eventually(timeout: 2) { TaskInternals.deliveryOnWorkQueue(of: toDelegate, in: delegated) != nil }
+        XCTAssertFalse(TaskInternals.onWorkQueue(of: toDelegate).isUnobserved, "a session delegate receives it")
     }
 
     func testRequestHeaderBlocksAreParsedIntoFields() {
