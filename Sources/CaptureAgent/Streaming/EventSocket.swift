@@ -134,17 +134,17 @@ struct EventSocket: ~Copyable {
     }
 
     /// Ends our side of a connection the peer still holds: stops writing,
-    /// then reads (handing the bytes to `received`) until the peer closes
+    /// then reads and discards what comes until the peer closes
     /// or `timeout` passes. Closing with bytes unread would make the kernel
     /// reset the connection, and the inspector would log the agent's
     /// orderly goodbye as "Connection reset by peer".
-    func finishGracefully(timeout: TimeInterval, _ received: ([UInt8]) -> Void) {
+    func finishGracefully(timeout: TimeInterval) {
         _ = shutdown(descriptor, Int32(SHUT_WR))
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             switch receive() {
-            case .bytes(let bytes):
-                received(bytes)
+            case .bytes:
+                continue
             case .closed:
                 return
             case .nothing:

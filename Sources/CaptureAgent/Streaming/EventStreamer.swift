@@ -39,14 +39,8 @@ final class EventStreamer: @unchecked Sendable {
     private var hasTriedOnce = false
 
     // Writer thread only.
-    private var ledger = DeliveryLedger(seesUnread: false)
-    /// Decodes the current connection's receipts (and control messages).
-    private var receipts: ViewerMessageDecoder
-    private var eventsSinceReceiptRead = 0
-    /// The protocol version of the frames written on this connection: 1
-    /// until the viewer asks for another it reads (bodies then go as raw
-    /// bytes), so an older viewer never sees a frame it cannot read.
-    private var frameVersion = Wire.protocolVersion
+    /// The current connection's receipts, protocol version and control.
+    private var viewer: ViewerInput
     /// The frames of one write, reused for every write.
     private var outgoing: [UInt8] = []
     /// The messages of one write, reused likewise.
@@ -65,10 +59,6 @@ final class EventStreamer: @unchecked Sendable {
     private static let coalescingDelayMicroseconds: UInt32 = 1000
     /// A buffer grown past this by a large body is let go after its write.
     private static let keptBufferCapacity = 1 << 20
-    /// Receipts are read at idle checks and every this many events written
-    /// (a write carries a batch), so that under steady load they neither
-    /// pile up nor go stale.
-    private static let eventsPerReceiptRead = 32
     /// How long closing waits for the inspector to close its side.
     private static let goodbyeTimeout: TimeInterval = 0.2
 
@@ -85,9 +75,6 @@ final class EventStreamer: @unchecked Sendable {
     /// Called whenever a connection ends, for an agent that accepts control.
     private let viewerGone: (@Sendable () -> Void)?
 
-    /// Receipts are tiny; rules may carry map-local files.
-    private var viewerFrameLimit: Int { control == nil ? 64 * 1024 : 16 * 1024 * 1024 }
-
     init(destination: Endpoint, hello: Hello, limits: Limits, control: (@Sendable (ViewerMessage) -> Void)? = nil,
          viewerGone: (@Sendable () -> Void)? = nil) {
         self.destination = destination
@@ -95,7 +82,7 @@ final class EventStreamer: @unchecked Sendable {
         queue = PendingQueue(limits: limits)
         self.control = control
         self.viewerGone = viewerGone
-        self.receipts = ViewerMessageDecoder(maximumFrameSize: control == nil ? 64 * 1024 : 16 * 1024 * 1024, acceptsRules: control != nil)
+        viewer = ViewerInput(seesUnread: false, control: control)
     }
 
     func start() {
@@ -213,14 +200,11 @@ final class EventStreamer: @unchecked Sendable {
         }
         do {
             let drops = locked { statistics.droppedEvents }
-            ledger = DeliveryLedger(seesUnread: socket.seesUnread)
-            receipts = ViewerMessageDecoder(maximumFrameSize: viewerFrameLimit, acceptsRules: control != nil)
-            eventsSinceReceiptRead = 0
-            frameVersion = Wire.protocolVersion
+            viewer = ViewerInput(seesUnread: socket.seesUnread, control: control)
             outgoing.removeAll(keepingCapacity: true)
             try encoder.encode(.hello(hello), appendingTo: &outgoing)
             try encoder.encode(.status(AgentStatus(droppedEvents: drops, queuedEvents: 0)), appendingTo: &outgoing)
-            try write(outgoing, events: 0, on: socket)
+            try viewer.write(outgoing, events: 0, on: socket)
             condition.lock()
             socketDescriptor = socket.descriptor
             isConnected = !isStopping
@@ -242,9 +226,9 @@ final class EventStreamer: @unchecked Sendable {
     /// and a viewer that sends nothing costs this thread a second).
     private func awaitViewerRules(on socket: borrowing EventSocket) {
         let deadline = Date().addingTimeInterval(1)
-        while ledger.acknowledged == nil {
+        while viewer.ledger.acknowledged == nil {
             let remaining = deadline.timeIntervalSinceNow
-            guard remaining > 0, socket.waitForIncoming(timeout: remaining), readReceipts(from: socket) else { return }
+            guard remaining > 0, socket.waitForIncoming(timeout: remaining), viewer.read(from: socket) else { return }
         }
     }
 
@@ -276,8 +260,8 @@ final class EventStreamer: @unchecked Sendable {
                 if !condition.wait(until: Date().addingTimeInterval(Self.idleCheckInterval)), queue.isEmpty {
                     condition.unlock()
                     // Sampled before the check: once the peer is gone the charge reads 0.
-                    if let charge = socket.unreadCharge() { ledger.unread.observe(charge: charge) }
-                    if !readReceipts(from: socket) { return disconnect(lostEvents: 0, peerIsGone: true, socket: socket) }
+                    viewer.observeUnread(on: socket)
+                    if !viewer.read(from: socket) { return disconnect(lostEvents: 0, peerIsGone: true, socket: socket) }
                     condition.lock()
                 }
             }
@@ -315,11 +299,11 @@ final class EventStreamer: @unchecked Sendable {
             outgoing.removeAll(keepingCapacity: true)
             if statusDue {
                 _ = FrameFitting.append(.status(AgentStatus(droppedEvents: drops, queuedEvents: queued)), to: &outgoing,
-                                        encoder: encoder, version: frameVersion)
+                                        encoder: encoder, version: viewer.frameVersion)
             }
             var flowEvents = 0, frames = statusDue ? 1 : 0, unencodable = 0
             for message in batch {
-                if FrameFitting.append(message, to: &outgoing, encoder: encoder, version: frameVersion) {
+                if FrameFitting.append(message, to: &outgoing, encoder: encoder, version: viewer.frameVersion) {
                     frames += 1
                     if message.isFlowEvent { flowEvents += 1 }
                 } else if message.isFlowEvent {
@@ -328,7 +312,7 @@ final class EventStreamer: @unchecked Sendable {
                 }
             }
             do throws(EventSocket.Failure) {
-                try write(outgoing, events: flowEvents, on: socket)
+                try viewer.write(outgoing, events: flowEvents, on: socket)
                 locked {
                     statistics.framesWritten += frames
                     statistics.droppedEvents += unencodable
@@ -348,58 +332,10 @@ final class EventStreamer: @unchecked Sendable {
                 // are written): read them first, or a receipt-less look
                 // would take EPIPE as "read everything" and lose what it
                 // had read but not yet shown, uncounted.
-                _ = readReceipts(from: socket)
+                _ = viewer.read(from: socket)
                 let leftUnread = error == .system(call: "send", errno: ECONNRESET) || socket.peerLeftUnreadData()
-                let peerIsGone = !locked { isStopping } && (leftUnread || ledger.acknowledged != nil || !socket.seesUnread)
+                let peerIsGone = !locked { isStopping } && (leftUnread || viewer.ledger.acknowledged != nil || !socket.seesUnread)
                 return disconnect(lostEvents: flowEvents + unencodable, peerIsGone: peerIsGone, socket: socket)
-            }
-        }
-    }
-
-    /// Sends frames in one write and counts their events as written on this
-    /// connection; reads receipts every few writes. Until the inspector has
-    /// sent a receipt, on a Linux Unix socket, also notes the write among the
-    /// unread frames with the charge it added.
-    private func write(_ frame: [UInt8], events: Int, on socket: borrowing EventSocket) throws(EventSocket.Failure) {
-        if ledger.tracksUnread {
-            let before = socket.unreadCharge()
-            try socket.send(frame)
-            let after = socket.unreadCharge()
-            ledger.unread.wrote(bytes: frame.count, events: events, chargeBefore: before, chargeAfter: after)
-        } else {
-            try socket.send(frame)
-        }
-        ledger.wrote(events: events)
-        eventsSinceReceiptRead += max(1, events)
-        if eventsSinceReceiptRead >= Self.eventsPerReceiptRead { _ = readReceipts(from: socket) }
-    }
-
-    /// Takes in every receipt the inspector has sent; false once the peer
-    /// has closed (or sent something that is not a receipt stream).
-    private func readReceipts(from socket: borrowing EventSocket) -> Bool {
-        eventsSinceReceiptRead = 0
-        while true {
-            switch socket.receive() {
-            case .nothing:
-                return true
-            case .closed:
-                return false
-            case .bytes(let bytes):
-                receipts.append(contentsOf: bytes)
-                do {
-                    while let message = try receipts.next() {
-                        switch message {
-                        case .receipt(let receipt):
-                            ledger.receipt(events: receipt.events)
-                        case .useProtocolVersion(let version):
-                            if Wire.supportedVersions.contains(version) { frameVersion = version }
-                        default:
-                            control?(message)
-                        }
-                    }
-                } catch {
-                    return false
-                }
             }
         }
     }
@@ -412,12 +348,10 @@ final class EventStreamer: @unchecked Sendable {
         var unreadEvents = 0
         if peerIsGone {
             // Receipts it sent before dying are still in our receive buffer.
-            _ = readReceipts(from: socket)
-            unreadEvents = ledger.unconfirmedEvents
+            _ = viewer.read(from: socket)
+            unreadEvents = viewer.ledger.unconfirmedEvents
         } else {
-            socket.finishGracefully(timeout: Self.goodbyeTimeout) { bytes in
-                receipts.append(contentsOf: bytes)
-            }
+            socket.finishGracefully(timeout: Self.goodbyeTimeout)
         }
         // The viewer's rules and breakpoints go with it; requests from now on are the app's own.
         viewerGone?()
