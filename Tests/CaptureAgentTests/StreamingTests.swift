@@ -359,4 +359,14 @@ final class StreamingTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(finished.timing.firstResponseByte ?? 0, 0.25, accuracy: 1e-9)
         XCTAssertEqual(finished.timing.finished ?? 0, 0.75, accuracy: 1e-9)
     }
+
+    /// The system clock keeps a flow's start to the microsecond, which the
+    /// wire writes as an exact decimal of 16 digits (the reader's fast path).
+    func testTheSystemWallClockIsKeptToTheMicrosecond() {
+        for _ in 0 ..< 100 {
+            let seconds = FlowClock.system.wallNow().timeIntervalSince1970
+            let microseconds = seconds * 1_000_000
+            XCTAssertEqual(microseconds, microseconds.rounded(), accuracy: 1e-3, "\(seconds)")
+        }
+    }
 }

@@ -20,11 +20,8 @@ final class CrossCodingTests: XCTestCase {
         }
     }
 
-    func testBase64IsFoundationsForEveryTailLengthAndEveryByte() {
-        var rng = SplitMix64(seed: 44)
-        let inputs = (0..<8).map { Data(repeating: 0xFF, count: $0) } + [Data(0...255)]
-            + (0..<50).map { _ in Data((0..<Int(rng.next() % 300)).map { _ in UInt8(truncatingIfNeeded: rng.next()) }) }
-        for data in inputs {
+    func testBase64IsWrittenAsAQuotedStringWithNothingEscaped() {
+        for data in (0..<4).map({ Data(repeating: 0xFB, count: $0) }) + [Data(0...255)] {
             var writer = JSONWriter()
             writer.base64(data)
             XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), "\"" + data.base64EncodedString() + "\"", "\(data.count) bytes")
