@@ -52,6 +52,7 @@ public struct FrameDecoder: Sendable {
     /// reported by ``nextFrame()`` once the frames before it are out.
     public mutating func append<Bytes: Sequence>(contentsOf bytes: Bytes) where Bytes.Element == UInt8 {
         guard failure == nil else { return }
+        compactIfWorthIt()
         buffer.append(contentsOf: bytes)
         scan()
     }
@@ -68,7 +69,6 @@ public struct FrameDecoder: Sendable {
         let start = readIndex + Wire.lengthPrefixSize
         let payload = buffer[start ..< start + length]
         readIndex = start + length
-        compactIfWorthIt()
         return payload
     }
 
@@ -96,6 +96,9 @@ public struct FrameDecoder: Sendable {
         }
     }
 
+    /// Drops the frames handed out. Done before an append, not after a
+    /// frame is handed out: the payload slice a caller still holds then
+    /// shares the buffer, and compacting under it copied the whole buffer.
     private mutating func compactIfWorthIt() {
         if readIndex == buffer.count {
             buffer.removeAll(keepingCapacity: buffer.capacity <= 1 << 20)
