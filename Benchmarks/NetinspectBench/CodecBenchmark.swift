@@ -30,9 +30,12 @@ enum CodecBenchmark {
         let headerCount = tiny ? 2_000 : 200_000
         let bodyCount = tiny ? 50 : 2_000
         let body = Data((0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 31) })
+        // NETINSPECT_BENCH_CODEC=header: only the header-only rows, for profiling.
+        let headerRowsOnly = ProcessInfo.processInfo.environment["NETINSPECT_BENCH_CODEC"] == "header"
         for version in [1, 2] {
             try row(&table, "header-only flow, v\(version)", count: headerCount, version: version,
                     target: "decode ≥ 100 k msg/s", make: headerOnlyFlow)
+            if headerRowsOnly { continue }
             try row(&table, "64 KiB body, v\(version)", count: bodyCount, version: version, target: "",
                     make: { bodyFlow($0, body: body) })
         }

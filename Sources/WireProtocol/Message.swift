@@ -9,11 +9,13 @@ public enum Message: Sendable, Equatable {
     /// Who is on the other end; always the first message of a connection.
     case hello(Hello)
     /// A request has started: the flow, in state ``FlowState/pending``.
-    case flowStarted(NetworkLog)
+    /// (The flow events are `indirect`: a message is moved from the decoder
+    /// through the inbox to the store, and a flow is hundreds of bytes.)
+    indirect case flowStarted(NetworkLog)
     /// The response head of a flow has arrived.
-    case flowResponse(FlowResponse)
+    indirect case flowResponse(FlowResponse)
     /// A flow completed, failed or was cancelled.
-    case flowFinished(FlowFinished)
+    indirect case flowFinished(FlowFinished)
     /// The agent's own health: events it had to drop so far.
     case status(AgentStatus)
     /// A breakpoint holds a flow (only after the viewer asked for breakpoints).
@@ -295,12 +297,20 @@ extension Message: Codable {
     /// Decodes a payload of either version with `tape`, which a decoder
     /// keeps from frame to frame.
     static func decode(payload: some Collection<UInt8>, tape: JSONTape) throws(WireError) -> Message? {
-        let result = payload.withContiguousStorageIfAvailable { buffer in
-            Result { () throws(WireError) -> Message? in try fromWireJSON(buffer, tape: tape) }
-        } ?? Array(payload).withUnsafeBufferPointer { buffer in
-            Result { () throws(WireError) -> Message? in try fromWireJSON(buffer, tape: tape) }
+        // The message is moved out, never wrapped in a Result: copying a
+        // flow retains every string and array it holds.
+        var message: Message?
+        var failure: WireError?
+        let read: Void? = payload.withContiguousStorageIfAvailable { buffer in
+            do throws(WireError) { message = try fromWireJSON(buffer, tape: tape) } catch { failure = error }
         }
-        return try result.get()
+        if read == nil {
+            [UInt8](payload).withUnsafeBufferPointer { buffer in
+                do throws(WireError) { message = try fromWireJSON(buffer, tape: tape) } catch { failure = error }
+            }
+        }
+        if let failure { throw failure }
+        return message.take()
     }
 
     /// The message's JSON payload, without the length prefix.

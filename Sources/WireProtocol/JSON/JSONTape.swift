@@ -48,42 +48,82 @@ final class JSONTape {
     static let isSmallInteger: UInt8 = 1
 
     private(set) var bytes = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
-    private(set) var entries: [Entry] = []
+    /// The loaded document's entries: ``entryCount`` of ``entryStorage``'s
+    /// ``entryCapacity``, kept from document to document.
+    private var entryStorage: UnsafeMutablePointer<Entry>
+    private var entryCapacity: Int
+    private(set) var entryCount = 0
     /// Body sections of a version-2 payload, as ranges of ``bytes``.
     private(set) var sections: [Range<Int>] = []
 
     /// Where the next member lookup starts (``JSONReader/member(_:)``).
     private let hint = UnsafeMutablePointer<Int>.allocate(capacity: 1)
 
-    init() { hint.initialize(to: 0) }
+    init() {
+        hint.initialize(to: 0)
+        entryCapacity = 64
+        entryStorage = .allocate(capacity: entryCapacity)
+    }
 
-    deinit { hint.deallocate() }
+    deinit {
+        hint.deallocate()
+        entryStorage.deallocate()
+    }
+
+    /// The loaded document's entries.
+    var entries: UnsafeBufferPointer<Entry> { UnsafeBufferPointer(start: entryStorage, count: entryCount) }
 
     /// Records the document in `bytes[json]`. `bytes` must stay valid while
     /// readers of this tape are used; the tape forgets the last document.
     func load(_ bytes: UnsafeBufferPointer<UInt8>, json: Range<Int>, sections: [Range<Int>] = []) throws(WireError) {
         self.bytes = bytes
         self.sections = sections
-        entries.removeAll(keepingCapacity: true)
-        var builder = Builder(bytes: bytes, index: json.lowerBound, end: json.upperBound)
+        entryCount = 0
+        var builder = Builder(bytes: bytes, index: json.lowerBound, end: json.upperBound,
+                              entries: EntryBuffer(storage: entryStorage, capacity: entryCapacity))
+        // Whatever happens, the tape keeps the (possibly grown) storage.
+        defer {
+            entryStorage = builder.entries.storage
+            entryCapacity = builder.entries.capacity
+        }
         builder.skipWhitespace()
-        try builder.value(into: &entries)
+        try builder.value()
         builder.skipWhitespace()
         guard builder.index == json.upperBound else { throw builder.invalid("unexpected data after the JSON value") }
+        entryCount = builder.entries.count
     }
 
     /// Calls `body` with a reader of the loaded document's top-level value.
     /// Readers hold the tape's storage without retaining it: they live only
     /// inside `body`.
     func read<T, Failure: Error>(_ body: (JSONReader) throws(Failure) -> T) throws(Failure) -> T {
-        let result = entries.withUnsafeBufferPointer { entries in
-            sections.withUnsafeBufferPointer { sections in
-                Result { () throws(Failure) -> T in
-                    try body(JSONReader(JSONDocument(bytes: bytes, entries: entries, sections: sections, hint: hint), at: 0))
-                }
-            }
+        try sections.withUnsafeBufferPointer { sections throws(Failure) -> T in
+            try body(JSONReader(JSONDocument(bytes: bytes, entries: entries, sections: sections, hint: hint), at: 0))
         }
-        return try result.get()
+    }
+
+    /// Entries being written: a pointer and a count, grown by doubling. An
+    /// append is a compare and a store (no uniqueness check, no bounds
+    /// check beyond the capacity's), which is most of what a scan does.
+    private struct EntryBuffer {
+        var storage: UnsafeMutablePointer<Entry>
+        var capacity: Int
+        var count = 0
+
+        @inline(__always)
+        mutating func append(_ entry: Entry) {
+            if count == capacity { grow() }
+            (storage + count).initialize(to: entry)
+            count += 1
+        }
+
+        private mutating func grow() {
+            let larger = UnsafeMutablePointer<Entry>.allocate(capacity: capacity * 2)
+            larger.moveInitialize(from: storage, count: count)
+            storage.deallocate()
+            storage = larger
+            capacity *= 2
+        }
     }
 
     /// Scans one document into entries; validates as it goes.
@@ -94,10 +134,13 @@ final class JSONTape {
         var depth = 0
         static let maximumDepth = 64
 
-        init(bytes: UnsafeBufferPointer<UInt8>, index: Int, end: Int) {
+        var entries: EntryBuffer
+
+        init(bytes: UnsafeBufferPointer<UInt8>, index: Int, end: Int, entries: EntryBuffer) {
             self.bytes = bytes
             self.index = index
             self.end = end
+            self.entries = entries
         }
 
         func invalid(_ reason: String) -> WireError {
@@ -113,24 +156,24 @@ final class JSONTape {
             }
         }
 
-        mutating func value(into entries: inout [Entry]) throws(WireError) {
+        mutating func value() throws(WireError) {
             guard index < end else { throw invalid("unexpected end") }
             let start = index
             switch bytes[index] {
-            case UInt8(ascii: "{"): try container(.object, into: &entries)
-            case UInt8(ascii: "["): try container(.array, into: &entries)
-            case UInt8(ascii: "\""): try string(as: .string, into: &entries)
-            case UInt8(ascii: "t"): try literal("true"); append(.true, 0, start, &entries)
-            case UInt8(ascii: "f"): try literal("false"); append(.false, 0, start, &entries)
-            case UInt8(ascii: "n"): try literal("null"); append(.null, 0, start, &entries)
+            case UInt8(ascii: "{"): try container(.object)
+            case UInt8(ascii: "["): try container(.array)
+            case UInt8(ascii: "\""): try string(as: .string)
+            case UInt8(ascii: "t"): try literal("true"); append(.true, 0, start)
+            case UInt8(ascii: "f"): try literal("false"); append(.false, 0, start)
+            case UInt8(ascii: "n"): try literal("null"); append(.null, 0, start)
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 let flags = try number()
-                append(.number, flags, start, &entries)
+                append(.number, flags, start)
             default: throw invalid("unexpected character")
             }
         }
 
-        private func append(_ kind: Kind, _ flags: UInt8, _ start: Int, _ entries: inout [Entry]) {
+        private mutating func append(_ kind: Kind, _ flags: UInt8, _ start: Int) {
             entries.append(Entry(kind: kind, flags: flags, start: Int32(start), end: Int32(index),
                                  next: Int32(entries.count + 1), count: 0))
         }
@@ -149,7 +192,7 @@ final class JSONTape {
         }
 
         /// An object or an array: its entry, then its members' or elements'.
-        private mutating func container(_ kind: Kind, into entries: inout [Entry]) throws(WireError) {
+        private mutating func container(_ kind: Kind) throws(WireError) {
             try nest()
             defer { depth -= 1 }
             let isObject = kind == .object
@@ -167,8 +210,8 @@ final class JSONTape {
                     skipWhitespace()
                     if isObject {
                         guard index < end, bytes[index] == UInt8(ascii: "\"") else { throw invalid("expected a member name") }
-                        try string(as: .key, owner: me, into: &entries)
-                        let key = entries[entries.count - 1]
+                        try string(as: .key, owner: me)
+                        let key = entries.storage[entries.count - 1]
                         let length = Int(key.end - key.start)
                         keys |= key.flags & JSONTape.hasEscapes != 0 ? -1
                             : JSONTape.keyBit(length: length, last: length > 0 ? bytes[Int(key.end) - 1] : 0)
@@ -177,7 +220,7 @@ final class JSONTape {
                         index += 1
                         skipWhitespace()
                     }
-                    try value(into: &entries)
+                    try value()
                     count += 1
                     skipWhitespace()
                     guard index < end else { throw invalid("unexpected end") }
@@ -186,12 +229,12 @@ final class JSONTape {
                     throw invalid(isObject ? "expected ',' or '}'" : "expected ',' or ']'")
                 }
             }
-            entries[me].end = Int32(index)
-            entries[me].next = Int32(entries.count)
-            entries[me].count = isObject ? keys : count
+            entries.storage[me].end = Int32(index)
+            entries.storage[me].next = Int32(entries.count)
+            entries.storage[me].count = isObject ? keys : count
         }
 
-        private mutating func string(as kind: Kind, owner: Int = 0, into entries: inout [Entry]) throws(WireError) {
+        private mutating func string(as kind: Kind, owner: Int = 0) throws(WireError) {
             index += 1
             let start = index
             let hasEscapes = try JSONEscapes.scanString(bytes, at: &index, end: end)
