@@ -20,8 +20,14 @@ final class CrossCodingTests: XCTestCase {
         }
     }
 
+    /// The writer's own encoder against Foundation's: every length's tail
+    /// (none, one or two bytes left), every byte value, and a slice of a
+    /// larger Data (whose indices do not start at 0).
     func testBase64IsWrittenAsAQuotedStringWithNothingEscaped() {
-        for data in (0..<4).map({ Data(repeating: 0xFB, count: $0) }) + [Data(0...255)] {
+        var rng = SplitMix64(seed: 47)
+        let random = (0..<70).map { count in Data((0..<count).map { _ in UInt8(truncatingIfNeeded: rng.next()) }) }
+        let whole = Data(0...255)
+        for data in (0..<4).map({ Data(repeating: 0xFB, count: $0) }) + random + [whole, whole[7..<200]] {
             var writer = JSONWriter()
             writer.base64(data)
             XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), "\"" + data.base64EncodedString() + "\"", "\(data.count) bytes")

@@ -125,13 +125,36 @@ struct JSONWriter {
         return true
     }
 
-    /// `data` as a base64 string (standard alphabet, padded): Foundation's
-    /// encoder into bytes, with no `String` made and no escape scan (the
-    /// alphabet needs none). `base64EncodedString()` plus ``string(_:)``
-    /// cost about 10 k instructions for a 1 KiB body.
+    /// `data` as a base64 string (standard alphabet, padded), encoded
+    /// straight into the buffer: no `String`, no escape scan (the alphabet
+    /// needs none), and no intermediate `Data`. Foundation's
+    /// `base64EncodedData()` cost about 16 k instructions for a 1 KiB body
+    /// on Linux; this is about a quarter of that.
     mutating func base64(_ data: Data) {
+        let alphabet = ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/" as StaticString).utf8Start
         bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: data.base64EncodedData())
+        let start = bytes.count
+        bytes.append(contentsOf: repeatElement(UInt8(ascii: "="), count: (data.count + 2) / 3 * 4))
+        data.withUnsafeBytes { input in
+            bytes.withUnsafeMutableBufferPointer { output in
+                var read = 0, write = start
+                func put(_ group: UInt32, _ characters: Int) {
+                    for index in 0 ..< characters {
+                        output[write + index] = alphabet[Int(group >> (18 - 6 * UInt32(index)) & 63)]
+                    }
+                }
+                while input.count - read >= 3 {
+                    put(UInt32(input[read]) << 16 | UInt32(input[read + 1]) << 8 | UInt32(input[read + 2]), 4)
+                    read += 3
+                    write += 4
+                }
+                switch input.count - read {
+                case 2: put(UInt32(input[read]) << 16 | UInt32(input[read + 1]) << 8, 3)
+                case 1: put(UInt32(input[read]) << 16, 2)
+                default: break
+                }
+            }
+        }
         bytes.append(UInt8(ascii: "\""))
     }
 
