@@ -175,13 +175,15 @@ struct JSONWriter {
     mutating func string(_ value: String) {
         bytes.append(UInt8(ascii: "\""))
         var utf8 = value.utf8
-        // Most strings need no escaping: copy them in one go.
+        // Most strings need no escaping: copy their bytes in one go, from the
+        // buffer just scanned (appending the UTF8View went element-wise
+        // through a generic path, about 180 instructions a string).
         let plain = utf8.withContiguousStorageIfAvailable { buffer in
-            !buffer.contains { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }
+            guard !buffer.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
+            bytes.append(contentsOf: buffer)
+            return true
         }
-        if plain == true {
-            bytes.append(contentsOf: utf8)
-        } else {
+        if plain != true {
             if plain == nil {
                 var copy = value
                 copy.makeContiguousUTF8()
