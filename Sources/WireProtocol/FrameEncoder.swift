@@ -47,10 +47,11 @@ public struct FrameEncoder: Sendable {
     /// - Throws: ``WireError/frameTooLargeToEncode(length:limit:)`` when the
     ///   payload is above ``maximumFrameSize``; `buffer` is then as it was.
     public func encode(_ message: Message, version: Int = 1, appendingTo buffer: inout [UInt8]) throws(WireError) {
-        let start = buffer.count
-        buffer.append(contentsOf: repeatElement(0, count: Wire.lengthPrefixSize))
-        var writer = JSONWriter(capacity: 0)
-        swap(&writer.bytes, &buffer)
+        // The payload is written into the writer's own buffer, then copied
+        // into `buffer` once: appending to an array costs a uniqueness check
+        // per append, and a frame is a few hundred of them.
+        var writer = JSONWriter()
+        writer.output.append(repeating: 0, count: Wire.lengthPrefixSize)
         if version >= 2 {
             let payloadStart = writer.beginSectionedPayload()
             message.write(to: &writer)
@@ -58,13 +59,10 @@ public struct FrameEncoder: Sendable {
         } else {
             message.write(to: &writer)
         }
-        let length = writer.bytes.count - start - Wire.lengthPrefixSize
-        if length <= maximumFrameSize { writer.putLength(length, at: start) }
-        swap(&writer.bytes, &buffer)
-        guard length <= maximumFrameSize else {
-            buffer.removeSubrange(start...)
-            throw .frameTooLargeToEncode(length: length, limit: maximumFrameSize)
-        }
+        let length = writer.output.count - Wire.lengthPrefixSize
+        guard length <= maximumFrameSize else { throw .frameTooLargeToEncode(length: length, limit: maximumFrameSize) }
+        writer.putLength(length, at: 0)
+        writer.output.withBytes { buffer.append(contentsOf: $0) }
     }
 
     /// Puts the length prefix in front of an already encoded payload.

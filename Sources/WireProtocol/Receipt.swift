@@ -32,7 +32,7 @@ public struct Receipt: Sendable, Equatable {
             object.field("type", "receipt")
             object.field("events", events)
         }
-        return FrameEncoder.frame(payload: Data(writer.bytes))
+        return writer.output.withBytes { FrameEncoder.frame(payload: Data($0)) }
     }
 }
 
@@ -108,7 +108,7 @@ public enum ViewerMessage: Sendable, Equatable {
                 object.field("type", "rules")
                 object.field("rules", rules)
             }
-            return FrameEncoder.frame(payload: Data(writer.bytes))
+            return writer.output.withBytes { FrameEncoder.frame(payload: Data($0)) }
         case .replay(let id):
             return Self.frame { object in
                 object.field("type", "replay")
@@ -148,7 +148,7 @@ public enum ViewerMessage: Sendable, Equatable {
     private static func frame(_ fields: (inout JSONWriter) -> Void) -> Data {
         var writer = JSONWriter()
         writer.object { object in fields(&object) }
-        return FrameEncoder.frame(payload: Data(writer.bytes))
+        return writer.output.withBytes { FrameEncoder.frame(payload: Data($0)) }
     }
 }
 

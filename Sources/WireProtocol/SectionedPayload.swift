@@ -71,9 +71,9 @@ extension JSONWriter {
     /// Starts a version-2 payload at the end of `bytes`: bodies written from
     /// now on go to sections.
     mutating func beginSectionedPayload() -> Int {
-        let start = bytes.count
-        bytes.append(SectionedPayload.marker)
-        bytes.append(contentsOf: repeatElement(0, count: Wire.lengthPrefixSize))
+        let start = output.count
+        output.append(SectionedPayload.marker)
+        output.append(repeating: 0, count: Wire.lengthPrefixSize)
         sections = []
         return start
     }
@@ -88,12 +88,12 @@ extension JSONWriter {
     /// the sections.
     mutating func endSectionedPayload(startedAt start: Int) {
         let jsonStart = start + 1 + Wire.lengthPrefixSize
-        putLength(bytes.count - jsonStart, at: start + 1)
+        putLength(output.count - jsonStart, at: start + 1)
         for body in sections ?? [] {
-            let lengthAt = bytes.count
-            bytes.append(contentsOf: repeatElement(0, count: Wire.lengthPrefixSize))
+            let lengthAt = output.count
+            output.append(repeating: 0, count: Wire.lengthPrefixSize)
             putLength(body.count, at: lengthAt)
-            bytes.append(contentsOf: body)
+            output.append(body)
         }
         sections = nil
     }
@@ -101,10 +101,10 @@ extension JSONWriter {
     /// Writes `length` as a 32-bit big-endian number over the four bytes at `index`.
     mutating func putLength(_ length: Int, at index: Int) {
         let value = UInt32(truncatingIfNeeded: length)
-        bytes[index] = UInt8(truncatingIfNeeded: value >> 24)
-        bytes[index + 1] = UInt8(truncatingIfNeeded: value >> 16)
-        bytes[index + 2] = UInt8(truncatingIfNeeded: value >> 8)
-        bytes[index + 3] = UInt8(truncatingIfNeeded: value)
+        output[index] = UInt8(truncatingIfNeeded: value >> 24)
+        output[index + 1] = UInt8(truncatingIfNeeded: value >> 16)
+        output[index + 2] = UInt8(truncatingIfNeeded: value >> 8)
+        output[index + 3] = UInt8(truncatingIfNeeded: value)
     }
 }
 

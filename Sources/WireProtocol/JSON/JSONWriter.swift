@@ -2,29 +2,31 @@ import Foundation
 
 /// Writes JSON straight into a byte buffer: the encoding half of the wire
 /// path's fast JSON (see ``JSONValue`` for why it exists).
-struct JSONWriter {
-    /// What was written. A caller that keeps one buffer for many frames
-    /// swaps it in and out (see ``FrameEncoder/encode(_:appendingTo:)``).
-    var bytes: [UInt8] = []
+struct JSONWriter: ~Copyable {
+    /// What was written.
+    var output: WriteBuffer
     private var needsComma = false
     /// While writing a version-2 payload: the bodies to put after the JSON
     /// (``SectionedPayload``); nil while writing plain JSON.
     var sections: [Data]?
 
-    init(capacity: Int = 512) { bytes.reserveCapacity(capacity) }
+    init(capacity: Int = 512) { output = WriteBuffer(capacity: capacity) }
+
+    /// What was written, as an array.
+    var bytes: [UInt8] { output.array }
 
     mutating func object(_ body: (inout JSONWriter) -> Void) {
         let outer = needsComma
         needsComma = false
-        bytes.append(UInt8(ascii: "{"))
+        output.append(UInt8(ascii: "{"))
         body(&self)
-        bytes.append(UInt8(ascii: "}"))
+        output.append(UInt8(ascii: "}"))
         needsComma = outer
     }
 
     /// Decimal digits, without going through a String.
     mutating func integer(_ value: Int) {
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        if value < 0 { output.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
         withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
             var position = digits.count
@@ -33,21 +35,21 @@ struct JSONWriter {
                 digits[position] = UInt8(ascii: "0") + UInt8(magnitude % 10)
                 magnitude /= 10
             } while magnitude > 0
-            bytes.append(contentsOf: UnsafeBufferPointer(rebasing: digits[position...]))
+            output.append(UnsafeBufferPointer(rebasing: digits[position...]))
         }
     }
 
     mutating func literal(_ text: StaticString) {
-        bytes.append(contentsOf: UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
+        output.append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
     mutating func key(_ name: StaticString) {
-        if needsComma { bytes.append(UInt8(ascii: ",")) }
+        if needsComma { output.append(UInt8(ascii: ",")) }
         needsComma = true
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(contentsOf: UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-        bytes.append(UInt8(ascii: "\""))
-        bytes.append(UInt8(ascii: ":"))
+        output.append(UInt8(ascii: "\""))
+        output.append(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
+        output.append(UInt8(ascii: "\""))
+        output.append(UInt8(ascii: ":"))
     }
 
     mutating func field(_ name: StaticString, _ value: String) { key(name); string(value) }
@@ -63,22 +65,23 @@ struct JSONWriter {
 
     mutating func field(_ name: StaticString, _ values: [some JSONWritable]) {
         key(name)
-        bytes.append(UInt8(ascii: "["))
+        output.append(UInt8(ascii: "["))
         for (position, value) in values.enumerated() {
-            if position > 0 { bytes.append(UInt8(ascii: ",")) }
+            if position > 0 { output.append(UInt8(ascii: ",")) }
             value.write(to: &self)
         }
-        bytes.append(UInt8(ascii: "]"))
+        output.append(UInt8(ascii: "]"))
     }
 
     /// Shortest text that reads back as the same Double; non-finite values,
     /// which JSON cannot carry, are written as 0.
     mutating func number(_ value: Double) {
-        guard value.isFinite else { bytes.append(UInt8(ascii: "0")); return }
+        guard value.isFinite else { output.append(UInt8(ascii: "0")); return }
         if value == value.rounded(), abs(value) < 1e15 {
             integer(Int(value))
         } else if !fixedPoint(value) {
-            bytes.append(contentsOf: value.description.utf8)
+            var text = value.description
+            text.withUTF8 { output.append($0) }
         }
     }
 
@@ -111,15 +114,15 @@ struct JSONWriter {
         }
         var divisor: UInt64 = 1
         for _ in 0 ..< places { divisor *= 10 }
-        if value < 0 { bytes.append(UInt8(ascii: "-")) }
+        if value < 0 { output.append(UInt8(ascii: "-")) }
         integer(Int(units / divisor))
-        bytes.append(UInt8(ascii: "."))
+        output.append(UInt8(ascii: "."))
         var fraction = units % divisor
-        bytes.append(contentsOf: repeatElement(UInt8(ascii: "0"), count: places))
-        var position = bytes.count
+        output.append(repeating: UInt8(ascii: "0"), count: places)
+        var position = output.count
         while fraction > 0 {
             position -= 1
-            bytes[position] = UInt8(ascii: "0") + UInt8(fraction % 10)
+            output[position] = UInt8(ascii: "0") + UInt8(fraction % 10)
             fraction /= 10
         }
         return true
@@ -132,55 +135,53 @@ struct JSONWriter {
     /// on Linux; this is about a quarter of that.
     mutating func base64(_ data: Data) {
         let alphabet = ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/" as StaticString).utf8Start
-        bytes.append(UInt8(ascii: "\""))
-        let start = bytes.count
-        bytes.append(contentsOf: repeatElement(UInt8(ascii: "="), count: (data.count + 2) / 3 * 4))
+        output.append(UInt8(ascii: "\""))
+        var write = output.count
+        output.append(repeating: UInt8(ascii: "="), count: (data.count + 2) / 3 * 4)
         data.withUnsafeBytes { input in
-            bytes.withUnsafeMutableBufferPointer { output in
-                var read = 0, write = start
-                func put(_ group: UInt32, _ characters: Int) {
-                    for index in 0 ..< characters {
-                        output[write + index] = alphabet[Int(group >> (18 - 6 * UInt32(index)) & 63)]
-                    }
-                }
-                while input.count - read >= 3 {
-                    put(UInt32(input[read]) << 16 | UInt32(input[read + 1]) << 8 | UInt32(input[read + 2]), 4)
-                    read += 3
-                    write += 4
-                }
-                switch input.count - read {
-                case 2: put(UInt32(input[read]) << 16 | UInt32(input[read + 1]) << 8, 3)
-                case 1: put(UInt32(input[read]) << 16, 2)
-                default: break
+            func put(_ group: UInt32, _ characters: Int) {
+                for index in 0 ..< characters {
+                    output[write + index] = alphabet[Int(group >> (18 - 6 * UInt32(index)) & 63)]
                 }
             }
+            var read = 0
+            while input.count - read >= 3 {
+                put(UInt32(input[read]) << 16 | UInt32(input[read + 1]) << 8 | UInt32(input[read + 2]), 4)
+                read += 3
+                write += 4
+            }
+            switch input.count - read {
+            case 2: put(UInt32(input[read]) << 16 | UInt32(input[read + 1]) << 8, 3)
+            case 1: put(UInt32(input[read]) << 16, 2)
+            default: break
+            }
         }
-        bytes.append(UInt8(ascii: "\""))
+        output.append(UInt8(ascii: "\""))
     }
 
     /// A UUID in its canonical upper-case form, without `printf`.
     mutating func uuid(_ uuid: UUID) {
         let hex = ("0123456789ABCDEF" as StaticString).utf8Start
-        bytes.append(UInt8(ascii: "\""))
+        output.append(UInt8(ascii: "\""))
         withUnsafeBytes(of: uuid.uuid) { raw in
             for (index, byte) in raw.enumerated() {
-                if index == 4 || index == 6 || index == 8 || index == 10 { bytes.append(UInt8(ascii: "-")) }
-                bytes.append(hex[Int(byte >> 4)])
-                bytes.append(hex[Int(byte & 0x0F)])
+                if index == 4 || index == 6 || index == 8 || index == 10 { output.append(UInt8(ascii: "-")) }
+                output.append(hex[Int(byte >> 4)])
+                output.append(hex[Int(byte & 0x0F)])
             }
         }
-        bytes.append(UInt8(ascii: "\""))
+        output.append(UInt8(ascii: "\""))
     }
 
     mutating func string(_ value: String) {
-        bytes.append(UInt8(ascii: "\""))
+        output.append(UInt8(ascii: "\""))
         var utf8 = value.utf8
         // Most strings need no escaping: copy their bytes in one go, from the
         // buffer just scanned (appending the UTF8View went element-wise
         // through a generic path, about 180 instructions a string).
         let plain = utf8.withContiguousStorageIfAvailable { buffer in
             guard !buffer.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
-            bytes.append(contentsOf: buffer)
+            output.append(buffer)
             return true
         }
         if plain != true {
@@ -191,20 +192,20 @@ struct JSONWriter {
             }
             for byte in utf8 {
                 switch byte {
-                case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
-                case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
-                case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
-                case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
-                case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+                case UInt8(ascii: "\""): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+                case UInt8(ascii: "\\"): output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+                case 0x0A: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+                case 0x0D: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+                case 0x09: output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
                 case 0..<0x20:
                     let hex = Array("0123456789abcdef".utf8)
-                    bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                    output.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
                                               hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
-                default: bytes.append(byte)
+                default: output.append(byte)
                 }
             }
         }
-        bytes.append(UInt8(ascii: "\""))
+        output.append(UInt8(ascii: "\""))
     }
 }
 

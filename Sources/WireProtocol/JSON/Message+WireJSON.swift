@@ -343,7 +343,7 @@ extension NetworkLog {
     public func jsonLine() -> Data {
         var writer = JSONWriter()
         write(to: &writer)
-        return Data(writer.bytes)
+        return writer.output.withBytes { Data($0) }
     }
 
     /// Reads a flow written by ``jsonLine()``.
