@@ -73,7 +73,7 @@ public struct MessageDecoder {
                 throw .unsupportedProtocolVersion(hello.protocolVersion, supported: Wire.supportedVersions)
             }
             if self.hello == nil { self.hello = hello }
-        } else if hello == nil {
+        } else if case .none = hello {
             throw .helloExpected(got: message.kind)
         }
     }

@@ -59,6 +59,20 @@ struct JSONDocument {
         return nil
     }
 
+    /// A number entry with ``JSONTape/isSmallInteger``'s value: at most 15
+    /// digits and a sign, so it fits an Int exactly.
+    func smallInteger(of entry: JSONTape.Entry) -> Int {
+        var index = Int(entry.start)
+        let negative = bytes[index] == UInt8(ascii: "-")
+        if negative { index += 1 }
+        var value = 0
+        while index < Int(entry.end) {
+            value = value &* 10 &+ Int(bytes[index] &- UInt8(ascii: "0"))
+            index += 1
+        }
+        return negative ? -value : value
+    }
+
     /// A number entry's value.
     func double(of entry: JSONTape.Entry) -> Double {
         let raw = text(of: entry)
@@ -82,8 +96,7 @@ struct JSONDocument {
             let value = Double(mantissa) / Self.powersOfTen[fractionDigits]
             return negative ? -value : value
         }
-        for byte in raw[(negative ? 1 : 0)...] { mantissa = mantissa * 10 + UInt64(byte &- UInt8(ascii: "0")) }
-        return negative ? -Double(mantissa) : Double(mantissa)
+        return Double(smallInteger(of: entry))
     }
 
     /// 10^0 through 10^22, each exact as a Double.
@@ -193,6 +206,7 @@ struct JSONReader {
         get throws(JSONFieldError) {
             let entry = entry
             guard entry.kind == .number else { throw mismatch("an integer") }
+            if entry.flags & JSONTape.isSmallInteger != 0 { return tape.smallInteger(of: entry) }
             let number = tape.double(of: entry)
             guard number == number.rounded(), abs(number) <= 9_007_199_254_740_992 else { throw mismatch("an integer") }
             return Int(number)

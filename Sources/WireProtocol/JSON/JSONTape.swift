@@ -147,7 +147,16 @@ final class JSONTape {
             .malformedPayload("not valid JSON (\(reason) at byte \(index))")
         }
 
+        /// Compact JSON (what this library writes) has no whitespace
+        /// between tokens: one compare then, as every byte that is
+        /// whitespace is at most a space.
+        @inline(__always)
         mutating func skipWhitespace() {
+            guard index < end, bytes[index] <= 0x20 else { return }
+            skipWhitespaceBytes()
+        }
+
+        private mutating func skipWhitespaceBytes() {
             while index < end {
                 switch bytes[index] {
                 case 0x20, 0x0A, 0x0D, 0x09: index += 1
