@@ -47,22 +47,25 @@ public struct FrameEncoder: Sendable {
     /// - Throws: ``WireError/frameTooLargeToEncode(length:limit:)`` when the
     ///   payload is above ``maximumFrameSize``; `buffer` is then as it was.
     public func encode(_ message: Message, version: Int = 1, appendingTo buffer: inout [UInt8]) throws(WireError) {
-        // The payload is written into the writer's own buffer, then copied
-        // into `buffer` once: appending to an array costs a uniqueness check
-        // per append, and a frame is a few hundred of them.
+        // The JSON is written into the writer's own buffer, then copied into
+        // `buffer` once, and a version-2 frame's bodies go straight after
+        // it: appending to an array costs a uniqueness check per append,
+        // and a frame is a few hundred of them.
         var writer = JSONWriter()
         writer.output.append(repeating: 0, count: Wire.lengthPrefixSize)
+        var sections: [Data] = []
         if version >= 2 {
             let payloadStart = writer.beginSectionedPayload()
             message.write(to: &writer)
-            writer.endSectionedPayload(startedAt: payloadStart)
+            sections = writer.endSectionedJSON(startedAt: payloadStart)
         } else {
             message.write(to: &writer)
         }
-        let length = writer.output.count - Wire.lengthPrefixSize
+        let length = writer.output.count - Wire.lengthPrefixSize + SectionedPayload.size(of: sections)
         guard length <= maximumFrameSize else { throw .frameTooLargeToEncode(length: length, limit: maximumFrameSize) }
         writer.putLength(length, at: 0)
         writer.output.withBytes { buffer.append(contentsOf: $0) }
+        SectionedPayload.append(sections, to: &buffer)
     }
 
     /// Puts the length prefix in front of an already encoded payload.

@@ -62,6 +62,21 @@ enum SectionedPayload {
         return json
     }
 
+    /// The bytes `sections` take after the JSON, their lengths included.
+    static func size(of sections: [Data]) -> Int {
+        sections.reduce(0) { $0 + Wire.lengthPrefixSize + $1.count }
+    }
+
+    /// Appends `sections`, each a 32-bit big-endian length then its bytes.
+    static func append(_ sections: [Data], to buffer: inout [UInt8]) {
+        for body in sections {
+            let length = UInt32(truncatingIfNeeded: body.count)
+            buffer.append(contentsOf: [UInt8(truncatingIfNeeded: length >> 24), UInt8(truncatingIfNeeded: length >> 16),
+                                       UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)])
+            buffer.append(contentsOf: body)
+        }
+    }
+
     private static func length(in payload: UnsafeBufferPointer<UInt8>, at index: Int) -> Int {
         Int(payload[index]) << 24 | Int(payload[index + 1]) << 16 | Int(payload[index + 2]) << 8 | Int(payload[index + 3])
     }
@@ -84,18 +99,15 @@ extension JSONWriter {
         return (sections?.count ?? 1) - 1
     }
 
-    /// Fills in the JSON length of the payload begun at `start` and appends
-    /// the sections.
-    mutating func endSectionedPayload(startedAt start: Int) {
+    /// Fills in the JSON length of the payload begun at `start` and returns
+    /// the sections, whose bytes follow the JSON (``SectionedPayload/append(_:to:)``).
+    /// They are not copied into the writer: a frame encoder copies them
+    /// once, straight to where the frame goes.
+    mutating func endSectionedJSON(startedAt start: Int) -> [Data] {
         let jsonStart = start + 1 + Wire.lengthPrefixSize
         putLength(output.count - jsonStart, at: start + 1)
-        for body in sections ?? [] {
-            let lengthAt = output.count
-            output.append(repeating: 0, count: Wire.lengthPrefixSize)
-            putLength(body.count, at: lengthAt)
-            output.append(body)
-        }
-        sections = nil
+        defer { sections = nil }
+        return sections ?? []
     }
 
     /// Writes `length` as a 32-bit big-endian number over the four bytes at `index`.

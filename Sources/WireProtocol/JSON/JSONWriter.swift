@@ -136,25 +136,25 @@ struct JSONWriter: ~Copyable {
     mutating func base64(_ data: Data) {
         let alphabet = ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/" as StaticString).utf8Start
         output.append(UInt8(ascii: "\""))
-        var write = output.count
-        output.append(repeating: UInt8(ascii: "="), count: (data.count + 2) / 3 * 4)
+        let text = output.appendUninitialized((data.count + 2) / 3 * 4)
         data.withUnsafeBytes { input in
-            func put(_ group: UInt32, _ characters: Int) {
-                for index in 0 ..< characters {
-                    output[write + index] = alphabet[Int(group >> (18 - 6 * UInt32(index)) & 63)]
-                }
-            }
-            var read = 0
+            var read = 0, write = 0
             while input.count - read >= 3 {
-                put(UInt32(input[read]) << 16 | UInt32(input[read + 1]) << 8 | UInt32(input[read + 2]), 4)
+                let group = UInt32(input[read]) << 16 | UInt32(input[read + 1]) << 8 | UInt32(input[read + 2])
+                text[write] = alphabet[Int(group >> 18)]
+                text[write + 1] = alphabet[Int(group >> 12 & 63)]
+                text[write + 2] = alphabet[Int(group >> 6 & 63)]
+                text[write + 3] = alphabet[Int(group & 63)]
                 read += 3
                 write += 4
             }
-            switch input.count - read {
-            case 2: put(UInt32(input[read]) << 16 | UInt32(input[read + 1]) << 8, 3)
-            case 1: put(UInt32(input[read]) << 16, 2)
-            default: break
-            }
+            guard read < input.count else { return }
+            let second = read + 1 < input.count ? UInt32(input[read + 1]) : 0
+            let group = UInt32(input[read]) << 16 | second << 8
+            text[write] = alphabet[Int(group >> 18)]
+            text[write + 1] = alphabet[Int(group >> 12 & 63)]
+            text[write + 2] = read + 1 < input.count ? alphabet[Int(group >> 6 & 63)] : UInt8(ascii: "=")
+            text[write + 3] = UInt8(ascii: "=")
         }
         output.append(UInt8(ascii: "\""))
     }

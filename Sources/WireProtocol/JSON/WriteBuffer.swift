@@ -73,6 +73,14 @@ struct WriteBuffer: ~Copyable {
         count += extra
     }
 
+    /// Adds `extra` bytes for the caller to fill, and returns where they
+    /// start; the pointer is good until the next append.
+    mutating func appendUninitialized(_ extra: Int) -> UnsafeMutablePointer<UInt8> {
+        if capacity - count < extra { grow(toHold: count + extra) }
+        defer { count += extra }
+        return base + count
+    }
+
     /// Drops everything from `index` on.
     mutating func truncate(to index: Int) {
         count = min(count, index)
