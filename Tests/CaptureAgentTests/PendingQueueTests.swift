@@ -19,10 +19,10 @@ final class PendingQueueTests: XCTestCase {
     private func drain(_ queue: inout PendingQueue) -> (messages: [Message], dropped: Int) {
         var messages: [Message] = [], dropped = 0
         while true {
-            let (message, droppedNow) = queue.next()
+            let (taken, droppedNow) = queue.next()
             dropped += droppedNow
-            guard let message else { return (messages, dropped) }
-            messages.append(message)
+            guard let taken else { return (messages, dropped) }
+            messages.append(taken.message)
         }
     }
 

@@ -78,7 +78,8 @@ final class ProtocolNegotiationTests: XCTestCase, @unchecked Sendable {
         assertBodiesIntact(inspector.finishedFlows(urlSuffix: ""))
         let versions = inspector.frameVersions
         XCTAssertEqual(Array(versions.prefix(2)), [1, 1], "hello and status are version 1")
-        XCTAssertGreaterThanOrEqual(versions.filter { $0 == 2 }.count, 40, "the last 20 flows' events (start and finish at least) went as version 2")
+        // At least a frame a flow: a flow that finished before its start was written goes as one frame (folded).
+        XCTAssertGreaterThanOrEqual(versions.filter { $0 == 2 }.count, 20, "the last 20 flows went as version 2")
         XCTAssertEqual(versions.drop { $0 == 1 }.filter { $0 == 1 }, [], "no version-1 frame after the first version-2 one")
         XCTAssertEqual(inspector.decodingErrors, [])
     }

@@ -17,7 +17,18 @@ struct DeliveryLedger {
     let seesUnread: Bool
     /// Flow events written on the connection.
     private(set) var written = 0
-    /// The inspector's count, capped at `written`; nil until its first receipt.
+    /// Flow messages written on the connection: what receipts count. A
+    /// message stands for more than one event when later events of its
+    /// flow were folded into it (``PendingQueue``).
+    private var messagesWritten = 0
+    /// The written messages that stand for more than one event, oldest
+    /// first, until a receipt covers them: their ordinal on the connection
+    /// and the events they stand for beyond one.
+    private var folded = FIFO<(ordinal: Int, extra: Int)>()
+    /// The extra events of the folded messages receipts have covered.
+    private var acknowledgedExtra = 0
+    /// The events the inspector's receipts cover, capped at `written`; nil
+    /// until its first receipt.
     private(set) var acknowledged: Int?
     /// Before the first receipt, the frames that may sit unread.
     var unread = UnreadFrames()
@@ -29,14 +40,25 @@ struct DeliveryLedger {
     /// Whether frames must be sampled into ``unread`` (no receipt yet, and the kernel can tell).
     var tracksUnread: Bool { seesUnread && acknowledged == nil }
 
-    mutating func wrote(events: Int) {
-        written += events
+    /// Flow messages were written, each standing for its count of events.
+    mutating func wrote(messageEvents: [Int]) {
+        for events in messageEvents {
+            if events > 1 { folded.append((messagesWritten, events - 1)) }
+            messagesWritten += 1
+            written += events
+        }
     }
 
-    /// A receipt: cumulative, so an older or lying one cannot lower the count
-    /// or claim more than was written.
-    mutating func receipt(events: Int) {
-        acknowledged = max(acknowledged ?? 0, min(events, written))
+    /// A receipt: the flow messages the inspector has taken, cumulative, so
+    /// an older or lying one cannot lower the count or claim more than was
+    /// written. Turned into events by adding what the folded messages it
+    /// covers stand for.
+    mutating func receipt(messages: Int) {
+        let messages = min(max(messages, 0), messagesWritten)
+        while !folded.isEmpty, folded[0].ordinal < messages {
+            acknowledgedExtra += folded.removeFirst().extra
+        }
+        acknowledged = max(acknowledged ?? 0, min(messages + acknowledgedExtra, written))
     }
 
     /// The events written that the inspector has not confirmed.

@@ -44,7 +44,9 @@ final class EventStreamer: @unchecked Sendable {
     /// The frames of one write, reused for every write.
     private var outgoing: [UInt8] = []
     /// The messages of one write, reused likewise.
-    private var batch: [Message] = []
+    private var batch: [PendingQueue.Taken] = []
+    /// The flow events each flow message of the batch stands for (writer thread).
+    private var messageEvents: [Int] = []
     /// One write carries at most this many messages or (but for one large
     /// message) bytes: under load a handful of system calls carry what
     /// would take hundreds, yet the inspector still gets a steady stream.
@@ -204,7 +206,7 @@ final class EventStreamer: @unchecked Sendable {
             outgoing.removeAll(keepingCapacity: true)
             try encoder.encode(.hello(hello), appendingTo: &outgoing)
             try encoder.encode(.status(AgentStatus(droppedEvents: drops, queuedEvents: 0)), appendingTo: &outgoing)
-            try viewer.write(outgoing, events: 0, on: socket)
+            try viewer.write(outgoing, messageEvents: [], on: socket)
             condition.lock()
             socketDescriptor = socket.descriptor
             isConnected = !isStopping
@@ -277,6 +279,7 @@ final class EventStreamer: @unchecked Sendable {
                 // We close; the inspector can still read what we wrote.
                 return disconnect(lostEvents: 0, peerIsGone: false, socket: socket)
             }
+            queue.foldsLaterEvents = viewer.frameVersion >= 2
             batch.removeAll(keepingCapacity: true)
             var batchBytes = 0
             while batch.count < Self.batchMessages, batchBytes < Self.batchBytes {
@@ -302,17 +305,21 @@ final class EventStreamer: @unchecked Sendable {
                                         encoder: encoder, version: viewer.frameVersion)
             }
             var flowEvents = 0, frames = statusDue ? 1 : 0, unencodable = 0
-            for message in batch {
-                if FrameFitting.append(message, to: &outgoing, encoder: encoder, version: viewer.frameVersion) {
+            messageEvents.removeAll(keepingCapacity: true)
+            for taken in batch {
+                if FrameFitting.append(taken.message, to: &outgoing, encoder: encoder, version: viewer.frameVersion) {
                     frames += 1
-                    if message.isFlowEvent { flowEvents += 1 }
-                } else if message.isFlowEvent {
+                    if taken.message.isFlowEvent {
+                        flowEvents += taken.events
+                        messageEvents.append(taken.events)
+                    }
+                } else if taken.message.isFlowEvent {
                     // Not even its metadata encodes: lost here, so counted here.
-                    unencodable += 1
+                    unencodable += taken.events
                 }
             }
             do throws(EventSocket.Failure) {
-                try viewer.write(outgoing, events: flowEvents, on: socket)
+                try viewer.write(outgoing, messageEvents: messageEvents, on: socket)
                 locked {
                     statistics.framesWritten += frames
                     statistics.droppedEvents += unencodable
@@ -367,6 +374,8 @@ final class EventStreamer: @unchecked Sendable {
     /// Drops what is queued, counted; under `condition`.
     private func dropQueued() {
         statistics.droppedEvents += queue.removeAll()
+        // The next viewer has not said which version it reads yet.
+        queue.foldsLaterEvents = false
         statistics.queuedBytes = 0
         statistics.queuedEvents = 0
     }

@@ -15,6 +15,19 @@ extension Message {
         return (whole, cut)
     }
 
+    /// The flow this message is about; nil for `hello` and `status`.
+    var flowID: FlowID? {
+        switch self {
+        case .flowStarted(let log): log.id
+        case .flowResponse(let event): event.id
+        case .flowFinished(let event): event.id
+        case .held(let hold): hold.id
+        case .released(let release): release.id
+        case .grpcMessage(let event): event.id
+        case .hello, .status: nil
+        }
+    }
+
     /// The captured bodies this message carries.
     var bodies: [CapturedBody] {
         switch self {

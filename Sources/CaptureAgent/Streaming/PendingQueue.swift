@@ -13,6 +13,14 @@ import WireProtocol
 /// ``EventStreamer/Limits/maximumEvents`` wait, are whole events dropped,
 /// oldest first, and counted.
 ///
+/// While ``foldsLaterEvents`` is on (the viewer reads protocol version 2),
+/// a flow's `flowResponse` and `flowFinished` that arrive while its
+/// `flowStarted` still waits here are folded into it: one frame carries the
+/// finished flow (docs/PROTOCOL.md §3.3), and the queue entry stands for
+/// every event folded in, in the counts of what was written or dropped.
+/// A quick flow then costs one frame to encode, send, decode and
+/// acknowledge instead of two or three.
+///
 /// A flow's later events go only where its `flowStarted` went: if that was
 /// dropped (no inspector, a full queue) or went to an earlier connection,
 /// they are dropped and counted too. An inspector that got them would
@@ -28,6 +36,15 @@ struct PendingQueue {
         var cost: Int
         /// The estimated frame size with its bodies cut to ``keptBodyBytes``.
         var cutCost: Int
+        /// The flow events it stands for: 1 (0 for other messages), plus
+        /// those folded into it.
+        var events: Int
+    }
+
+    /// A message taken for writing, and the flow events it stands for.
+    struct Taken {
+        var message: Message
+        var events: Int
     }
 
     let limits: EventStreamer.Limits
@@ -38,6 +55,13 @@ struct PendingQueue {
     /// Flows whose `flowStarted` was queued on the current connection and
     /// whose `flowFinished` has not been taken by the writer yet.
     private var flowsStartedHere = Set<FlowID>()
+    /// Whether later events of a flow are folded into its queued start.
+    var foldsLaterEvents = false
+    /// Queued `flowStarted` entries that later events may still fold into,
+    /// by absolute position (``removedCount`` plus the index in ``entries``).
+    private var foldable: [FlowID: Int] = [:]
+    /// Entries taken from the front since the queue was made.
+    private var removedCount = 0
     /// Estimated bytes queued now.
     private(set) var bytes = 0
     /// Messages queued with their bodies cut, since the queue was made.
@@ -67,9 +91,57 @@ struct PendingQueue {
         default:
             break
         }
+        if fold(message) { return giveWay() }
         let (cost, cutCost) = message.estimatedFrameSizes(keepingBodyBytes: Self.keptBodyBytes)
-        entries.append(Entry(message: message, cost: cost, cutCost: cutCost))
+        entries.append(Entry(message: message, cost: cost, cutCost: cutCost, events: message.isFlowEvent ? 1 : 0))
         bytes += cost
+        return giveWay()
+    }
+
+    /// Folds `message` into its flow's queued start when it can; whether it did.
+    /// Any other message of the flow queued after the start (a hold, a gRPC
+    /// message, a second start) ends folding for it, so the order the viewer
+    /// sees is kept.
+    private mutating func fold(_ message: Message) -> Bool {
+        guard foldsLaterEvents, let id = message.flowID else { return false }
+        switch message {
+        case .flowResponse:
+            guard let position = foldable[id] else { return false }
+            return fold(message, at: position - removedCount)
+        case .flowFinished:
+            guard let position = foldable.removeValue(forKey: id) else { return false }
+            return fold(message, at: position - removedCount)
+        case .flowStarted(let log):
+            foldable[id] = log.state.isFinal ? nil : removedCount + entries.count
+            return false
+        default:
+            // A hold, a release or a gRPC message queued after the start:
+            // folding what follows would put it before them.
+            foldable[id] = nil
+            return false
+        }
+    }
+
+    private mutating func fold(_ message: Message, at index: Int) -> Bool {
+        let entry = entries[index]
+        guard case .flowStarted(var log) = entry.message else { return false }
+        switch message {
+        case .flowResponse(let event): log.apply(event)
+        case .flowFinished(let event): log.apply(event)
+        default: return false
+        }
+        let folded = Message.flowStarted(log)
+        let (cost, cutCost) = folded.estimatedFrameSizes(keepingBodyBytes: Self.keptBodyBytes)
+        let isCut = index < cutCount
+        bytes += isCut ? cutCost - entry.cutCost : cost - entry.cost
+        if isCut, entry.cost == entry.cutCost, cost > cutCost { cutMessages += 1 }
+        entries.update(at: index) { $0 = Entry(message: folded, cost: cost, cutCost: cutCost, events: entry.events + 1) }
+        return true
+    }
+
+    /// Cuts bodies, then drops whole events, oldest first, until the queue
+    /// is within its limits; returns the flow events dropped.
+    private mutating func giveWay() -> Int {
         while bytes > limits.maximumBytes, cutCount < entries.count {
             let entry = entries[cutCount]
             bytes -= entry.cost - entry.cutCost
@@ -79,8 +151,7 @@ struct PendingQueue {
         var dropped = 0
         while entries.count > limits.maximumEvents || (bytes > limits.maximumBytes && entries.count > 1) {
             let (entry, _) = removeFirst()
-            guard entry.message.isFlowEvent else { continue }
-            dropped += 1
+            dropped += entry.events
             if case .flowStarted(let log) = entry.message { flowsStartedHere.remove(log.id) }
         }
         return dropped
@@ -89,7 +160,7 @@ struct PendingQueue {
     /// The next message to write, bodies cut if they gave way, and how many
     /// flow events were dropped on the way (those of flows whose start was
     /// dropped after they were queued). `nil` when the queue is empty.
-    mutating func next() -> (message: Message?, dropped: Int) {
+    mutating func next() -> (taken: Taken?, dropped: Int) {
         var dropped = 0
         while !entries.isEmpty {
             let (entry, isCut) = removeFirst()
@@ -113,7 +184,7 @@ struct PendingQueue {
             default:
                 break
             }
-            return (message, dropped)
+            return (Taken(message: message, events: entry.events), dropped)
         }
         return (nil, dropped)
     }
@@ -123,16 +194,20 @@ struct PendingQueue {
     /// no other.
     mutating func removeAll() -> Int {
         var flowEvents = 0
-        for index in 0 ..< entries.count where entries[index].message.isFlowEvent { flowEvents += 1 }
+        for index in 0 ..< entries.count { flowEvents += entries[index].events }
+        removedCount += entries.count
         entries.removeAll()
         cutCount = 0
         bytes = 0
         flowsStartedHere.removeAll()
+        foldable.removeAll()
         return flowEvents
     }
 
     private mutating func removeFirst() -> (Entry, isCut: Bool) {
         let entry = entries.removeFirst()
+        removedCount += 1
+        if case .flowStarted(let log) = entry.message, foldable[log.id] == removedCount - 1 { foldable[log.id] = nil }
         let isCut = cutCount > 0
         if isCut { cutCount -= 1 }
         bytes -= isCut ? entry.cutCost : entry.cost

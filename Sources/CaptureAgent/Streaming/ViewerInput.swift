@@ -29,11 +29,13 @@ struct ViewerInput {
         decoder = ViewerMessageDecoder(maximumFrameSize: control == nil ? 64 * 1024 : 16 * 1024 * 1024, acceptsRules: control != nil)
     }
 
-    /// Sends frames in one write and counts their events as written on this
-    /// connection; reads receipts every few writes. Until the viewer has
-    /// sent a receipt, on a Linux Unix socket, also notes the write among the
-    /// unread frames with the charge it added.
-    mutating func write(_ frame: [UInt8], events: Int, on socket: borrowing EventSocket) throws(EventSocket.Failure) {
+    /// Sends frames in one write and counts their flow messages, and the
+    /// events each stands for (`messageEvents`, in order), as written on
+    /// this connection; reads receipts every few writes. Until the viewer
+    /// has sent a receipt, on a Linux Unix socket, also notes the write
+    /// among the unread frames with the charge it added.
+    mutating func write(_ frame: [UInt8], messageEvents: [Int], on socket: borrowing EventSocket) throws(EventSocket.Failure) {
+        let events = messageEvents.reduce(0, +)
         if ledger.tracksUnread {
             let before = socket.unreadCharge()
             try socket.send(frame)
@@ -42,7 +44,7 @@ struct ViewerInput {
         } else {
             try socket.send(frame)
         }
-        ledger.wrote(events: events)
+        ledger.wrote(messageEvents: messageEvents)
         eventsSinceRead += max(1, events)
         if eventsSinceRead >= Self.eventsPerRead { _ = read(from: socket) }
     }
@@ -63,7 +65,7 @@ struct ViewerInput {
                     while let message = try decoder.next() {
                         switch message {
                         case .receipt(let receipt):
-                            ledger.receipt(events: receipt.events)
+                            ledger.receipt(messages: receipt.events)
                         case .useProtocolVersion(let version):
                             if Wire.supportedVersions.contains(version) { frameVersion = version }
                         default:

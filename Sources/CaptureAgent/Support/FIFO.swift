@@ -28,6 +28,12 @@ struct FIFO<Element> {
         return storage[head + index]!
     }
 
+    /// Changes the element `index` places from the front in place.
+    mutating func update(at index: Int, _ body: (inout Element) -> Void) {
+        precondition(index >= 0 && index < count, "FIFO index out of range")
+        body(&storage[head + index]!)
+    }
+
     mutating func append(_ element: Element) {
         storage.append(element)
     }
