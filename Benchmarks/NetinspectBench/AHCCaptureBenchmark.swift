@@ -77,8 +77,9 @@ enum AHCCaptureBenchmark {
             case .agentWithoutInspector:
                 cellNotes.append("\(runs.count) runs: \(runs.map(\.droppedEvents).reduce(0, +)) events dropped unencoded")
             case .agentWithNetinspect:
-                cellNotes.append("\(runs.count) runs: netinspect printed \(runs.map(\.flowsSeen).reduce(0, +))/\(count * runs.count) flows, "
-                    + "\(runs.map(\.droppedEvents).reduce(0, +)) events dropped")
+                let flows = runs.map(\.flowsSeen).reduce(0, +)
+                cellNotes.append("\(runs.count) runs: netinspect printed \(flows)/\(count * runs.count) flows, "
+                    + "\(runs.map(\.droppedEvents).reduce(0, +)) events dropped, " + CaptureBenchmark.framesPerFlow(runs, flows: flows))
             case .none:
                 break
             }
@@ -158,6 +159,7 @@ enum AHCCaptureBenchmark {
         if let agent {
             agent.stop()
             result.droppedEvents = agent.statistics.droppedEvents
+            result.framesWritten = agent.statistics.framesWritten
             if mode == .agentWithInspector {
                 result.flowsSeen = environment.inspector.waitForFlows(flowsBefore + count, timeout: 10) - flowsBefore
             }

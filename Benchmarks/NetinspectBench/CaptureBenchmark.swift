@@ -82,8 +82,16 @@ enum CaptureBenchmark {
         /// netinspect mode: flows printed with the app's true request body size.
         var flowsWithTrueSize = 0
         var droppedEvents = 0
+        /// Agent modes: frames the agent wrote (hello and status included);
+        /// fewer than its flow events when later events folded into starts.
+        var framesWritten = 0
         /// Agent modes: tasks captured in place and tasks re-sent.
         var paths = CaptureAgent.PathCounts()
+    }
+
+    /// "1.02 frames a flow": what the agent wrote for what netinspect printed.
+    static func framesPerFlow(_ runs: [RunResult], flows: Int) -> String {
+        "\(format(Double(runs.map(\.framesWritten).reduce(0, +)) / Double(max(flows, 1)), 2)) frames a flow"
     }
 
     /// For profiling one mode at a time (e.g. under callgrind):
@@ -169,7 +177,7 @@ enum CaptureBenchmark {
                     let dropped = runs.map(\.droppedEvents).reduce(0, +)
                     var note = "\(runs.count) runs: netinspect printed \(flows)/\(requests * runs.count) flows"
                     if workload.post { note += ", \(runs.map(\.flowsWithTrueSize).reduce(0, +)) with the true request size" }
-                    cellNotes.append(note + ", \(dropped) events dropped")
+                    cellNotes.append(note + ", \(dropped) events dropped, " + framesPerFlow(runs, flows: flows))
                 case .none, .naive:
                     break
                 }
@@ -304,6 +312,7 @@ enum CaptureBenchmark {
                 result.paths = agent.capturePaths
                 agent.stop()
                 result.droppedEvents = agent.statistics.droppedEvents
+                result.framesWritten = agent.statistics.framesWritten
             }
             if mode == .agentWithInspector {
                 result.flowsSeen = environment.inspector.waitForFlows(flowsBefore + count, timeout: 10) - flowsBefore
