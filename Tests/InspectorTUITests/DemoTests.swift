@@ -213,16 +213,18 @@ final class DemoTests: XCTestCase {
 
 /// What the demo's agent sent, gathered from an inbox.
 private struct DemoLog {
+    /// A finished flow: its start with its later events applied, or one
+    /// `flowStarted` that already carried it finished (protocol version 2).
     struct Flow {
-        var request: Request
-        var finished: FlowFinished
+        var finished: NetworkLog
 
+        var request: Request { finished.request }
         var path: String { URL(string: request.url)?.path ?? request.url }
         var status: Int? { finished.response?.statusCode }
         var response: Response? { finished.response }
         var redirects: [RedirectHop] { finished.redirects }
         var requestText: String {
-            String(decoding: (finished.requestBody ?? request.body)?.data ?? Data(), as: UTF8.self)
+            String(decoding: request.body?.data ?? Data(), as: UTF8.self)
         }
         var json: [String: Any]? {
             (response?.body?.data).flatMap { try? JSONSerialization.jsonObject(with: $0) as? [String: Any] }
@@ -249,10 +251,15 @@ private struct DemoLog {
         case .connected(_, let hello, _): hellos.append(hello)
         case .disconnected: disconnections += 1
         case .message(_, .flowStarted(let log)):
-            started[log.id] = log
             startedPaths.insert(URL(string: log.request.url)?.path ?? log.request.url)
-        case .message(_, .flowFinished(let finished)):
-            if let log = started[finished.id] { flows.append(Flow(request: log.request, finished: finished)) }
+            if log.state.isFinal { flows.append(Flow(finished: log)) } else { started[log.id] = log }
+        case .message(_, .flowResponse(let event)):
+            started[event.id]?.apply(event)
+        case .message(_, .flowFinished(let event)):
+            if var log = started.removeValue(forKey: event.id) {
+                log.apply(event)
+                flows.append(Flow(finished: log))
+            }
         default: break
         }
     }

@@ -39,6 +39,8 @@ struct PendingQueue {
         /// The flow events it stands for: 1 (0 for other messages), plus
         /// those folded into it.
         var events: Int
+        /// When it was submitted, in monotonic nanoseconds.
+        var submittedAt: UInt64
     }
 
     /// A message taken for writing, and the flow events it stands for.
@@ -76,7 +78,7 @@ struct PendingQueue {
 
     /// Queues `message` for the current connection, bounded; returns how many
     /// flow events were dropped (it, or older ones) and must be counted.
-    mutating func submit(_ message: Message) -> Int {
+    mutating func submit(_ message: Message, at now: UInt64 = 0) -> Int {
         switch message {
         case .flowStarted(let log):
             flowsStartedHere.insert(log.id)
@@ -93,7 +95,7 @@ struct PendingQueue {
         }
         if fold(message) { return giveWay() }
         let (cost, cutCost) = message.estimatedFrameSizes(keepingBodyBytes: Self.keptBodyBytes)
-        entries.append(Entry(message: message, cost: cost, cutCost: cutCost, events: message.isFlowEvent ? 1 : 0))
+        entries.append(Entry(message: message, cost: cost, cutCost: cutCost, events: message.isFlowEvent ? 1 : 0, submittedAt: now))
         bytes += cost
         return giveWay()
     }
@@ -135,8 +137,21 @@ struct PendingQueue {
         let isCut = index < cutCount
         bytes += isCut ? cutCost - entry.cutCost : cost - entry.cost
         if isCut, entry.cost == entry.cutCost, cost > cutCost { cutMessages += 1 }
-        entries.update(at: index) { $0 = Entry(message: folded, cost: cost, cutCost: cutCost, events: entry.events + 1) }
+        entries.update(at: index) {
+            $0 = Entry(message: folded, cost: cost, cutCost: cutCost, events: entry.events + 1, submittedAt: entry.submittedAt)
+        }
         return true
+    }
+
+    /// How long the writer should wait before taking the front entry, in
+    /// nanoseconds: while a flow's start that later events may still fold
+    /// into is younger than `window`, it waits for them (and what queued
+    /// behind it waits too, in order); 0 when it can go now.
+    func holdBeforeNext(now: UInt64, window: UInt64) -> UInt64 {
+        guard foldsLaterEvents, !entries.isEmpty, case .flowStarted(let log) = entries[0].message,
+              foldable[log.id] == removedCount else { return 0 }
+        let age = now &- entries[0].submittedAt
+        return age >= window ? 0 : window - age
     }
 
     /// Cuts bodies, then drops whole events, oldest first, until the queue
