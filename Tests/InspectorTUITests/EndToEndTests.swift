@@ -153,6 +153,8 @@ final class EndToEndTests: XCTestCase {
             ui.send("Q")
             XCTAssertTrue(try ui.waitForExit().isClean)
             XCTAssertFalse(FileManager.default.fileExists(atPath: path))
+            // tearDown ends only the last session; the first one's tmux server outlived every run.
+            ui.kill()
         }
     }
 
