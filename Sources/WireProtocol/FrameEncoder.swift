@@ -77,7 +77,8 @@ public struct FrameEncoder: Sendable {
         return frame
     }
 
-    private static func lengthPrefix(_ count: Int) -> [UInt8] {
+    /// `count` as the 4-byte big-endian length that starts a frame or a section.
+    static func lengthPrefix(_ count: Int) -> [UInt8] {
         let length = UInt32(count)
         return [UInt8(truncatingIfNeeded: length >> 24), UInt8(truncatingIfNeeded: length >> 16),
                 UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)]

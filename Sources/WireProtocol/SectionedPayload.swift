@@ -70,9 +70,7 @@ enum SectionedPayload {
     /// Appends `sections`, each a 32-bit big-endian length then its bytes.
     static func append(_ sections: [Data], to buffer: inout [UInt8]) {
         for body in sections {
-            let length = UInt32(truncatingIfNeeded: body.count)
-            buffer.append(contentsOf: [UInt8(truncatingIfNeeded: length >> 24), UInt8(truncatingIfNeeded: length >> 16),
-                                       UInt8(truncatingIfNeeded: length >> 8), UInt8(truncatingIfNeeded: length)])
+            buffer.append(contentsOf: FrameEncoder.lengthPrefix(body.count))
             buffer.append(contentsOf: body)
         }
     }

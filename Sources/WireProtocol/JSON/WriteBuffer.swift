@@ -81,11 +81,6 @@ struct WriteBuffer: ~Copyable {
         return base + count
     }
 
-    /// Drops everything from `index` on.
-    mutating func truncate(to index: Int) {
-        count = min(count, index)
-    }
-
     private mutating func grow(toHold needed: Int) {
         var larger = capacity * 2
         while larger < needed { larger *= 2 }
