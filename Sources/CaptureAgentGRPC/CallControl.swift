@@ -3,7 +3,6 @@
 import CaptureAgent
 import Foundation
 import GRPCCore
-import Synchronization
 import WireProtocol
 
 /// A viewer's breakpoints over one gRPC call, client or server side:
@@ -35,7 +34,7 @@ final class CallControl: Sendable {
     static let stoppedError = RPCError(code: .cancelled, message: "the call was stopped at a breakpoint")
 
     private let agent: CaptureAgent
-    private let control: Mutex<ExchangeControl>
+    private let control: Locked<ExchangeControl>
 
     /// Nil when nothing may hold `call`: control not allowed, no
     /// breakpoints asked for now, or no flow built (no viewer).
@@ -46,7 +45,7 @@ final class CallControl: Sendable {
         var control = ExchangeControl(policy: policy)
         _ = control.start(ExchangeRequest(method: log.request.method, url: url, headers: log.request.headers, bodyStreams: true))
         self.agent = agent
-        self.control = Mutex(control)
+        self.control = Locked(control)
     }
 
     /// The most message bytes a held response keeps back.

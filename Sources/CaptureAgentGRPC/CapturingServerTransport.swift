@@ -2,7 +2,6 @@
 #if GRPC
 import CaptureAgent
 import GRPCCore
-import Synchronization
 import WireProtocol
 
 /// A grpc-swift 2 server transport that records every call the server
@@ -290,7 +289,7 @@ struct RecordingResponseWriter<Bytes: GRPCContiguousBytes & Sendable>: ClosableR
 
 /// The response parts a hold keeps back (a writer is a value; this is shared).
 final class KeptParts<Element: Sendable>: Sendable {
-    let parts = Mutex<[Element]?>(nil)
+    let parts = Locked<[Element]?>(nil)
 }
 
 extension FlowError {

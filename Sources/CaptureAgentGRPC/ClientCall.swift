@@ -3,7 +3,6 @@
 import CaptureAgent
 import Foundation
 import GRPCCore
-import Synchronization
 import WireProtocol
 
 /// One client call as the transport wrapper sees it: the flow starts with
@@ -17,14 +16,14 @@ final class ClientCall: Sendable {
     private let sessionID: Int
     private let taskID: Int
     private let endpoint: GRPCEndpoint
-    private let recording = Mutex<GRPCCallRecording?>(nil)
+    private let recording = Locked<GRPCCallRecording?>(nil)
     /// When the call's timeout runs out, if it has one.
     private let deadline: ContinuousClock.Instant?
     private let timeout: Duration?
     /// Whether a viewer's breakpoints may hold this call (decided as it starts).
     let isControlled: Bool
     /// The breakpoints' state of a controlled call (ClientCall+Control.swift).
-    let controlState = Mutex(ControlState())
+    let controlState = Locked(ControlState())
 
     init(agent: CaptureAgent, descriptor: MethodDescriptor, parentID: FlowID?, sessionID: Int, taskID: Int,
          endpoint: GRPCEndpoint, deadline: ContinuousClock.Instant?, timeout: Duration?) {

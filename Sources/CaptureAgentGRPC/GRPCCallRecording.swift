@@ -3,7 +3,6 @@
 import CaptureAgent
 import Foundation
 import GRPCCore
-import Synchronization
 import WireProtocol
 
 /// The record of one gRPC call, client or server side, as one flow: the
@@ -28,7 +27,7 @@ final class GRPCCallRecording: Sendable {
     /// The flow's id: what a server handler's client calls name as their parent.
     let id: FlowID
     private let agent: CaptureAgent
-    private let state: Mutex<State>
+    private let state: Locked<State>
 
     /// Starts recording a call whose request metadata is `metadata` and sends
     /// `flowStarted`; nil when the agent is not capturing or the call's URL
@@ -52,7 +51,7 @@ final class GRPCCallRecording: Sendable {
             recorder = flow
         }
         id = recorder?.id ?? FlowID()
-        state = Mutex(State(recorder: recorder))
+        state = Locked(State(recorder: recorder))
         if let recorder { agent.emit(recorder.started()) }
     }
 

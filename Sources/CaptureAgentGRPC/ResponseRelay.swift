@@ -1,7 +1,7 @@
 // Built with the GRPC trait (on by default; Package.swift).
 #if GRPC
+import CaptureAgent
 import GRPCCore
-import Synchronization
 
 /// The response side of a client call under a viewer's breakpoints: a pump
 /// task reads the transport's parts and hands them over one at a time, and
@@ -26,7 +26,7 @@ final class ResponseRelay<Bytes: GRPCContiguousBytes & Sendable>: AsyncSequence,
         var ended = false
     }
 
-    private let state = Mutex(State())
+    private let state = Locked(State())
 
     /// Hands `result` (a part, the end, or a failure) to the reader;
     /// returns once the reader took it, or at once when the relay ended.

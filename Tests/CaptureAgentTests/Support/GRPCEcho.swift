@@ -1,9 +1,9 @@
 // Built with the GRPC trait (on by default; Package.swift).
 #if GRPC
+@testable import CaptureAgent
 import Foundation
 import GRPCCore
 import ProtobufWire
-import Synchronization
 
 // The service of Tests/Protos/echo.proto, written by hand: its messages are
 // real protobuf bytes (encoded and read with ProtobufWire), so the viewer's
@@ -107,7 +107,7 @@ struct ServedCall: Equatable, Sendable {
 /// second over `slow` (for deadlines and cancellations); `relay` makes a
 /// call of its own through `relay` first.
 final class EchoService: RegistrableRPCService, Sendable {
-    private let served = Mutex<[ServedCall]>([])
+    private let served = Locked<[ServedCall]>([])
     let relay: (@Sendable () async throws -> Void)?
 
     init(relay: (@Sendable () async throws -> Void)? = nil) {

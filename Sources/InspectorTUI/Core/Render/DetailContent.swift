@@ -1,6 +1,6 @@
 import Foundation
+import NIOConcurrencyHelpers
 import ProtobufWire
-import Synchronization
 import WireProtocol
 
 /// The lines of the detail view's tabs, before wrapping.
@@ -347,13 +347,13 @@ struct DetailLinesKey: Hashable, Sendable {
 /// memo of a pure function of its key, so sharing it between copies of the
 /// state changes no result.
 final class LinesMemo<Key: Hashable & Sendable>: Sendable {
-    private let entry = Mutex<(key: Key, lines: [StyledLine])?>(nil)
+    private let entry = NIOLockedValueBox<(key: Key, lines: [StyledLine])?>(nil)
 
     func lines(for key: Key) -> [StyledLine]? {
-        entry.withLock { $0?.key == key ? $0?.lines : nil }
+        entry.withLockedValue { $0?.key == key ? $0?.lines : nil }
     }
 
     func store(_ lines: [StyledLine], for key: Key) {
-        entry.withLock { $0 = (key, lines) }
+        entry.withLockedValue { $0 = (key, lines) }
     }
 }
