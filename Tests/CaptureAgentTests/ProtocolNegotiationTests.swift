@@ -84,6 +84,56 @@ final class ProtocolNegotiationTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(inspector.decodingErrors, [])
     }
 
+    /// Folding is for a viewer that reads version 2. The next viewer has not
+    /// said which version it reads when the agent connects to it, and with
+    /// control allowed the agent waits up to a second for its rules before
+    /// writing: flows that end meanwhile must reach an older viewer as their
+    /// own events, not folded into one.
+    func testAViewerAfterOneThatReadVersion2GetsEveryEventOfAFlowUntilItAsks() async throws {
+        let inspector = try TestInspector(path: temporarySocketPath("v2-then-v1"))
+        defer { inspector.kill() }
+        let agent = try CaptureAgent.start(.init(destination: .unix(path: inspector.path)) {
+            $0.allowsControl = true
+        })
+        defer { agent.stop() }
+        let configuration = URLSessionConfiguration.default
+        agent.capture(configuration)
+        let session = URLSession(configuration: configuration)
+        inspector.write(ViewerMessage.useProtocolVersion(2).frame(), toConnection: inspector.latestConnection())
+        // The agent writes nothing for up to a second, waiting for the viewer's rules.
+        let deadline = Date().addingTimeInterval(10)
+        var sent = 0
+        while !inspector.frameVersions.contains(2), Date() < deadline {
+            _ = await post(sent, on: session)
+            sent += 1
+        }
+        XCTAssertTrue(inspector.frameVersions.contains(2), "the first viewer reads version 2")
+
+        inspector.dropConnections()
+        XCTAssertTrue(eventually { inspector.messagesByConnection.count == 2 }, "the agent connects again")
+        var after: [Int] = []
+        for index in 1000 ..< 1005 {
+            _ = await post(index, on: session)
+            after.append(index)
+        }
+        XCTAssertTrue(eventually { after.allSatisfy { !inspector.finishedFlows(urlSuffix: "i=\($0)").isEmpty } })
+        let second = inspector.messagesByConnection[1]
+        for index in after {
+            guard let id = inspector.finishedFlows(urlSuffix: "i=\(index)").first?.id else { continue }
+            let events = second.compactMap { message -> String? in
+                switch message {
+                case .flowStarted(let log) where log.id == id: log.response == nil ? "started" : "started, folded"
+                case .flowResponse(let event) where event.id == id: "response"
+                case .flowFinished(let event) where event.id == id: "finished"
+                default: nil
+                }
+            }
+            // (A quick URLSession flow's response may come with its end, in flowFinished.)
+            XCTAssertEqual(events.first, "started", "request \(index): \(events)")
+            XCTAssertEqual(events.last, "finished", "request \(index): \(events)")
+        }
+    }
+
     func testAViewerAskingForAVersionTheAgentDoesNotSpeakIsIgnored() async throws {
         let inspector = try TestInspector(path: temporarySocketPath("v9-viewer"))
         defer { inspector.kill() }
