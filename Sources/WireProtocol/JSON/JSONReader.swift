@@ -36,7 +36,9 @@ struct JSONDocument {
         return String(decoding: JSONEscapes.unescape(raw), as: UTF8.self)
     }
 
-    /// Whether the key entry at `index` is `key`.
+    /// Whether the key entry at `index` is `key`. (Inlined into
+    /// ``JSONReader/member(_:)``, its only caller's hot path.)
+    @inline(__always)
     func key(at index: Int, is key: StaticString) -> Bool {
         let entry = entries[index]
         guard entry.flags & JSONTape.hasEscapes == 0 else { return string(of: entry) == key.description }
@@ -50,6 +52,7 @@ struct JSONDocument {
 
     /// The first key `key` of the object at `object` among its keys from
     /// `from` (one of them) up to `to`.
+    @inline(__always)
     func find(_ key: StaticString, from: Int, to: Int) -> Int? {
         var position = from
         while position < to {
@@ -114,13 +117,17 @@ struct JSONDocument {
 /// let type = try tape.read { json throws(JSONFieldError) in try json.string("type") }
 /// ```
 struct JSONReader {
-    let tape: JSONDocument
+    /// Two words, so that readers pass and return in registers: the model
+    /// makes one for every member it reads.
+    private let document: UnsafePointer<JSONDocument>
     let index: Int
 
-    init(_ document: JSONDocument, at index: Int) {
-        self.tape = document
+    init(_ document: UnsafePointer<JSONDocument>, at index: Int) {
+        self.document = document
         self.index = index
     }
+
+    var tape: JSONDocument { document.pointee }
 
     private var entry: JSONTape.Entry { tape.entries[index] }
 
@@ -162,7 +169,7 @@ struct JSONReader {
         else { return nil }
         let value = position + 1
         tape.hint.pointee = Int(tape.entries[value].next)
-        return tape.entries[value].kind == .null ? nil : JSONReader(tape, at: value)
+        return tape.entries[value].kind == .null ? nil : JSONReader(document, at: value)
     }
 
     func required(_ key: StaticString) throws(JSONFieldError) -> JSONReader {
@@ -259,7 +266,7 @@ struct JSONReader {
             result.reserveCapacity(Int(array.count))
             var position = member.index + 1
             while position < Int(array.next) {
-                let element = JSONReader(tape, at: position)
+                let element = JSONReader(document, at: position)
                 result.append(try within("[\(result.count)]") { () throws(JSONFieldError) in try T(json: element) })
                 position = Int(tape.entries[position].next)
             }

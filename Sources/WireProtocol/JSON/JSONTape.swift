@@ -98,7 +98,8 @@ final class JSONTape {
     /// inside `body`.
     func read<T, Failure: Error>(_ body: (JSONReader) throws(Failure) -> T) throws(Failure) -> T {
         try sections.withUnsafeBufferPointer { sections throws(Failure) -> T in
-            try body(JSONReader(JSONDocument(bytes: bytes, entries: entries, sections: sections, hint: hint), at: 0))
+            let document = JSONDocument(bytes: bytes, entries: entries, sections: sections, hint: hint)
+            return try withUnsafePointer(to: document) { document throws(Failure) -> T in try body(JSONReader(document, at: 0)) }
         }
     }
 
