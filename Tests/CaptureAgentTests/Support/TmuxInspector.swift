@@ -107,7 +107,18 @@ final class TmuxInspector {
         var cArguments = argv.map { strdup($0) } + [nil]
         defer { cArguments.forEach { free($0) } }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, tmux, &actions, nil, &cArguments, environ)
+        // The calling thread (a Swift concurrency or Dispatch worker) blocks
+        // most signals, and a spawned program keeps that mask: the tmux
+        // server it starts then never sees SIGCHLD or SIGTERM, outlives
+        // kill-server, and leaks with the netinspect in its pane.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        let spawned = posix_spawn(&pid, tmux, &actions, &attributes, &cArguments, environ)
         guard spawned == 0 else { throw TmuxError(text: "cannot run tmux: \(String(cString: strerror(spawned)))") }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1, errno == EINTR {}
