@@ -34,7 +34,8 @@ final class CrossCodingTests: XCTestCase {
         }
     }
 
-    /// Numbers written without `description` must be exactly its text.
+    /// Numbers written without `description` must be exactly its text, or,
+    /// below 1e-4 where it writes an exponent, its digits in fixed point.
     func testNumbersAreWrittenAsDescriptionWritesThem() {
         var rng = SplitMix64(seed: 45)
         var values: [Double] = [0.1, 0.25, -0.5, 1e-4, 0.0001234, 0.001, 1.5, 999_999.999999999, 1e6 + 0.5,
@@ -45,12 +46,27 @@ final class CrossCodingTests: XCTestCase {
             let microseconds = Double(1_700_000_000_000_000 + rng.next() % 300_000_000_000_000)
             values.append(microseconds / 1_000_000)                          // a start on the wall clock
             values.append(Double(bitPattern: rng.next() >> 2 | 0x3F00_0000_0000_0000))  // anything between about 1e-5 and 1e19
+            values.append(Double(rng.next() % 100_000) / 1_000_000_000)      // a loopback phase: under 100 µs
         }
         for value in values {
             var writer = JSONWriter()
             writer.number(value)
-            XCTAssertEqual(String(decoding: writer.bytes, as: UTF8.self), value == value.rounded() && abs(value) < 1e15 ? String(Int(value)) : value.description)
+            let text = String(decoding: writer.bytes, as: UTF8.self)
+            XCTAssertEqual(Double(text), value, text)
+            XCTAssertEqual(text, Self.expectedText(value))
         }
+    }
+
+    /// `description`'s text with an exponent below 1e-4 written out: `2.5e-05` as `0.000025`.
+    private static func expectedText(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
+        let text = value.description
+        guard let e = text.firstIndex(of: "e"), let exponent = Int(text[text.index(after: e)...]), exponent < 0 else { return text }
+        let negative = text.hasPrefix("-")
+        let digits = text[..<e].filter(\.isNumber)
+        let written = (negative ? "-" : "") + "0." + String(repeating: "0", count: -exponent - 1) + digits
+        // Only where nine decimals carry it exactly; otherwise description's own text.
+        return digits.count - exponent - 1 <= 9 ? written : text
     }
 
     func testEveryControlCharacterAndQuoteSurvives() throws {

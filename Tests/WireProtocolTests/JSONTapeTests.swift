@@ -54,7 +54,12 @@ final class JSONTapeTests: XCTestCase {
             let integer = rng.next() % 10_000_000_000
             let fraction = rng.next() % 1_000_000
             texts.append("\(integer).\(String(fraction).leftPadded(to: 6))")
+            // Exponents, as `description` writes small and large values, and some past the fast path's reach.
+            let digits = rng.next() % 100_000_000, exponent = Int(rng.next() % 60) - 30
+            texts.append("\(digits / 10_000).\(digits % 10_000)e\(exponent)")
+            texts.append("-\(digits)E+\(exponent + 30)")
         }
+        texts += ["2.5e-05", "1e-05", "5E-7", "1.5e22", "1.5e23", "9007199254740993e-10", "1e0", "1e-400", "1e308", "17e-0"]
         for text in texts {
             let value = try read(#"{"v":\#(text)}"#) { try $0.double("v") }
             XCTAssertEqual(value, Double(text)!, text)

@@ -85,21 +85,53 @@ struct JSONDocument {
         var seenPoint = false
         if entry.flags & JSONTape.isSmallInteger == 0 {
             // Clinger's fast path: a decimal whose digits fit 2^53 and whose
-            // point is at most 22 places in is one exact integer divided by
-            // one exact power of ten, so the division rounds correctly.
-            for byte in raw[(negative ? 1 : 0)...] {
+            // scale is at most 22 places either way is one exact integer
+            // divided or multiplied by one exact power of ten, so the one
+            // operation rounds correctly. Exponents count (`2.5e-05`:
+            // `description` writes those below 1e-4, and a loopback flow's
+            // phases are often that short).
+            var index = negative ? 1 : 0
+            var exponent = 0
+            while index < raw.count {
+                let byte = raw[index]
+                index += 1
                 if byte == UInt8(ascii: ".") { seenPoint = true; continue }
+                if byte | 0x20 == UInt8(ascii: "e") {
+                    guard let parsed = Self.exponent(raw, from: index) else { return Self.slowDouble(raw) }
+                    exponent = parsed
+                    break
+                }
                 guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), mantissa < 900_719_925_474_099 else {
-                    return Double(String(decoding: raw, as: UTF8.self)) ?? .nan
+                    return Self.slowDouble(raw)
                 }
                 mantissa = mantissa * 10 + UInt64(byte &- UInt8(ascii: "0"))
                 if seenPoint { fractionDigits += 1 }
             }
-            guard fractionDigits < Self.powersOfTen.count else { return Double(String(decoding: raw, as: UTF8.self)) ?? .nan }
-            let value = Double(mantissa) / Self.powersOfTen[fractionDigits]
+            let scale = fractionDigits - exponent
+            guard abs(scale) < Self.powersOfTen.count else { return Self.slowDouble(raw) }
+            let value = scale >= 0 ? Double(mantissa) / Self.powersOfTen[scale] : Double(mantissa) * Self.powersOfTen[-scale]
             return negative ? -value : value
         }
         return Double(smallInteger(of: entry))
+    }
+
+    /// The exponent after a number's `e`, its sign and at most three digits
+    /// (what the tape accepted); nil when longer.
+    private static func exponent(_ raw: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+        var index = start
+        let sign = raw[index]
+        if sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") { index += 1 }
+        guard raw.count - index <= 3 else { return nil }
+        var value = 0
+        while index < raw.count {
+            value = value * 10 + Int(raw[index] &- UInt8(ascii: "0"))
+            index += 1
+        }
+        return sign == UInt8(ascii: "-") ? -value : value
+    }
+
+    private static func slowDouble(_ raw: UnsafeBufferPointer<UInt8>) -> Double {
+        Double(String(decoding: raw, as: UTF8.self)) ?? .nan
     }
 
     /// 10^0 through 10^22, each exact as a Double.

@@ -269,19 +269,27 @@ final class JSONTape {
                 skipDigits()
                 guard index > fractionStart else { throw invalid("bad number") }
             }
-            var hasExponent = false
+            // How far a positive exponent can move the point (a negative one
+            // only makes the number smaller, and finite).
+            var exponentReach = 0
             if index < end, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
                 isInteger = false
-                hasExponent = true
                 index += 1
-                if index < end, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+                let isNegative = index < end && bytes[index] == UInt8(ascii: "-")
+                if index < end, bytes[index] == UInt8(ascii: "+") || isNegative { index += 1 }
                 let exponentStart = index
                 skipDigits()
                 guard index > exponentStart else { throw invalid("bad number") }
+                if !isNegative {
+                    exponentReach = index - exponentStart > 3 ? Int.max / 2 : 0
+                    if exponentReach == 0 {
+                        for digit in bytes[exponentStart ..< index] { exponentReach = exponentReach * 10 + Int(digit &- UInt8(ascii: "0")) }
+                    }
+                }
             }
             if isInteger && integerDigits <= 15 { return JSONTape.isSmallInteger }
-            // Only an exponent or some 309 digits can leave Double's range.
-            if hasExponent || integerDigits > 300 {
+            // Only some 309 digits before the point, exponent included, leave Double's range.
+            if integerDigits + exponentReach > 300 {
                 let text = String(decoding: UnsafeBufferPointer(rebasing: bytes[start ..< index]), as: UTF8.self)
                 guard let value = Double(text), value.isFinite else { throw invalid("number out of range") }
             }

@@ -88,15 +88,18 @@ struct JSONWriter: ~Copyable {
     /// Writes `value` as digits and a point when at most 9 decimals (below
     /// 1e6) or 6 (below 4e9) read back as exactly `value`; false, writing
     /// nothing, otherwise. What a flow's timing holds (offsets in
-    /// nanoseconds, a start in microseconds) always fits, and the text is
-    /// `description`'s: below those bounds a Double's spacing is under half
-    /// the last decimal's step, so only one such decimal reads back as
-    /// `value`, and the shortest text that does is that one. `description`
-    /// makes a String and costs about 1.3 k instructions a number.
+    /// nanoseconds, a start in microseconds) always fits, and the digits
+    /// are `description`'s: below those bounds a Double's spacing is under
+    /// half the last decimal's step, so only one such decimal reads back as
+    /// `value`, and the shortest text that does is that one. Below 1e-4,
+    /// where `description` writes an exponent (`2.5e-05`), this writes the
+    /// same digits after the point's zeros (`0.000025`), which readers
+    /// parse without one. `description` makes a String and costs about
+    /// 1.3 k instructions a number; a reader's exponent, about as much again.
     private mutating func fixedPoint(_ value: Double) -> Bool {
         let magnitude = abs(value)
         let decimals: Int, scale: Double
-        if magnitude >= 1e-4, magnitude < 1e6 {
+        if magnitude < 1e6 {
             (decimals, scale) = (9, 1e9)
         } else if magnitude >= 1e6, magnitude < 4e9 {
             (decimals, scale) = (6, 1e6)
