@@ -135,21 +135,35 @@ struct JSONWriter: ~Copyable {
     /// straight into the buffer: no `String`, no escape scan (the alphabet
     /// needs none), and no intermediate `Data`. Foundation's
     /// `base64EncodedData()` cost about 16 k instructions for a 1 KiB body
-    /// on Linux; this is about a quarter of that.
+    /// on Linux; this, about 4 k: each six bytes are four table lookups of
+    /// two characters and one eight-byte store.
     mutating func base64(_ data: Data) {
-        let alphabet = ("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/" as StaticString).utf8Start
+        let alphabet = Self.base64Alphabet.utf8Start
         output.append(UInt8(ascii: "\""))
         let text = output.appendUninitialized((data.count + 2) / 3 * 4)
         data.withUnsafeBytes { input in
             var read = 0, write = 0
-            while input.count - read >= 3 {
-                let group = UInt32(input[read]) << 16 | UInt32(input[read + 1]) << 8 | UInt32(input[read + 2])
-                text[write] = alphabet[Int(group >> 18)]
-                text[write + 1] = alphabet[Int(group >> 12 & 63)]
-                text[write + 2] = alphabet[Int(group >> 6 & 63)]
-                text[write + 3] = alphabet[Int(group & 63)]
-                read += 3
-                write += 4
+            Self.base64Pairs.withUnsafeBufferPointer { pairs in
+                guard let bytes = input.baseAddress?.assumingMemoryBound(to: UInt8.self), let pairs = pairs.baseAddress else { return }
+                let raw = UnsafeMutableRawPointer(text), whole = input.count - input.count % 3
+                // Six bytes at a time while eight can be loaded: four lookups, one store.
+                while whole - read >= 8 {
+                    let word = UInt64(bigEndian: UnsafeRawPointer(bytes + read).loadUnaligned(as: UInt64.self))
+                    let eight = UInt64(pairs[Int(truncatingIfNeeded: word >> 52)])
+                        | UInt64(pairs[Int(truncatingIfNeeded: word >> 40 & 0xFFF)]) << 16
+                        | UInt64(pairs[Int(truncatingIfNeeded: word >> 28 & 0xFFF)]) << 32
+                        | UInt64(pairs[Int(truncatingIfNeeded: word >> 16 & 0xFFF)]) << 48
+                    raw.storeBytes(of: eight.littleEndian, toByteOffset: write, as: UInt64.self)
+                    read &+= 6
+                    write &+= 8
+                }
+                while read < whole {
+                    let group = Int(bytes[read]) << 16 | Int(bytes[read + 1]) << 8 | Int(bytes[read + 2])
+                    let four = UInt32(pairs[group >> 12]) | UInt32(pairs[group & 0xFFF]) << 16
+                    raw.storeBytes(of: four.littleEndian, toByteOffset: write, as: UInt32.self)
+                    read &+= 3
+                    write &+= 4
+                }
             }
             guard read < input.count else { return }
             let second = read + 1 < input.count ? UInt32(input[read + 1]) : 0
@@ -160,6 +174,15 @@ struct JSONWriter: ~Copyable {
             text[write + 3] = UInt8(ascii: "=")
         }
         output.append(UInt8(ascii: "\""))
+    }
+
+    private static let base64Alphabet: StaticString = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
+
+    /// The two base64 characters of every 12-bit value, the first in the
+    /// low byte (8 KiB, made once).
+    private static let base64Pairs: [UInt16] = (0 ..< 4096).map { value in
+        let alphabet = base64Alphabet.utf8Start
+        return UInt16(alphabet[value >> 6]) | UInt16(alphabet[value & 63]) << 8
     }
 
     /// A UUID in its canonical upper-case form, without `printf`.
