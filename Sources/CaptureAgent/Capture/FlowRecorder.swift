@@ -138,7 +138,10 @@ package struct FlowRecorder {
     }
 
     static func sortedHeaders(_ fields: [String: String]) -> [HTTPHeader] {
-        fields.map { HTTPHeader(name: $0.key, value: $0.value) }.sorted { $0.name.lowercased() < $1.name.lowercased() }
+        // Each name lowercased once, not twice in every comparison.
+        fields.map { (order: $0.key.lowercased(), header: HTTPHeader(name: $0.key, value: $0.value)) }
+            .sorted { $0.order < $1.order }
+            .map(\.header)
     }
 
     /// What traffic rules changed, redacted like the rest of the request.
@@ -290,7 +293,10 @@ package struct FlowRecorder {
     private mutating func record(_ urlResponse: URLResponse) -> Message {
         let http = urlResponse as? HTTPURLResponse
         let fields = (http?.allHeaderFields ?? [:]).reduce(into: [String: String]()) { result, field in
-            if let name = field.key as? String { result[name] = "\(field.value)" }
+            // Cast first: interpolating an `Any` asks the runtime which of
+            // several protocols it conforms to, for every header.
+            guard let name = field.key.base as? String else { return }
+            result[name] = field.value as? String ?? "\(field.value)"
         }
         return record(statusCode: http?.statusCode ?? 0, headers: Self.sortedHeaders(fields), mimeType: urlResponse.mimeType)
     }
