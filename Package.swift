@@ -226,6 +226,8 @@ let package = Package(
         ),
 
         .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"], exclude: ["Golden"]),
+        // What the end-to-end tests share: running tmux.
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "OTLPReceiverTests",
             dependencies: [
@@ -247,6 +249,7 @@ let package = Package(
             name: "CaptureAgentTests",
             dependencies: [
                 "CaptureAgent",
+                "TestSupport",
                 // Only so the real `netinspect` binary is built before the
                 // fault-injection tests run it as the inspector process.
                 "InspectorTUI",
@@ -284,6 +287,7 @@ let package = Package(
             name: "InspectorTUITests",
             dependencies: [
                 "InspectorCore",
+                "TestSupport",
                 "FlowFilter",
                 "InspectorTUI",
                 "WireProtocol",

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import WireProtocol
 import XCTest
 
@@ -352,44 +353,9 @@ final class TmuxSession {
     @discardableResult
     private func run(_ arguments: [String]) throws -> String {
         let argv = [Self.tmuxPath, "-L", server, "-f", "/dev/null"] + arguments
-        let (status, text) = try Self.spawn(argv)
+        let (status, text) = try ProgramRun.run(argv)
         guard status == 0 else { throw E2EError("tmux \(arguments.joined(separator: " ")) failed (\(status)): \(text)") }
         return text
-    }
-
-    /// Runs a program and waits for it with posix_spawn and waitpid.
-    /// Output goes to a file, not a pipe: the tmux server started by
-    /// new-session inherits the descriptor and would hold a pipe open.
-    private static func spawn(_ argv: [String]) throws -> (Int32, String) {
-        let outputPath = NSTemporaryDirectory() + "netinspect-tmux-\(UUID().uuidString)"
-        defer { unlink(outputPath) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 1, outputPath, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        var cArguments = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
-        var pid: pid_t = 0
-        // The calling thread (a Swift concurrency or Dispatch worker) blocks
-        // most signals, and a spawned program keeps that mask: the tmux
-        // server it starts then never sees SIGCHLD or SIGTERM, outlives
-        // kill-server, and leaks with the netinspect in its pane.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        let spawned = posix_spawn(&pid, argv[0], &actions, &attributes, &cArguments, environ)
-        guard spawned == 0 else { throw E2EError("cannot run \(argv[0]): \(String(cString: strerror(spawned)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1, errno == EINTR {}
-        let text = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        let exited = (status & 0x7F) == 0
-        return (exited ? (status >> 8) & 0xFF : -1, text)
     }
 
     /// The pane's text now.

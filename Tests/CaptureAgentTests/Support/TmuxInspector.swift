@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -6,8 +7,8 @@ import XCTest
 
 /// The real `netinspect` terminal UI in a tmux server of its own, for tests
 /// where a person drives the inspector while this process is the app. (A
-/// small counterpart of InspectorTUITests' `TmuxSession`: test targets
-/// cannot share code.)
+/// small counterpart of InspectorTUITests' `TmuxSession`; both run tmux
+/// through TestSupport's `ProgramRun`.)
 final class TmuxInspector {
     let socketPath: String
     private let session: String
@@ -90,39 +91,10 @@ final class TmuxInspector {
         unlink(socketPath)
     }
 
-    /// Runs tmux on our server with posix_spawn. Its output goes to a file,
-    /// not a pipe, which the server that new-session starts would inherit
-    /// and hold open.
+    /// Runs tmux on our server.
     @discardableResult
     private func run(_ arguments: [String]) throws -> String {
-        let argv = [tmux, "-L", server, "-f", "/dev/null"] + arguments
-        let output = NSTemporaryDirectory() + "ni-tmux-\(UUID().uuidString)"
-        defer { unlink(output) }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, output, O_WRONLY | O_CREAT | O_TRUNC, 0o600)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        var cArguments = argv.map { strdup($0) } + [nil]
-        defer { cArguments.forEach { free($0) } }
-        var pid: pid_t = 0
-        // The calling thread (a Swift concurrency or Dispatch worker) blocks
-        // most signals, and a spawned program keeps that mask: the tmux
-        // server it starts then never sees SIGCHLD or SIGTERM, outlives
-        // kill-server, and leaks with the netinspect in its pane.
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
-        let spawned = posix_spawn(&pid, tmux, &actions, &attributes, &cArguments, environ)
-        guard spawned == 0 else { throw TmuxError(text: "cannot run tmux: \(String(cString: strerror(spawned)))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1, errno == EINTR {}
-        let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
+        let (status, text) = try ProgramRun.run([tmux, "-L", server, "-f", "/dev/null"] + arguments)
         guard status == 0 else { throw TmuxError(text: "tmux \(arguments.first ?? "") failed: \(text)") }
         return text
     }
