@@ -115,18 +115,12 @@ struct JSONDocument {
         return Double(smallInteger(of: entry))
     }
 
-    /// The exponent after a number's `e`, its sign and at most three digits
-    /// (what the tape accepted); nil when longer.
+    /// The exponent from `start` (just after the `e`, as the tape accepted
+    /// it) to the number's end; nil beyond three digits.
     private static func exponent(_ raw: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
-        var index = start
-        let sign = raw[index]
-        if sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+") { index += 1 }
-        guard raw.count - index <= 3 else { return nil }
-        var value = 0
-        while index < raw.count {
-            value = value * 10 + Int(raw[index] &- UInt8(ascii: "0"))
-            index += 1
-        }
+        let sign = raw[start]
+        let signed = sign == UInt8(ascii: "-") || sign == UInt8(ascii: "+")
+        guard let value = JSONTape.exponentValue(raw[(signed ? start + 1 : start)...]) else { return nil }
         return sign == UInt8(ascii: "-") ? -value : value
     }
 

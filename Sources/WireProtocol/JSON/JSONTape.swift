@@ -47,6 +47,13 @@ final class JSONTape {
     /// At most 15 digits, no fraction, no exponent: exact as an Int.
     static let isSmallInteger: UInt8 = 1
 
+    /// The value of a number's exponent digits (after the `e` and its
+    /// sign); nil beyond three, which no finite Double needs.
+    static func exponentValue(_ digits: Slice<UnsafeBufferPointer<UInt8>>) -> Int? {
+        guard digits.count <= 3 else { return nil }
+        return digits.reduce(0) { $0 * 10 + Int($1 &- UInt8(ascii: "0")) }
+    }
+
     private(set) var bytes = UnsafeBufferPointer<UInt8>(start: nil, count: 0)
     /// The loaded document's entries: ``entryCount`` of ``entryStorage``'s
     /// ``entryCapacity``, kept from document to document.
@@ -280,12 +287,7 @@ final class JSONTape {
                 let exponentStart = index
                 skipDigits()
                 guard index > exponentStart else { throw invalid("bad number") }
-                if !isNegative {
-                    exponentReach = index - exponentStart > 3 ? Int.max / 2 : 0
-                    if exponentReach == 0 {
-                        for digit in bytes[exponentStart ..< index] { exponentReach = exponentReach * 10 + Int(digit &- UInt8(ascii: "0")) }
-                    }
-                }
+                if !isNegative { exponentReach = JSONTape.exponentValue(bytes[exponentStart ..< index]) ?? .max / 2 }
             }
             if isInteger && integerDigits <= 15 { return JSONTape.isSmallInteger }
             // Only some 309 digits before the point, exponent included, leave Double's range.

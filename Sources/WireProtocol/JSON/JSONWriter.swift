@@ -101,7 +101,7 @@ struct JSONWriter: ~Copyable {
         let decimals: Int, scale: Double
         if magnitude < 1e6 {
             (decimals, scale) = (9, 1e9)
-        } else if magnitude >= 1e6, magnitude < 4e9 {
+        } else if magnitude < 4e9 {
             (decimals, scale) = (6, 1e6)
         } else {
             return false
