@@ -18,7 +18,8 @@ final class JSONTapeTests: XCTestCase {
     }
 
     func testRejectsExactlyWhatTheTreeParserRejects() {
-        let inputs = ["", "{", #"{"a":1,}"#, "[1,]", "01", "1.", "-", "1e", "1e999", #"{"a":1} x"#, "\"abc",
+        let inputs = ["", "{", #"{"a":1,}"#, "[1,]", "01", "1.", "-", "1e", "1e999", "1e309", "1e+999", "1e0400", "-123e307",
+                      #"{"a":1} x"#, "\"abc",
                       "\"a\u{01}b\"", #""\uD800""#, #""\uDC00x""#, #""\x""#, "tru", "NaN", String(repeating: "[", count: 65)]
         for input in inputs {
             let bytes = Array(input.utf8)

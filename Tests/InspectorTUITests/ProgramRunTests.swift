@@ -1,0 +1,30 @@
+import Foundation
+import TestSupport
+import XCTest
+
+#if os(Linux)
+/// The tmux the end-to-end tests start must get signals. Started from a
+/// worker thread that blocks most of them (as Dispatch's do), a tmux server
+/// kept SIGCHLD and SIGTERM blocked, outlived kill-server, and every
+/// `swift test` left it and the netinspect in its pane running.
+final class ProgramRunTests: XCTestCase {
+    func testAProgramStartedFromAThreadThatBlocksSignalsHasNoneBlocked() throws {
+        let done = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var outcome: Result<(status: Int32, output: String), Error>?
+        let thread = Thread {
+            var all = sigset_t()
+            sigfillset(&all)
+            pthread_sigmask(SIG_BLOCK, &all, nil)
+            // cat itself, not a shell: dash unblocks signals as it starts.
+            outcome = Result { try ProgramRun.run(["/bin/cat", "/proc/self/status"]) }
+            done.signal()
+        }
+        thread.start()
+        done.wait()
+        let (status, output) = try XCTUnwrap(outcome).get()
+        XCTAssertEqual(status, 0, output)
+        let blocked = output.split(separator: "\n").first { $0.hasPrefix("SigBlk:") }
+        XCTAssertEqual(blocked, "SigBlk:\t0000000000000000")
+    }
+}
+#endif
