@@ -83,4 +83,29 @@ final class FormatTests: XCTestCase {
         XCTAssertEqual(Format.displayPath(of: "https://h.example/v1/caf%C3%A9?q=%E2%9C%93"), "/v1/café?q=✓")
         XCTAssertEqual(Format.displayPath(of: "https://h.example/bad%FF"), "/bad%FF")
     }
+
+    /// The digit helpers stand in for `String(format:)`, so they are held
+    /// to its text: random values, every tie of a byte count in KiB and MiB
+    /// (exact in binary, so printf rounds them half to even), values a hair
+    /// either side of a decimal tie, negatives and zero padding past width.
+    func testDigitHelpersWriteWhatStringFormatWrites() {
+        var rng = SystemRandomNumberGenerator()
+        var values: [Double] = (0..<20_000).map { _ in Double.random(in: 0..<100, using: &rng) }
+        values += (0..<4096).map { Double($0) / 1024 } + (0..<2048).map { Double($0 * 5) / 1000 }
+        values += [0.05, 0.15, 0.25, 1.005, 2.675, 0.0005, 9.995, 9.9951, 59.95, 1e-9, 0]
+        values += values.map { $0.nextUp } + values.map { $0.nextDown }
+        for value in values {
+            for decimals in 1...3 {
+                XCTAssertEqual(Format.fixed(value, decimals: decimals), String(format: "%.\(decimals)f", value), "\(value), \(decimals)")
+            }
+        }
+        XCTAssertEqual(Format.fixed(-1.25, decimals: 1), "-1.2")
+        for value in [0, 7, 42, 999, 1000, 123_456, -5, -42, -1000] {
+            for width in 1...4 {
+                XCTAssertEqual(Format.zeroPadded(value, width: width), String(format: "%0\(width)d", value), "\(value), \(width)")
+            }
+        }
+        XCTAssertEqual(Format.size(1280), String(format: "%.1f KiB", 1.25), "a tie rounds half to even, as printf does")
+        XCTAssertEqual(Format.timestamp(Fixtures.epoch, in: TimeZone(secondsFromGMT: -(5 * 3600 + 30 * 60))!).suffix(9), "UTC-05:30")
+    }
 }

@@ -21,7 +21,7 @@ public enum DumpFormat {
     public static func line(_ log: NetworkLog, in zone: TimeZone) -> String {
         let status = Format.statusLabel(log)
         let marked = (log.isInbound ? Renderer.inboundMarker : "") + Format.method(of: log)
-        let method = marked.padding(toLength: max(6, marked.count), withPad: " ", startingAt: 0)
+        let method = marked.rightPadded(6)
         let size = Format.responseSize(log) ?? "-"
         let duration = log.timing.duration.map(Format.duration) ?? "-"
         var line = "\(Format.time(log.timing.startedAt, in: zone, milliseconds: true)) \(method) \(status.leftPadded(3)) \(oneLine(log.request.url))  \(size)  \(duration)"
@@ -41,12 +41,19 @@ public enum DumpFormat {
     /// one-flow-per-line output (and could drive the terminal): they become
     /// spaces.
     private static func oneLine(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
+        // Such characters are single bytes in UTF-8; most text has none.
+        guard text.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return text }
+        return String(String.UnicodeScalarView(text.unicodeScalars.map { $0.value < 0x20 || $0.value == 0x7F ? " " : $0 }))
     }
 }
 
 extension String {
     fileprivate func leftPadded(_ width: Int) -> String {
         count >= width ? self : String(repeating: " ", count: width - count) + self
+    }
+
+    /// Not `padding(toLength:withPad:startingAt:)`, which bridges to NSString.
+    fileprivate func rightPadded(_ width: Int) -> String {
+        count >= width ? self : self + String(repeating: " ", count: width - count)
     }
 }

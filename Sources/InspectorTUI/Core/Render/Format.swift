@@ -13,7 +13,7 @@ public enum Format {
             unit += 1
         }
         if unit == 0 { return "\(bytes) B" }
-        return value < 10 ? String(format: "%.1f %@", value, units[unit]) : "\(Int(value.rounded())) \(units[unit])"
+        return value < 10 ? "\(fixed(value, decimals: 1)) \(units[unit])" : "\(Int(value.rounded())) \(units[unit])"
     }
 
     /// A duration in at most 6 columns: `850µs`, `12ms`, `1.25s`, `42.1s`, `3m07s`.
@@ -21,17 +21,17 @@ public enum Format {
         switch seconds {
         case ..<0.001: return "\(Int((seconds * 1_000_000).rounded()))µs"
         case ..<1: return "\(Int((seconds * 1000).rounded()))ms"
-        case ..<10: return String(format: "%.2fs", seconds)
-        case ..<60: return String(format: "%.1fs", seconds)
+        case ..<10: return fixed(seconds, decimals: 2) + "s"
+        case ..<60: return fixed(seconds, decimals: 1) + "s"
         default:
             let total = Int(seconds.rounded())
-            return String(format: "%dm%02ds", total / 60, total % 60)
+            return "\(total / 60)m\(zeroPadded(total % 60, width: 2))s"
         }
     }
 
     /// Milliseconds with one decimal: `12.3 ms`.
     public static func milliseconds(_ seconds: Double) -> String {
-        String(format: "%.1f ms", seconds * 1000)
+        fixed(seconds * 1000, decimals: 1) + " ms"
     }
 
     /// Wall-clock time of day, `HH:mm:ss`, or `HH:mm:ss.SSS` with milliseconds.
@@ -39,10 +39,10 @@ public enum Format {
         let local = date.timeIntervalSince1970 + Double(zone.secondsFromGMT(for: date))
         let whole = Int(local.rounded(.down))
         let seconds = ((whole % 86_400) + 86_400) % 86_400
-        let text = String(format: "%02d:%02d:%02d", seconds / 3600, seconds / 60 % 60, seconds % 60)
+        let text = zeroPadded(seconds / 3600, width: 2) + ":" + zeroPadded(seconds / 60 % 60, width: 2) + ":" + zeroPadded(seconds % 60, width: 2)
         guard milliseconds else { return text }
         let millis = min(999, Int(((local - Double(whole)) * 1000).rounded(.down)))
-        return text + String(format: ".%03d", millis)
+        return text + "." + zeroPadded(millis, width: 3)
     }
 
     /// Date and time with milliseconds and the zone: `2026-11-21 09:43:01.123 UTC`.
@@ -50,9 +50,9 @@ public enum Format {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let parts = calendar.dateComponents([.year, .month, .day], from: date)
-        let day = String(format: "%04d-%02d-%02d", parts.year ?? 0, parts.month ?? 0, parts.day ?? 0)
+        let day = zeroPadded(parts.year ?? 0, width: 4) + "-" + zeroPadded(parts.month ?? 0, width: 2) + "-" + zeroPadded(parts.day ?? 0, width: 2)
         let offset = zone.secondsFromGMT(for: date)
-        let zoneName = offset == 0 ? "UTC" : String(format: "UTC%@%02d:%02d", offset < 0 ? "-" : "+", abs(offset) / 3600, abs(offset) / 60 % 60)
+        let zoneName = offset == 0 ? "UTC" : "UTC" + (offset < 0 ? "-" : "+") + zeroPadded(abs(offset) / 3600, width: 2) + ":" + zeroPadded(abs(offset) / 60 % 60, width: 2)
         return "\(day) \(time(date, in: zone, milliseconds: true)) \(zoneName)"
     }
 
