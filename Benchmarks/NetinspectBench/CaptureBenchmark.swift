@@ -18,8 +18,9 @@ import WireProtocol
 /// - agent, no inspector: CaptureAgent whose destination is a Unix path
 ///   nobody listens on.
 /// - naive: ``NaiveCaptureProtocol``, one inner URLSession per request.
-/// - agent+netinspect: CaptureAgent streaming to the real `netinspect --json`
-///   in another process (``NetinspectProcess``), as a person runs it.
+/// - agent+netinspect: CaptureAgent streaming to the real `netinspect` in
+///   another process (``NetinspectProcess``), as a person runs it: `--dump`
+///   for GETs, `--json` for uploads, whose lines show each request's size.
 ///
 /// One agent per process: each agent run starts an agent with its mode's
 /// destination and stops it afterwards (`stop()` then `start()` is
@@ -118,14 +119,16 @@ enum CaptureBenchmark {
         let inspector = try BenchInspector()
         defer { inspector.shutdown() }
         var missing: [String] = []
-        let netinspect = try NetinspectProcess.binary.map(NetinspectProcess.init(binary:))
+        let netinspect = try NetinspectProcess.binary.map { try NetinspectProcess(binary: $0) }
         defer { netinspect?.shutdown() }
+        let uploadNetinspect = try NetinspectProcess.binary.map { try NetinspectProcess(binary: $0, output: .json) }
+        defer { uploadNetinspect?.shutdown() }
         if netinspect == nil {
             modes.removeAll { $0 == .agentWithNetinspect }
             missing.append("No netinspect binary beside netinspect-bench (or NETINSPECT_BENCH_NETINSPECT): its rows are left out.")
         }
         let environment = Environment(
-            server: server, inspector: inspector, netinspect: netinspect,
+            server: server, inspector: inspector, netinspect: netinspect, uploadNetinspect: uploadNetinspect,
             nobodyPath: FileManager.default.temporaryDirectory.appendingPathComponent("netinspect-bench-\(getpid())-nobody.sock").path)
 
         // Start (and stop) one agent before this process creates any URLSession,
@@ -226,8 +229,10 @@ enum CaptureBenchmark {
     struct Environment {
         var server: BenchServer
         var inspector: BenchInspector
-        /// The real netinspect in another process; nil when its binary is missing.
+        /// The real netinspect in another process, `--dump`; nil when its binary is missing.
         var netinspect: NetinspectProcess?
+        /// The same with `--json`, for uploads: its lines show request sizes.
+        var uploadNetinspect: NetinspectProcess?
         var nobodyPath: String
     }
 
@@ -266,14 +271,15 @@ enum CaptureBenchmark {
 
         var agent: CaptureAgent?
         let flowsBefore = environment.inspector.flowsFinished
-        let printedBefore = environment.netinspect?.flowsPrinted ?? 0
+        let netinspect = environment.netinspect(for: workload)
+        let printedBefore = netinspect?.flowsPrinted ?? 0
         switch mode {
         case .none:
             break
         case .naive:
             NaiveCaptureProtocol.install(in: configuration)
         case .agentWithInspector, .agentWithoutInspector, .agentWithNetinspect:
-            let destination = environment.destination(of: mode)
+            let destination = environment.destination(of: mode, netinspect: netinspect)
             let started = try startAgent(destination: destination, connectionWait: 2)
             agent = started
             guard started.isConnected == (mode != .agentWithoutInspector) else {
@@ -317,7 +323,7 @@ enum CaptureBenchmark {
             if mode == .agentWithInspector {
                 result.flowsSeen = environment.inspector.waitForFlows(flowsBefore + count, timeout: 10) - flowsBefore
             }
-            if mode == .agentWithNetinspect, let netinspect = environment.netinspect {
+            if mode == .agentWithNetinspect, let netinspect {
                 result.flowsSeen = netinspect.waitForFlows(printedBefore + count, timeout: 30) - printedBefore
                 result.flowsWithTrueSize = netinspect.flows(from: printedBefore, withFirstSize: postBodySize)
             }
@@ -329,11 +335,16 @@ enum CaptureBenchmark {
 
 /// Section 1's printout: its table and a few lines under it.
 extension CaptureBenchmark.Environment {
-    /// Where an agent of `mode` sends.
-    func destination(of mode: CaptureBenchmark.Mode) -> Endpoint {
+    /// The netinspect that reads `workload`'s flows.
+    func netinspect(for workload: CaptureBenchmark.Workload) -> NetinspectProcess? {
+        workload.post ? uploadNetinspect : netinspect
+    }
+
+    /// Where an agent of `mode` sends; `netinspect` is the one reading this run.
+    func destination(of mode: CaptureBenchmark.Mode, netinspect: NetinspectProcess? = nil) -> Endpoint {
         switch mode {
         case .agentWithInspector: inspector.endpoint
-        case .agentWithNetinspect: netinspect?.endpoint ?? .unix(path: nobodyPath)
+        case .agentWithNetinspect: (netinspect ?? self.netinspect)?.endpoint ?? .unix(path: nobodyPath)
         case .none, .naive, .agentWithoutInspector: .unix(path: nobodyPath)
         }
     }

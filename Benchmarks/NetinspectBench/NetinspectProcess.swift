@@ -4,12 +4,16 @@ import Glibc
 #endif
 import WireProtocol
 
-/// The real `netinspect --json` in a process of its own, as a person runs it
-/// beside an app: section 1's realistic mode. A thread reads its output,
-/// counting the flows it prints and noting, per flow, the first body `size`
-/// in its line (the request's when it has a body), so upload rows can check
-/// that every flow arrived with its true request size.
+/// The real `netinspect --dump` (or `--json`) in a process of its own, as a
+/// person runs it beside an app: section 1's realistic mode. A thread reads
+/// its output, counting the flows it prints and, from `--json` lines, noting
+/// per flow the first body `size` (the request's when it has a body), so
+/// upload rows can check that every flow arrived with its true request size.
 final class NetinspectProcess: @unchecked Sendable {
+    /// What it prints a flow as: `--dump`'s line, as the figures
+    /// were measured, or `--json`, whose lines carry body sizes.
+    enum Output: String { case dump = "--dump", json = "--json" }
+
     let endpoint: Endpoint
     private let pid: pid_t
     private let state = NSLock()
@@ -27,10 +31,10 @@ final class NetinspectProcess: @unchecked Sendable {
         return FileManager.default.isExecutableFile(atPath: beside.path) ? beside : nil
     }
 
-    init(binary: URL) throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("netinspect-bench-\(getpid())-process.sock").path
+    init(binary: URL, output printed: Output = .dump) throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("netinspect-bench-\(getpid())-\(printed)-process.sock").path
         endpoint = .unix(path: path)
-        let (pid, output, news) = try Self.spawn(binary.path, ["--json", "--listen", "unix:\(path)"])
+        let (pid, output, news) = try Self.spawn(binary.path, [printed.rawValue, "--listen", "unix:\(path)"])
         self.pid = pid
         Thread { [self] in readFlows(from: output) }.start()
         Thread { [self] in readNews(from: news) }.start()
