@@ -18,7 +18,9 @@ final class InPlaceBehaviourTests: AgentTestCase, @unchecked Sendable {
             await withCheckedContinuation { continuation in
                 let box = Locked<URLSessionTask?>(nil)
                 let task = session.downloadTask(with: url) { location, response, error in
-                    // The file is the app's only until this handler returns.
+                    // Apple deletes the file when this handler returns; corelibs
+                    // leaves it (see the delegate test), so the app removes it.
+                    defer { location.map { try? FileManager.default.removeItem(at: $0) } }
                     var lines = [Self.describeFile(location), Self.describe(response), Self.describe(error)]
                     if let task = box.current { lines.append(Self.counters(task)) }
                     continuation.resume(returning: lines)
@@ -32,13 +34,18 @@ final class InPlaceBehaviourTests: AgentTestCase, @unchecked Sendable {
 
     func testDownloadWithASessionDelegate() async throws {
         let url = server.url("/binary/300000?download=delegate")
-        try await assertSameBehaviour("download, delegate", delegate: { DownloadRecorder() }) { session in
+        let lines = try await assertSameBehaviour("download, delegate", delegate: { DownloadRecorder() }) { session in
             let recorder = try XCTUnwrap(session.delegate as? DownloadRecorder)
             let task = session.downloadTask(with: url)
             task.resume()
             let lines = await recorder.finished()
             return lines + [Self.describe(task.response), Self.counters(task), Self.settledState(task), Self.describe(task.error)]
         }
+        // Pinned: corelibs never deletes a download's file in
+        // NSTemporaryDirectory (NativeProtocol's tempFileURL), where Apple
+        // deletes it once didFinishDownloadingTo returns; the agent leaves it
+        // so too, and an app on Linux must remove it or fill /tmp.
+        XCTAssertTrue(lines.contains(DownloadRecorder.fileLeftAfterwards), "\(lines)")
         try assertDownloadLogged(urlSuffix: "download=delegate", size: 300_000)
     }
 
@@ -254,8 +261,12 @@ private final class DownloadRecorder: NSObject, URLSessionDownloadDelegate, @unc
         }
     }
 
+    private let location = Locked<URL?>(nil)
+    static let fileLeftAfterwards = "the file after didFinishDownloadingTo returned: still there"
+
     func urlSession(_ session: URLSession, downloadTask: URLSessionDownloadTask, didFinishDownloadingTo location: URL) {
         let data = FileManager.default.contents(atPath: location.path) ?? Data()
+        self.location.withLock { $0 = location }
         lines.withLock {
             $0.append("didFinishDownloadingTo: \(data.count) bytes, pattern \(data == Data(TestHTTPServer.pattern(count: data.count)) ? "ok" : "WRONG")")
         }
@@ -263,7 +274,12 @@ private final class DownloadRecorder: NSObject, URLSessionDownloadDelegate, @unc
 
     func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
         let w = written.current
+        // Told after didFinishDownloadingTo returned, on the same queue.
+        let file = location.current
+        let left = file.map { FileManager.default.fileExists(atPath: $0.path) } ?? false
+        file.map { try? FileManager.default.removeItem(at: $0) }
         let all = lines.current + [
+            left ? Self.fileLeftAfterwards : "the file after didFinishDownloadingTo returned: gone",
             "didWriteData: called=\(w.calls > 0) bytes=\(w.bytes) lastTotal=\(w.total) expected=\(w.expected.sorted())",
             "didCompleteWithError: \((error as NSError?).map { "\($0.domain) \($0.code)" } ?? "nil")",
         ]
