@@ -160,7 +160,7 @@ public struct FlowFinished: Codable, Sendable, Equatable {
     /// The request body, when it was only known once sent (streams, files).
     public var requestBody: CapturedBody?
     /// Why the flow failed or was cancelled.
-    public var error: FlowError?
+    @Boxed public var error: FlowError?
     /// The complete timing.
     public var timing: Timing
     /// Every redirect followed.
@@ -171,9 +171,9 @@ public struct FlowFinished: Codable, Sendable, Equatable {
     public var clientHeaders: [HTTPHeader]?
     /// What changed the flow, when that was only known at its end (a
     /// response edited at a breakpoint); replaces the started flow's record.
-    public var changes: FlowChanges?
+    @Boxed public var changes: FlowChanges?
     /// How the flow's gRPC call ended: status, trailers, messages not kept.
-    public var grpc: GRPCOutcome?
+    @Boxed public var grpc: GRPCOutcome?
 
     /// Creates the event.
     public init(

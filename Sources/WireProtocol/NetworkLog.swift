@@ -23,14 +23,14 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
     /// Redirects followed before the final response, in order.
     public var redirects: [RedirectHop]
     /// Why the exchange failed, when it did (also set for cancellation).
-    public var error: FlowError?
+    @Boxed public var error: FlowError?
     /// Where the exchange is in its life.
     public var state: FlowState
     /// Which HTTP client the flow came from and how it was captured; nil from
     /// agents that predate it.
     public var source: CaptureSource?
     /// What traffic rules changed, when any applied (see ``TrafficRule``).
-    public var changes: FlowChanges?
+    @Boxed public var changes: FlowChanges?
     /// Whether the app received this request (``FlowDirection/inbound``) or
     /// sent it; nil means sent, as from every agent that predates the field.
     public var direction: FlowDirection?
@@ -42,7 +42,7 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
     public var peer: String?
     /// The gRPC call this flow carries, when it is one: service, method,
     /// messages and status (see ``GRPCCall``).
-    public var grpc: GRPCCall?
+    @Boxed public var grpc: GRPCCall?
 
     /// Creates a log record.
     public init(
