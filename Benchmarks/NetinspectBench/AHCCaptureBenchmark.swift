@@ -108,7 +108,7 @@ enum AHCCaptureBenchmark {
         let flowsBefore = environment.inspector.flowsFinished
         let printedBefore = environment.netinspect?.flowsPrinted ?? 0
         if mode != .none {
-            let started = try CaptureBenchmark.startAgent(destination: environment.destination(of: mode.captureMode), connectionWait: 2)
+            let started = try CaptureBenchmark.startAgent(destination: environment.destination(of: mode.captureMode, netinspect: environment.netinspect), connectionWait: 2)
             agent = started
             started.capture(&configuration)
         }

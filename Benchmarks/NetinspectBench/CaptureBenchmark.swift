@@ -341,10 +341,10 @@ extension CaptureBenchmark.Environment {
     }
 
     /// Where an agent of `mode` sends; `netinspect` is the one reading this run.
-    func destination(of mode: CaptureBenchmark.Mode, netinspect: NetinspectProcess? = nil) -> Endpoint {
+    func destination(of mode: CaptureBenchmark.Mode, netinspect: NetinspectProcess?) -> Endpoint {
         switch mode {
         case .agentWithInspector: inspector.endpoint
-        case .agentWithNetinspect: (netinspect ?? self.netinspect)?.endpoint ?? .unix(path: nobodyPath)
+        case .agentWithNetinspect: netinspect?.endpoint ?? .unix(path: nobodyPath)
         case .none, .naive, .agentWithoutInspector: .unix(path: nobodyPath)
         }
     }
