@@ -257,6 +257,8 @@ let package = Package(
                 .target(name: "ServiceDemo", condition: .when(traits: ["Hummingbird"])),
                 "WireProtocol",
                 "CaptureAgentAsyncHTTPClient",
+                // The spans AsyncHTTPClient's tracer is given (CaptureTracerTests).
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
                 "CaptureAgentOpenAPI",
                 .target(name: "CaptureAgentHummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),

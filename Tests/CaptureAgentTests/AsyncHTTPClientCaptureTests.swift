@@ -248,6 +248,11 @@ final class AsyncHTTPClientCaptureTests: AgentTestCase, @unchecked Sendable {
         XCTAssertEqual(flow.source?.path?.rawValue, "tracer")
         XCTAssertEqual(flow.error?.message, run.outcome.error.map { String($0.drop { $0 != ":" }.dropFirst(2)) }, "the error the app got")
 
+        // The method too comes from the span's attributes (GET is the default).
+        let delete = await compare(AHCRequest(method: .DELETE, url: url + "?delete"), api: .async, configuration: configuration, flows: 1)
+        XCTAssertEqual(delete.flows.first?.request.method, "DELETE")
+        XCTAssertEqual(delete.flows.first?.request.url, url + "?delete")
+
         // The future-based API: the same for the app, no flow at all.
         let before = inspector.flows.count
         let plain = await performAHC(AHCRequest(url: url), api: .future, configuration: configuration)

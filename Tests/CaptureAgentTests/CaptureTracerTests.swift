@@ -1,0 +1,106 @@
+import AsyncHTTPClient
+import CaptureAgent
+import Foundation
+import Tracing
+import XCTest
+@testable import CaptureAgentAsyncHTTPClient
+
+/// The span the capture's tracer gives AsyncHTTPClient, set the way
+/// AsyncHTTPClient sets it (`span.attributes[key] = value`, one at a time).
+final class CaptureTracerTests: XCTestCase {
+    private func withClient(_ body: (ClientCapture) throws -> Void) throws {
+        let agent = try CaptureAgent.start(.init(destination: .unix(path: "/tmp/ni-tracer-unused-\(getpid()).sock")))
+        defer { agent.stop() }
+        try body(ClientCapture(agent: agent, appConfiguration: HTTPClient.Configuration()))
+    }
+
+    private func setAsAsyncHTTPClientDoes(_ span: CaptureSpan) {
+        span.attributes["http.request.method"] = "DELETE"
+        span.attributes["url.scheme"] = "http"
+        span.attributes["server.address"] = "127.0.0.1"
+        span.attributes["server.port"] = 9
+        span.attributes["url.path"] = "/item"
+        span.attributes["url.full"] = "http://127.0.0.1:9/item?x=1"
+        span.attributes["url.query"] = "x=1"
+    }
+
+    /// With no tracer of the app's (none, or the no-op one), the watched
+    /// request keeps the attributes, so each insert goes into one table;
+    /// a no-op span would read back empty every time.
+    func testWithoutAnAppTracerTheRequestKeepsTheAttributes() throws {
+        for appTracer in [nil, NoOpTracer() as any Tracer] {
+            try withClient { client in
+                let tracer = CaptureTracer(wrapping: appTracer, client: client)
+                XCTAssertTrue(tracer.innerKeepsNothing)
+                let span = tracer.startSpan("DELETE", ofKind: .client)
+                setAsAsyncHTTPClientDoes(span)
+                // Each write handed the table back, with every attribute so far.
+                let attributes = span.attributes
+                XCTAssertEqual(attributes.count, 7)
+                XCTAssertEqual(attributes.get("url.full"), .string("http://127.0.0.1:9/item?x=1"))
+                // A read with no write after it keeps the table: the next read
+                // is empty, as a no-op span's always is.
+                XCTAssertTrue(span.attributes.isEmpty)
+
+                // Announced under the URL's key once the URL was set.
+                let claimed = client.claim(key: "127.0.0.1:9/item?x=1")
+                XCTAssertTrue(claimed.traced === span.request)
+                span.end()
+            }
+        }
+    }
+
+    /// An app's own tracer keeps its spans' attributes itself, and gets
+    /// every one AsyncHTTPClient sets.
+    func testAnAppTracerGetsTheAttributes() throws {
+        try withClient { client in
+            let appTracer = KeepingTracer()
+            let tracer = CaptureTracer(wrapping: appTracer, client: client)
+            XCTAssertFalse(tracer.innerKeepsNothing)
+            let span = tracer.startSpan("DELETE", ofKind: .client)
+            setAsAsyncHTTPClientDoes(span)
+            XCTAssertTrue(client.claim(key: "127.0.0.1:9/item?x=1").traced === span.request)
+            span.end()
+            XCTAssertEqual(appTracer.ended.withLock { $0 }.map(\.count), [7])
+        }
+    }
+}
+
+/// A tracer that keeps its spans' attributes and records them when a span ends.
+private final class KeepingTracer: Tracer, @unchecked Sendable {
+    let ended = Locked<[SpanAttributes]>([])
+
+    final class KeptSpan: Tracing.Span, @unchecked Sendable {
+        let tracer: KeepingTracer
+        let context = ServiceContext.topLevel
+        var operationName: String
+        var attributes = SpanAttributes([:])
+        let isRecording = true
+
+        init(tracer: KeepingTracer, operationName: String) {
+            self.tracer = tracer
+            self.operationName = operationName
+        }
+
+        func setStatus(_ status: SpanStatus) {}
+        func addEvent(_ event: SpanEvent) {}
+        func addLink(_ link: SpanLink) {}
+        func recordError<Instant: TracerInstant>(_ error: Error, attributes: SpanAttributes, at instant: @autoclosure () -> Instant) {}
+        func end<Instant: TracerInstant>(at instant: @autoclosure () -> Instant) {
+            tracer.ended.withLock { $0.append(attributes) }
+        }
+    }
+
+    func startSpan<Instant: TracerInstant>(
+        _ operationName: String, context: @autoclosure () -> ServiceContext, ofKind kind: SpanKind,
+        at instant: @autoclosure () -> Instant, function: String, file fileID: String, line: UInt
+    ) -> KeptSpan {
+        KeptSpan(tracer: self, operationName: operationName)
+    }
+
+    func forceFlush() {}
+    func inject<Carrier, Inject>(_ context: ServiceContext, into carrier: inout Carrier, using injector: Inject)
+    where Inject: Injector, Carrier == Inject.Carrier {}
+    func extract<Carrier, Extract>(_ carrier: Carrier, into context: inout ServiceContext, using extractor: Extract)
+    where Extract: Extractor, Carrier == Extract.Carrier {}
+}
