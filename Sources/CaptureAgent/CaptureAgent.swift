@@ -305,9 +305,9 @@ public final class CaptureAgent: Sendable {
         streamer.countDropped(count)
     }
 
-    package func emit(_ message: Message) {
+    package func emit(_ message: __owned Message) {
         spans?.observe(message)
-        streamer.submit(message)
+        streamer.submit(consume message)
     }
 
     /// Whether capture paths should record flows now: an inspector is

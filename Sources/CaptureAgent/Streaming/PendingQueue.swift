@@ -78,7 +78,8 @@ struct PendingQueue {
 
     /// Queues `message` for the current connection, bounded; returns how many
     /// flow events were dropped (it, or older ones) and must be counted.
-    mutating func submit(_ message: Message, at now: UInt64 = 0) -> Int {
+    /// Moved in, not copied (``EventStreamer/submit(_:)`` says why `__owned`).
+    mutating func submit(_ message: __owned Message, at now: UInt64 = 0) -> Int {
         switch message {
         case .flowStarted(let log):
             flowsStartedHere.insert(log.id)
@@ -95,7 +96,8 @@ struct PendingQueue {
         }
         if fold(message) { return giveWay() }
         let (cost, cutCost) = message.estimatedFrameSizes(keepingBodyBytes: Self.keptBodyBytes)
-        entries.append(Entry(message: message, cost: cost, cutCost: cutCost, events: message.isFlowEvent ? 1 : 0, submittedAt: now))
+        let events = message.isFlowEvent ? 1 : 0
+        entries.append(Entry(message: consume message, cost: cost, cutCost: cutCost, events: events, submittedAt: now))
         bytes += cost
         return giveWay()
     }
@@ -125,22 +127,30 @@ struct PendingQueue {
     }
 
     private mutating func fold(_ message: Message, at index: Int) -> Bool {
-        let entry = entries[index]
-        guard case .flowStarted(var log) = entry.message else { return false }
-        switch message {
-        case .flowResponse(let event): log.apply(event)
-        case .flowFinished(let event): log.apply(event)
-        default: return false
-        }
-        let folded = Message.flowStarted(log)
-        let (cost, cutCost) = folded.estimatedFrameSizes(keepingBodyBytes: Self.keptBodyBytes)
         let isCut = index < cutCount
-        bytes += isCut ? cutCost - entry.cutCost : cost - entry.cost
-        if isCut, entry.cost == entry.cutCost, cost > cutCost { cutMessages += 1 }
-        entries.update(at: index) {
-            $0 = Entry(message: folded, cost: cost, cutCost: cutCost, events: entry.events + 1, submittedAt: entry.submittedAt)
+        var added = 0, newlyCut = 0
+        // In place: the queued flow is changed, not copied and replaced.
+        let folded = entries.update(at: index) { entry -> Bool in
+            guard case .flowStarted(var log) = entry.message else { return false }
+            // Let go of the queued copy, so the changes below find the flow's parts uniquely held.
+            entry.message = .status(AgentStatus(droppedEvents: 0, queuedEvents: 0))
+            switch message {
+            case .flowResponse(let event): log.apply(event)
+            case .flowFinished(let event): log.apply(event)
+            default: break
+            }
+            entry.message = .flowStarted(log)
+            let (cost, cutCost) = entry.message.estimatedFrameSizes(keepingBodyBytes: Self.keptBodyBytes)
+            added = isCut ? cutCost - entry.cutCost : cost - entry.cost
+            if isCut, entry.cost == entry.cutCost, cost > cutCost { newlyCut = 1 }
+            entry.cost = cost
+            entry.cutCost = cutCost
+            entry.events += 1
+            return true
         }
-        return true
+        bytes += added
+        cutMessages += newlyCut
+        return folded
     }
 
     /// How long the writer should wait before taking the front entry, in
@@ -148,8 +158,8 @@ struct PendingQueue {
     /// into is younger than `window`, it waits for them (and what queued
     /// behind it waits too, in order); 0 when it can go now.
     func holdBeforeNext(now: UInt64, window: UInt64) -> UInt64 {
-        guard foldsLaterEvents, !entries.isEmpty, case .flowStarted(let log) = entries[0].message,
-              foldable[log.id] == removedCount else { return 0 }
+        guard foldsLaterEvents, !entries.isEmpty, case .flowStarted = entries[0].message,
+              let id = entries[0].message.flowID, foldable[id] == removedCount else { return 0 }
         let age = now &- entries[0].submittedAt
         return age >= window ? 0 : window - age
     }
@@ -158,9 +168,9 @@ struct PendingQueue {
     /// is within its limits; returns the flow events dropped.
     private mutating func giveWay() -> Int {
         while bytes > limits.maximumBytes, cutCount < entries.count {
-            let entry = entries[cutCount]
-            bytes -= entry.cost - entry.cutCost
-            if entry.cost > entry.cutCost { cutMessages += 1 }
+            let (cost, cutCost) = (entries[cutCount].cost, entries[cutCount].cutCost)
+            bytes -= cost - cutCost
+            if cost > cutCost { cutMessages += 1 }
             cutCount += 1
         }
         var dropped = 0
@@ -172,15 +182,20 @@ struct PendingQueue {
         return dropped
     }
 
-    /// The next message to write, bodies cut if they gave way, and how many
-    /// flow events were dropped on the way (those of flows whose start was
-    /// dropped after they were queued). `nil` when the queue is empty.
-    mutating func next() -> (taken: Taken?, dropped: Int) {
+    /// Moves the next message to write, bodies cut if they gave way, onto
+    /// the end of `batch`; returns how many flow events were dropped on the
+    /// way (those of flows whose start was dropped after they were queued).
+    /// `batch` is unchanged when the queue is empty.
+    ///
+    /// The message is moved, never copied: a copy retains and a destroy
+    /// releases every string and array of a flow, and these ran several
+    /// times a message.
+    mutating func next(into batch: inout [Taken]) -> Int {
         var dropped = 0
         while !entries.isEmpty {
-            let (entry, isCut) = removeFirst()
-            let message = isCut ? entry.message.cuttingBodies(to: Self.keptBodyBytes) : entry.message
-            switch message {
+            var (entry, isCut) = removeFirst()
+            if isCut { entry.message = entry.message.cuttingBodies(to: Self.keptBodyBytes) }
+            switch entry.message {
             case .flowStarted(let log) where log.state.isFinal:
                 // Complete in one event: nothing of it follows.
                 flowsStartedHere.remove(log.id)
@@ -199,9 +214,20 @@ struct PendingQueue {
             default:
                 break
             }
-            return (Taken(message: message, events: entry.events), dropped)
+            var message = Message.status(AgentStatus(droppedEvents: 0, queuedEvents: 0))
+            swap(&message, &entry.message)
+            batch.append(Taken(message: message, events: entry.events))
+            return dropped
         }
-        return (nil, dropped)
+        return dropped
+    }
+
+    /// ``next(into:)`` one message at a time: the message (`nil` when the
+    /// queue is empty) and the flow events dropped on the way.
+    mutating func next() -> (taken: Taken?, dropped: Int) {
+        var taken: [Taken] = []
+        let dropped = next(into: &taken)
+        return (taken.first, dropped)
     }
 
     /// Empties the queue at the end of a connection; returns the flow events

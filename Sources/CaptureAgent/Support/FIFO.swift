@@ -29,9 +29,9 @@ struct FIFO<Element> {
     }
 
     /// Changes the element `index` places from the front in place.
-    mutating func update(at index: Int, _ body: (inout Element) -> Void) {
+    mutating func update<Result>(at index: Int, _ body: (inout Element) -> Result) -> Result {
         precondition(index >= 0 && index < count, "FIFO index out of range")
-        body(&storage[head + index]!)
+        return body(&storage[head + index]!)
     }
 
     mutating func append(_ element: Element) {
