@@ -18,7 +18,7 @@ struct Headless {
     /// Who is connected, to name them when they leave.
     private var agents: [ConnectionID: Hello] = [:]
     /// Lines not written yet (``flushOutput()``).
-    private var pendingOutput = Data()
+    private var pendingOutput: [UInt8] = []
     /// A file's flows go out in writes of about this many bytes.
     private static let outputChunk = 1 << 20
 
@@ -67,8 +67,11 @@ struct Headless {
         }
         guard filter?.matches(flow) ?? true else { return }
         switch output {
-        case .dump: pendingOutput.append(contentsOf: DumpFormat.line(flow, in: timeZone).utf8)
-        case .json: pendingOutput.append(flow.jsonLine())
+        case .dump:
+            // Copied from the string's own bytes: appending its UTF8View went byte by byte.
+            var line = DumpFormat.line(flow, in: timeZone)
+            line.withUTF8 { pendingOutput.append(contentsOf: $0) }
+        case .json: pendingOutput.append(contentsOf: flow.jsonLine())
         }
         pendingOutput.append(UInt8(ascii: "\n"))
     }
@@ -77,7 +80,7 @@ struct Headless {
     /// write per flow cost as much in the kernel as the flow's decoding.
     private mutating func flushOutput() {
         guard !pendingOutput.isEmpty else { return }
-        FileHandle.standardOutput.write(pendingOutput)
+        FileHandle.standardOutput.write(Data(pendingOutput))
         pendingOutput.removeAll(keepingCapacity: pendingOutput.count <= Self.outputChunk)
     }
 

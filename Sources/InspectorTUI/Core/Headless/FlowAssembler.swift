@@ -66,6 +66,10 @@ public struct FlowAssembler: Sendable {
         return settled
     }
 
+    private mutating func settle(_ count: Int, from connection: ConnectionID) {
+        settled[connection, default: 0] += count
+    }
+
     private mutating func settle(_ counts: [ConnectionID: Int]?) {
         for (connection, count) in counts ?? [:] { settled[connection, default: 0] += count }
     }
@@ -74,7 +78,7 @@ public struct FlowAssembler: Sendable {
         switch message {
         case .flowStarted(let log):
             if log.state.isFinal {
-                settle([connection: 1])
+                settle(1, from: connection)
                 return [Finished(log: log, agent: agents[connection])]
             }
             if pending.updateValue(log, forKey: log.id) == nil { pendingOrder.append(log.id) }
@@ -83,26 +87,26 @@ public struct FlowAssembler: Sendable {
             evictIfNeeded()
         case .flowResponse(let event):
             guard pending[event.id] != nil else {
-                settle([connection: 1])
+                settle(1, from: connection)
                 return []
             }
             pending[event.id]?.apply(event)
             eventsOfFlow[event.id, default: [:]][connection, default: 0] += 1
         case .grpcMessage(let event):
             guard pending[event.id] != nil else {
-                settle([connection: 1])
+                settle(1, from: connection)
                 return []
             }
             pending[event.id]?.apply(event)
             eventsOfFlow[event.id, default: [:]][connection, default: 0] += 1
         case .flowFinished(let event):
             guard var log = pending.removeValue(forKey: event.id) else {
-                settle([connection: 1])
+                settle(1, from: connection)
                 return []
             }
             log.apply(event)
             settle(eventsOfFlow.removeValue(forKey: event.id))
-            settle([connection: 1])
+            settle(1, from: connection)
             let source = connectionOfFlow.removeValue(forKey: event.id) ?? connection
             compactOrderIfNeeded()
             return [Finished(log: log, agent: agents[source])]
