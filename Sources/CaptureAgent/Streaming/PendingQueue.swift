@@ -43,6 +43,10 @@ struct PendingQueue {
         var submittedAt: UInt64
     }
 
+    /// What an entry holds while its message is moved out: a message with
+    /// nothing to retain or release.
+    private static let vacated = Message.status(AgentStatus(droppedEvents: 0, queuedEvents: 0))
+
     /// A message taken for writing, and the flow events it stands for.
     struct Taken {
         var message: Message
@@ -133,11 +137,14 @@ struct PendingQueue {
         let folded = entries.update(at: index) { entry -> Bool in
             guard case .flowStarted(var log) = entry.message else { return false }
             // Let go of the queued copy, so the changes below find the flow's parts uniquely held.
-            entry.message = .status(AgentStatus(droppedEvents: 0, queuedEvents: 0))
+            entry.message = Self.vacated
             switch message {
             case .flowResponse(let event): log.apply(event)
             case .flowFinished(let event): log.apply(event)
-            default: break
+            default:
+                // Only a flow's response and end fold (``fold(_:)``): put it back as it was.
+                entry.message = .flowStarted(log)
+                return false
             }
             entry.message = .flowStarted(log)
             let (cost, cutCost) = entry.message.estimatedFrameSizes(keepingBodyBytes: Self.keptBodyBytes)
@@ -214,7 +221,7 @@ struct PendingQueue {
             default:
                 break
             }
-            var message = Message.status(AgentStatus(droppedEvents: 0, queuedEvents: 0))
+            var message = Self.vacated
             swap(&message, &entry.message)
             batch.append(Taken(message: message, events: entry.events))
             return dropped
