@@ -82,13 +82,13 @@ struct CaptureTracer: Tracer {
 struct CaptureSpan: Tracing.Span {
     let inner: any Tracing.Span
     let request: TracedRequest?
-    /// The request keeps the attributes: the app's span would drop them.
-    private let keepsAttributes: Bool
+    /// The request, when it keeps the attributes (the app's span would drop them).
+    private let keeper: TracedRequest?
 
     init(inner: any Tracing.Span, request: TracedRequest?, keepsAttributes: Bool) {
         self.inner = inner
         self.request = request
-        self.keepsAttributes = keepsAttributes && request != nil
+        keeper = keepsAttributes ? request : nil
     }
 
     var context: ServiceContext { inner.context }
@@ -99,11 +99,11 @@ struct CaptureSpan: Tracing.Span {
     }
 
     var attributes: SpanAttributes {
-        get { keepsAttributes ? request!.lendAttributes() : inner.attributes }
+        get { keeper?.lendAttributes() ?? inner.attributes }
         nonmutating set {
-            if keepsAttributes {
-                request!.update(from: newValue)
-                request!.keep(newValue)
+            if let keeper {
+                keeper.update(from: newValue)
+                keeper.keep(newValue)
             } else {
                 inner.attributes = newValue
                 request?.update(from: newValue)

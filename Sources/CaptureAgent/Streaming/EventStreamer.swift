@@ -329,12 +329,11 @@ final class EventStreamer: @unchecked Sendable {
             messageEvents.removeAll(keepingCapacity: true)
             let encoded = FrameFitting.append(batch, to: &outgoing, messageEvents: &messageEvents,
                                               encoder: encoder, version: viewer.frameVersion)
-            let (flowEvents, frames, unencodable) = (encoded.flowEvents, encoded.frames + (statusDue ? 1 : 0), encoded.unencodable)
             do throws(EventSocket.Failure) {
                 try viewer.write(outgoing, messageEvents: messageEvents, on: socket)
                 locked {
-                    statistics.framesWritten += frames
-                    statistics.droppedEvents += unencodable
+                    statistics.framesWritten += encoded.frames + (statusDue ? 1 : 0)
+                    statistics.droppedEvents += encoded.unencodable
                 }
                 if outgoing.capacity > Self.keptBufferCapacity { outgoing = [] }
             } catch {
@@ -354,7 +353,7 @@ final class EventStreamer: @unchecked Sendable {
                 _ = viewer.read(from: socket)
                 let leftUnread = error == .system(call: "send", errno: ECONNRESET) || socket.peerLeftUnreadData()
                 let peerIsGone = !locked { isStopping } && (leftUnread || viewer.ledger.acknowledged != nil || !socket.seesUnread)
-                return disconnect(lostEvents: flowEvents + unencodable, peerIsGone: peerIsGone, socket: socket)
+                return disconnect(lostEvents: encoded.flowEvents + encoded.unencodable, peerIsGone: peerIsGone, socket: socket)
             }
         }
     }

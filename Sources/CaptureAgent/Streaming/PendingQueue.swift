@@ -229,14 +229,6 @@ struct PendingQueue {
         return dropped
     }
 
-    /// ``next(into:)`` one message at a time: the message (`nil` when the
-    /// queue is empty) and the flow events dropped on the way.
-    mutating func next() -> (taken: Taken?, dropped: Int) {
-        var taken: [Taken] = []
-        let dropped = next(into: &taken)
-        return (taken.first, dropped)
-    }
-
     /// Empties the queue at the end of a connection; returns the flow events
     /// it held, which are dropped. Flows started on that connection end on
     /// no other.

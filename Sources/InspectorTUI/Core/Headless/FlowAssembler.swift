@@ -71,7 +71,7 @@ public struct FlowAssembler: Sendable {
     }
 
     private mutating func settle(_ counts: [ConnectionID: Int]?) {
-        for (connection, count) in counts ?? [:] { settled[connection, default: 0] += count }
+        for (connection, count) in counts ?? [:] { settle(count, from: connection) }
     }
 
     private mutating func apply(_ message: Message, from connection: ConnectionID) -> [Finished] {
