@@ -5,10 +5,12 @@ import Foundation
 
 extension GRPCCallKind: WireNameSet {
     static let wireName = "gRPC call kind"
+    static let wireNames = WireNames<Self>()
 }
 
 extension GRPCMessage.Direction: WireNameSet {
     static let wireName = "gRPC message direction"
+    static let wireNames = WireNames<Self>()
 }
 
 extension GRPCStatus: JSONWritable, JSONReadable {

@@ -196,16 +196,17 @@ extension FlowID: JSONWritable, JSONReadable {
 
 /// A closed set of names on the wire (a flow's state, its direction): written
 /// as its raw value; any other name is refused with the set's `wireName`.
-protocol WireNameSet: RawRepresentable, JSONWritable, JSONReadable where RawValue == String {
+protocol WireNameSet: CaseIterable, RawRepresentable, Sendable, JSONWritable, JSONReadable where RawValue == String {
     static var wireName: String { get }
+    /// The set's names as bytes, matched without making a String.
+    static var wireNames: WireNames<Self> { get }
 }
 
 extension WireNameSet {
     func write(to writer: inout JSONWriter) { writer.string(rawValue) }
     init(json: JSONReader) throws(JSONFieldError) {
-        let text = try json.string
-        guard let value = Self(rawValue: text) else {
-            throw JSONFieldError(problem: .invalid("unknown \(Self.wireName) '\(text)'"))
+        guard let value = try json.withStringBytes({ Self.wireNames.value(named: $0) }) else {
+            throw JSONFieldError(problem: .invalid("unknown \(Self.wireName) '\(try json.string)'"))
         }
         self = value
     }
@@ -213,10 +214,12 @@ extension WireNameSet {
 
 extension FlowDirection: WireNameSet {
     static let wireName = "direction"
+    static let wireNames = WireNames<Self>()
 }
 
 extension FlowState: WireNameSet {
     static let wireName = "state"
+    static let wireNames = WireNames<Self>()
 }
 
 extension NetworkLog: JSONWritable, JSONReadable {
@@ -298,8 +301,10 @@ extension Message {
     }
 
     private static func fromWireJSON(_ json: JSONReader) throws(JSONFieldError) -> Message? {
-        let type = try json.string("type")
-        switch Kind(rawValue: type) {
+        let kind = try within("type") { () throws(JSONFieldError) in
+            try json.required("type").withStringBytes { Kind.wireNames.value(named: $0) }
+        }
+        switch kind {
         case .hello:
             return .hello(Hello(
                 protocolVersion: try json.int("protocolVersion"), agentName: try json.string("agentName"),
@@ -366,4 +371,9 @@ extension NetworkLog {
             throw error.wireError
         }
     }
+}
+
+extension Message.Kind {
+    /// The `type` names, matched where they lie in the payload.
+    static let wireNames = WireNames<Self>()
 }
