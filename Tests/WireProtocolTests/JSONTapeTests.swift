@@ -47,6 +47,26 @@ final class JSONTapeTests: XCTestCase {
         }
     }
 
+    /// Lookups are hinted at the key after the last member found, or at an
+    /// object's first key once the object is looked up; a hint that is
+    /// wrong (the object left unread, members read out of order, another
+    /// object's key) must only cost a search.
+    func testLookupsFindMembersWhateverTheHintSays() throws {
+        let text = #"{"a":{"x":1,"y":2},"b":[{"n":"p","v":"q"},{"v":"s","n":"r"}],"c":{"x":3},"d":4}"#
+        try read(text) { json in
+            XCTAssertNotNil(try json.member("a"), "looked up, left unread")
+            XCTAssertEqual(try json.int("d"), 4)
+            XCTAssertEqual(try json.required("c").int("x"), 3)
+            XCTAssertEqual(try json.required("a").int("y"), 2, "out of order inside")
+            XCTAssertEqual(try json.required("a").int("x"), 1)
+            let a = try json.required("a"), c = try json.required("c")
+            XCTAssertEqual(try a.int("x"), 1, "the hint is c's key x")
+            XCTAssertNil(try c.member("y"))
+            XCTAssertEqual(try json.array("b", of: Pair.self).map(\.text), ["pq", "rs"])
+            XCTAssertEqual(try json.int("d"), 4)
+        }
+    }
+
     func testNumbersReadAsDoubleParsesThem() throws {
         var rng = SplitMix64(seed: 11)
         var texts = ["0", "-0", "1763717923.123456", "0.00025", "123456789012345678", "9007199254740993", "1e3", "2.5E-3",
@@ -65,6 +85,11 @@ final class JSONTapeTests: XCTestCase {
             let value = try read(#"{"v":\#(text)}"#) { try $0.double("v") }
             XCTAssertEqual(value, Double(text)!, text)
         }
+    }
+
+    private struct Pair: JSONReadable {
+        var text: String
+        init(json: JSONReader) throws(JSONFieldError) { text = try json.string("n") + json.string("v") }
     }
 
     private struct Nested: JSONReadable {

@@ -78,41 +78,44 @@ struct JSONDocument {
 
     /// A number entry's value.
     func double(of entry: JSONTape.Entry) -> Double {
+        guard entry.flags & JSONTape.isSmallInteger == 0 else { return Double(smallInteger(of: entry)) }
+        // Clinger's fast path: a decimal whose digits fit 2^53 and whose
+        // scale is at most 22 places either way is one exact integer
+        // divided or multiplied by one exact power of ten, so the one
+        // operation rounds correctly. Exponents count (`2.5e-05`:
+        // `description` writes those below 1e-4, and a loopback flow's
+        // phases are often that short). The tape has checked the syntax:
+        // digits, then maybe a point and digits, then maybe an exponent.
         let raw = text(of: entry)
         let negative = raw[0] == UInt8(ascii: "-")
+        var index = negative ? 1 : 0
         var mantissa: UInt64 = 0
         var fractionDigits = 0
-        var seenPoint = false
-        if entry.flags & JSONTape.isSmallInteger == 0 {
-            // Clinger's fast path: a decimal whose digits fit 2^53 and whose
-            // scale is at most 22 places either way is one exact integer
-            // divided or multiplied by one exact power of ten, so the one
-            // operation rounds correctly. Exponents count (`2.5e-05`:
-            // `description` writes those below 1e-4, and a loopback flow's
-            // phases are often that short).
-            var index = negative ? 1 : 0
-            var exponent = 0
-            while index < raw.count {
-                let byte = raw[index]
-                index += 1
-                if byte == UInt8(ascii: ".") { seenPoint = true; continue }
-                if byte | 0x20 == UInt8(ascii: "e") {
-                    guard let parsed = Self.exponent(raw, from: index) else { return Self.slowDouble(raw) }
-                    exponent = parsed
-                    break
-                }
-                guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9"), mantissa < 900_719_925_474_099 else {
-                    return Self.slowDouble(raw)
-                }
-                mantissa = mantissa * 10 + UInt64(byte &- UInt8(ascii: "0"))
-                if seenPoint { fractionDigits += 1 }
+        var inFraction = false
+        while index < raw.count {
+            let digit = raw[index] &- UInt8(ascii: "0")
+            if digit < 10 {
+                guard mantissa < 900_719_925_474_099 else { return Self.slowDouble(raw) }
+                mantissa = mantissa &* 10 &+ UInt64(digit)
+                if inFraction { fractionDigits &+= 1 }
+            } else if raw[index] == UInt8(ascii: ".") {
+                inFraction = true
+            } else {
+                break  // the exponent's `e` or `E`
             }
-            let scale = fractionDigits - exponent
-            guard abs(scale) < Self.powersOfTen.count else { return Self.slowDouble(raw) }
-            let value = scale >= 0 ? Double(mantissa) / Self.powersOfTen[scale] : Double(mantissa) * Self.powersOfTen[-scale]
-            return negative ? -value : value
+            index += 1
         }
-        return Double(smallInteger(of: entry))
+        var exponent = 0
+        if index < raw.count {
+            guard let parsed = Self.exponent(raw, from: index + 1) else { return Self.slowDouble(raw) }
+            exponent = parsed
+        }
+        let scale = fractionDigits - exponent
+        guard scale > -Self.powersOfTen.count, scale < Self.powersOfTen.count else { return Self.slowDouble(raw) }
+        let value = Self.powersOfTen.withUnsafeBufferPointer { powers in
+            scale >= 0 ? Double(mantissa) / powers[scale] : Double(mantissa) * powers[-scale]
+        }
+        return negative ? -value : value
     }
 
     /// The exponent from `start` (just after the `e`, as the tape accepted
@@ -177,7 +180,22 @@ struct JSONReader {
     /// The member `key` when present and not null. Of a repeated member
     /// (which RFC 8259 leaves undefined, and writers here never write) any
     /// one may be taken.
+    @inline(__always)
     func member(_ key: StaticString) throws(JSONFieldError) -> JSONReader? {
+        // The member after the one found last is usually the one asked for:
+        // that case is inlined into the caller, and the search is not.
+        let entries = tape.entries
+        let hint = tape.hint.pointee
+        if hint < entries.count, entries[hint].kind == .key, Int(entries[hint].count) == index, tape.key(at: hint, is: key) {
+            return found(at: hint + 1)
+        }
+        return try search(key)
+    }
+
+    /// ``member(_:)`` when the hint is not the key: the object's key filter,
+    /// then its keys from the hint on, then those before it.
+    @inline(never)
+    private func search(_ key: StaticString) throws(JSONFieldError) -> JSONReader? {
         let object = entry
         guard object.kind == .object else { throw mismatch("an object") }
         let length = key.utf8CodeUnitCount
@@ -193,9 +211,18 @@ struct JSONReader {
         }
         guard let position = tape.find(key, from: start, to: end) ?? (start > first ? tape.find(key, from: first, to: start) : nil)
         else { return nil }
-        let value = position + 1
-        tape.hint.pointee = Int(tape.entries[value].next)
-        return tape.entries[value].kind == .null ? nil : JSONReader(document, at: value)
+        return found(at: position + 1)
+    }
+
+    /// The member whose value is at `value`. The next lookup is hinted at
+    /// the key after it, or, when the value is an object, at the object's
+    /// first key: the model reads an object it looked up straight away, and
+    /// once it has, the hint has moved past the object to the key after it.
+    @inline(__always)
+    private func found(at value: Int) -> JSONReader? {
+        let entry = tape.entries[value]
+        tape.hint.pointee = entry.kind == .object ? value + 1 : Int(entry.next)
+        return entry.kind == .null ? nil : JSONReader(document, at: value)
     }
 
     func required(_ key: StaticString) throws(JSONFieldError) -> JSONReader {
@@ -293,6 +320,7 @@ struct JSONReader {
             var position = member.index + 1
             while position < Int(array.next) {
                 let element = JSONReader(document, at: position)
+                tape.hint.pointee = position + 1  // an object element's first key
                 result.append(try within("[\(result.count)]") { () throws(JSONFieldError) in try T(json: element) })
                 position = Int(tape.entries[position].next)
             }

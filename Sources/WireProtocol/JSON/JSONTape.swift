@@ -104,7 +104,8 @@ final class JSONTape {
     /// Readers hold the tape's storage without retaining it: they live only
     /// inside `body`.
     func read<T, Failure: Error>(_ body: (JSONReader) throws(Failure) -> T) throws(Failure) -> T {
-        try sections.withUnsafeBufferPointer { sections throws(Failure) -> T in
+        hint.pointee = 1  // the top-level object's first key
+        return try sections.withUnsafeBufferPointer { sections throws(Failure) -> T in
             let document = JSONDocument(bytes: bytes, entries: entries, sections: sections, hint: hint)
             return try withUnsafePointer(to: document) { document throws(Failure) -> T in try body(JSONReader(document, at: 0)) }
         }
