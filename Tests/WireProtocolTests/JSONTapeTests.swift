@@ -67,6 +67,18 @@ final class JSONTapeTests: XCTestCase {
         }
     }
 
+    /// Entries keep offsets as Int32, so a document that would not fit is
+    /// refused before a byte of it is read.
+    func testADocumentOf2GiBOrMoreIsRefused() {
+        let byte = UnsafeMutablePointer<UInt8>.allocate(capacity: 1)
+        defer { byte.deallocate() }
+        byte.initialize(to: UInt8(ascii: "{"))
+        let huge = UnsafeBufferPointer(start: UnsafePointer(byte), count: Int(Int32.max))
+        XCTAssertThrowsError(try JSONTape().load(huge, json: 0 ..< huge.count)) {
+            XCTAssertEqual($0 as? WireError, .malformedPayload("a JSON payload of 2 GiB or more"))
+        }
+    }
+
     func testNumbersReadAsDoubleParsesThem() throws {
         var rng = SplitMix64(seed: 11)
         var texts = ["0", "-0", "1763717923.123456", "0.00025", "123456789012345678", "9007199254740993", "1e3", "2.5E-3",

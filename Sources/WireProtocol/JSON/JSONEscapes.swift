@@ -4,7 +4,21 @@ enum JSONEscapes {
     /// Checks a string's text from `index` (just after its opening quote)
     /// to its closing quote, and moves `index` past that quote: escapes
     /// well formed, no control characters, UTF-8 valid. Whether it has escapes.
+    ///
+    /// Most strings on the wire are printable ASCII up to their quote: that
+    /// case is inlined into the scanner, the rest is checked out of line.
+    @inline(__always)
     static func scanString(_ bytes: UnsafeBufferPointer<UInt8>, at index: inout Int, end: Int) throws(WireError) -> Bool {
+        let stop = skipPlainASCII(bytes, from: index, end: end)
+        if stop < end, bytes[stop] == UInt8(ascii: "\"") {
+            index = stop + 1
+            return false
+        }
+        return try scanAnyString(bytes, at: &index, end: end)
+    }
+
+    @inline(never)
+    private static func scanAnyString(_ bytes: UnsafeBufferPointer<UInt8>, at index: inout Int, end: Int) throws(WireError) -> Bool {
         func invalid(_ reason: String) -> WireError { .malformedPayload("not valid JSON (\(reason) at byte \(index))") }
         let start = index
         var hasEscapes = false

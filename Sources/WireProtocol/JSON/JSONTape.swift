@@ -86,6 +86,8 @@ final class JSONTape {
         self.bytes = bytes
         self.sections = sections
         entryCount = 0
+        // Entries hold offsets as Int32 (``Builder/offset(_:)``).
+        guard json.upperBound < Int(Int32.max) else { throw .malformedPayload("a JSON payload of 2 GiB or more") }
         var builder = Builder(bytes: bytes, index: json.lowerBound, end: json.upperBound,
                               entries: EntryBuffer(storage: entryStorage, capacity: entryCapacity))
         // Whatever happens, the tape keeps the (possibly grown) storage.
@@ -152,6 +154,11 @@ final class JSONTape {
             self.entries = entries
         }
 
+        /// An offset or an entry index as an entry stores it: ``load(_:json:sections:)``
+        /// refuses documents that would not fit, and every entry takes a byte.
+        @inline(__always)
+        func offset(_ value: Int) -> Int32 { Int32(truncatingIfNeeded: value) }
+
         func invalid(_ reason: String) -> WireError {
             .malformedPayload("not valid JSON (\(reason) at byte \(index))")
         }
@@ -192,8 +199,8 @@ final class JSONTape {
         }
 
         private mutating func append(_ kind: Kind, _ flags: UInt8, _ start: Int) {
-            entries.append(Entry(kind: kind, flags: flags, start: Int32(start), end: Int32(index),
-                                 next: Int32(entries.count + 1), count: 0))
+            entries.append(Entry(kind: kind, flags: flags, start: offset(start), end: offset(index),
+                                 next: offset(entries.count + 1), count: 0))
         }
 
         private mutating func literal(_ text: StaticString) throws(WireError) {
@@ -216,7 +223,7 @@ final class JSONTape {
             let isObject = kind == .object
             let close = isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")
             let me = entries.count
-            entries.append(Entry(kind: kind, flags: 0, start: Int32(index), end: 0, next: 0, count: 0))
+            entries.append(Entry(kind: kind, flags: 0, start: offset(index), end: 0, next: 0, count: 0))
             index += 1
             var count: Int32 = 0
             var keys: Int32 = 0
@@ -247,8 +254,8 @@ final class JSONTape {
                     throw invalid(isObject ? "expected ',' or '}'" : "expected ',' or ']'")
                 }
             }
-            entries.storage[me].end = Int32(index)
-            entries.storage[me].next = Int32(entries.count)
+            entries.storage[me].end = offset(index)
+            entries.storage[me].next = offset(entries.count)
             entries.storage[me].count = isObject ? keys : count
         }
 
@@ -256,8 +263,8 @@ final class JSONTape {
             index += 1
             let start = index
             let hasEscapes = try JSONEscapes.scanString(bytes, at: &index, end: end)
-            entries.append(Entry(kind: kind, flags: hasEscapes ? JSONTape.hasEscapes : 0, start: Int32(start),
-                                 end: Int32(index - 1), next: Int32(entries.count + 1), count: Int32(owner)))
+            entries.append(Entry(kind: kind, flags: hasEscapes ? JSONTape.hasEscapes : 0, start: offset(start),
+                                 end: offset(index - 1), next: offset(entries.count + 1), count: offset(owner)))
         }
 
         /// Checks a number's syntax and range.
