@@ -92,10 +92,16 @@ final class JSONTapeTests: XCTestCase {
             texts.append("\(digits / 10_000).\(digits % 10_000)e\(exponent)")
             texts.append("-\(digits)E+\(exponent + 30)")
         }
-        texts += ["2.5e-05", "1e-05", "5E-7", "1.5e22", "1.5e23", "9007199254740993e-10", "1e0", "1e-400", "1e308", "17e-0"]
+        texts += ["2.5e-05", "1e-05", "5E-7", "1.5e22", "1.5e23", "9007199254740993e-10", "1e0", "1e-400", "1e308", "17e-0",
+                  "12345678.87654321", "900719925474099.1", "90071992547409.91", "0.000000000000000001", "12345678e-8",
+                  "1764312345.123456", "1764312345.1234567", "-0.0", "100000000.000000001"]
         for text in texts {
+            // Near the end of the payload digits are read one by one, with
+            // eight bytes or more after them eight at a time.
             let value = try read(#"{"v":\#(text)}"#) { try $0.double("v") }
             XCTAssertEqual(value, Double(text)!, text)
+            let padded = try read(#"{"v":\#(text),"w":"0123456789012345"}"#) { try $0.double("v") }
+            XCTAssertEqual(padded, Double(text)!, text)
         }
     }
 

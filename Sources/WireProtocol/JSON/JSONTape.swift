@@ -43,6 +43,13 @@ final class JSONTape {
         Int32(bitPattern: 1 << ((UInt32(truncatingIfNeeded: length) &* 7 &+ UInt32(last)) & 31))
     }
 
+    /// ``keyBit(length:last:)`` of a key the model looks up.
+    @inline(__always)
+    static func keyBit(of key: StaticString) -> Int32 {
+        let length = key.utf8CodeUnitCount
+        return keyBit(length: length, last: length > 0 ? key.utf8Start[length - 1] : 0)
+    }
+
     static let hasEscapes: UInt8 = 1
     /// At most 15 digits, no fraction, no exponent: exact as an Int.
     static let isSmallInteger: UInt8 = 1
