@@ -67,6 +67,26 @@ final class JSONTapeTests: XCTestCase {
         }
     }
 
+    /// Keys are compared a few bytes at a time, the loads overlapping; a
+    /// difference at any position of a key of any length must count.
+    func testKeyBytesAreComparedWhateverTheirLength() {
+        for count in 0 ... 40 {
+            let key = (0 ..< count).map { UInt8(truncatingIfNeeded: 65 + $0) }
+            XCTAssertTrue(equal(key, key), "\(count)")
+            for position in 0 ..< count {
+                var other = key
+                other[position] ^= 0x20
+                XCTAssertFalse(equal(key, other), "\(count), \(position)")
+            }
+        }
+    }
+
+    private func equal(_ a: [UInt8], _ b: [UInt8]) -> Bool {
+        a.withUnsafeBytes { a in b.withUnsafeBytes { b in
+            JSONDocument.equalBytes(a.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, b.baseAddress ?? UnsafeRawPointer(bitPattern: 1)!, count: a.count)
+        } }
+    }
+
     /// Entries keep offsets as Int32, so a document that would not fit is
     /// refused before a byte of it is read.
     func testADocumentOf2GiBOrMoreIsRefused() {

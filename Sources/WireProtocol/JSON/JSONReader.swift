@@ -43,11 +43,27 @@ struct JSONDocument {
         let entry = entries[index]
         guard entry.flags & JSONTape.hasEscapes == 0 else { return string(of: entry) == key.description }
         let count = Int(entry.end - entry.start)
-        guard count == key.utf8CodeUnitCount else { return false }
-        let wanted = key.utf8Start
-        let start = Int(entry.start)
-        for offset in 0 ..< count where bytes[start + offset] != wanted[offset] { return false }
-        return true
+        guard count == key.utf8CodeUnitCount, let base = bytes.baseAddress else { return count == key.utf8CodeUnitCount }
+        return Self.equalBytes(UnsafeRawPointer(base + Int(entry.start)), UnsafeRawPointer(key.utf8Start), count: count)
+    }
+
+    /// Whether `count` bytes at `a` and `b` are equal: for a key's few
+    /// bytes, two loads a side that may overlap (a loop went byte by byte).
+    @inline(__always)
+    static func equalBytes(_ a: UnsafeRawPointer, _ b: UnsafeRawPointer, count: Int) -> Bool {
+        func same<Word: FixedWidthInteger>(_: Word.Type) -> Bool {
+            let last = count - MemoryLayout<Word>.size
+            return a.loadUnaligned(as: Word.self) == b.loadUnaligned(as: Word.self)
+                && a.loadUnaligned(fromByteOffset: last, as: Word.self) == b.loadUnaligned(fromByteOffset: last, as: Word.self)
+        }
+        switch count {
+        case 0: return true
+        case 1: return a.load(as: UInt8.self) == b.load(as: UInt8.self)
+        case 2 ... 3: return same(UInt16.self)
+        case 4 ... 7: return same(UInt32.self)
+        case 8 ... 16: return same(UInt64.self)
+        default: return memcmp(a, b, count) == 0
+        }
     }
 
     /// The first key `key` of the object at `object` among its keys from
