@@ -48,6 +48,7 @@ extension Request: JSONWritable, JSONReadable {
             if !clientHeaders.isEmpty { $0.field("clientHeaders", clientHeaders) }
         }
     }
+    @inline(__always)
     init(json: JSONReader) throws(JSONFieldError) {
         self.init(method: try json.string("method"), url: try json.string("url"),
                   headers: try json.array("headers"), body: try json.decodeIfPresent("body"),
@@ -95,6 +96,7 @@ extension Timing: JSONWritable, JSONReadable {
             $0.field("phases", phases)
         }
     }
+    @inline(__always)
     init(json: JSONReader) throws(JSONFieldError) {
         self.init(startedAt: Date(timeIntervalSince1970: try json.double("startedAt")),
                   requestSent: try json.optionalDouble("requestSent"),
@@ -233,6 +235,7 @@ extension NetworkLog: JSONWritable, JSONReadable {
             $0.field("grpc", grpc)
         }
     }
+    @inline(__always)
     init(json: JSONReader) throws(JSONFieldError) {
         self.init(id: try json.decode("id"), sessionID: try json.int("sessionID"), taskID: try json.int("taskID"),
                   request: try json.decode("request"), response: try json.decodeIfPresent("response"),
