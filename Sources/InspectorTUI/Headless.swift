@@ -68,9 +68,7 @@ struct Headless {
         guard filter?.matches(flow) ?? true else { return }
         switch output {
         case .dump:
-            // Copied from the string's own bytes: appending its UTF8View went byte by byte.
-            var line = DumpFormat.line(flow, in: timeZone)
-            line.withUTF8 { pendingOutput.append(contentsOf: $0) }
+            DumpFormat.append(flow, in: timeZone, to: &pendingOutput)
         case .json: pendingOutput.append(contentsOf: flow.jsonLine())
         }
         pendingOutput.append(UInt8(ascii: "\n"))

@@ -78,6 +78,13 @@ final class FormatTests: XCTestCase {
         XCTAssertEqual(Format.duration(187), "3m07s")
         XCTAssertEqual(Format.time(Fixtures.epoch.addingTimeInterval(0.25), in: Fixtures.utc, milliseconds: true), "09:30:00.250")
         XCTAssertEqual(Format.time(Fixtures.epoch, in: TimeZone(secondsFromGMT: 3600)!), "10:30:00")
+        // The day's edges, and a time before 1970 (the seconds of the day wrap around).
+        let utc = Fixtures.utc
+        XCTAssertEqual(Format.time(Date(timeIntervalSince1970: 0), in: utc, milliseconds: true), "00:00:00.000")
+        XCTAssertEqual(Format.time(Date(timeIntervalSince1970: 86_399.9995), in: utc, milliseconds: true), "23:59:59.999")
+        XCTAssertEqual(Format.time(Date(timeIntervalSince1970: -1), in: utc, milliseconds: true), "23:59:59.000")
+        XCTAssertEqual(Format.time(Date(timeIntervalSince1970: 45_296.125), in: utc, milliseconds: true), "12:34:56.125")
+        XCTAssertEqual(Format.time(Date(timeIntervalSince1970: 45_296.5), in: TimeZone(secondsFromGMT: -3600)!), "11:34:56")
         XCTAssertEqual(Format.pathAndQuery(of: "https://h.example/a/b?c=1"), "/a/b?c=1")
         XCTAssertEqual(Format.pathAndQuery(of: "https://h.example"), "/")
         XCTAssertEqual(Format.displayPath(of: "https://h.example/v1/caf%C3%A9?q=%E2%9C%93"), "/v1/café?q=✓")

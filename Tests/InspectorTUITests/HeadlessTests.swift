@@ -84,6 +84,9 @@ final class DumpFormatTests: XCTestCase {
         let line = DumpFormat.line(log, in: Fixtures.utc)
         XCTAssertFalse(line.contains("\n") || line.contains("\u{1B}"), line)
         XCTAssertTrue(line.contains("http://x/a b [2Jc"), line)
+        // Replaced byte by byte: characters of several bytes are kept whole.
+        let wide = DumpFormat.line(Fixtures.started(2, url: "http://x/é\u{7F}東\t🚀"), in: Fixtures.utc)
+        XCTAssertTrue(wide.contains("http://x/é 東 🚀"), wide)
     }
 }
 

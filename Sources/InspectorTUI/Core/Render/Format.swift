@@ -5,7 +5,7 @@ import WireProtocol
 public enum Format {
     /// A byte count in at most 7 columns: `512 B`, `1.5 KiB`, `23 MiB`.
     public static func size(_ bytes: Int) -> String {
-        let units = ["B", "KiB", "MiB", "GiB", "TiB"]
+        let units = sizeUnits
         var value = Double(bytes)
         var unit = 0
         while value >= 1024, unit < units.count - 1 {
@@ -15,6 +15,8 @@ public enum Format {
         if unit == 0 { return "\(bytes) B" }
         return value < 10 ? "\(fixed(value, decimals: 1)) \(units[unit])" : "\(Int(value.rounded())) \(units[unit])"
     }
+
+    private static let sizeUnits = ["B", "KiB", "MiB", "GiB", "TiB"]
 
     /// A duration in at most 6 columns: `850µs`, `12ms`, `1.25s`, `42.1s`, `3m07s`.
     public static func duration(_ seconds: Double) -> String {
@@ -39,10 +41,27 @@ public enum Format {
         let local = date.timeIntervalSince1970 + Double(zone.secondsFromGMT(for: date))
         let whole = Int(local.rounded(.down))
         let seconds = ((whole % 86_400) + 86_400) % 86_400
-        let text = zeroPadded(seconds / 3600, width: 2) + ":" + zeroPadded(seconds / 60 % 60, width: 2) + ":" + zeroPadded(seconds % 60, width: 2)
-        guard milliseconds else { return text }
         let millis = min(999, Int(((local - Double(whole)) * 1000).rounded(.down)))
-        return text + "." + zeroPadded(millis, width: 3)
+        // Written digit by digit into the string's own bytes: the list and
+        // `--dump` make one a flow, and joining padded pieces cost 3 k instructions.
+        return String(unsafeUninitializedCapacity: milliseconds ? 12 : 8) { text in
+            func digits(_ value: Int, count: Int, at offset: Int) {
+                var value = value
+                for index in (offset ..< offset + count).reversed() {
+                    text[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+            }
+            digits(seconds / 3600, count: 2, at: 0)
+            text[2] = UInt8(ascii: ":")
+            digits(seconds / 60 % 60, count: 2, at: 3)
+            text[5] = UInt8(ascii: ":")
+            digits(seconds % 60, count: 2, at: 6)
+            guard milliseconds else { return 8 }
+            text[8] = UInt8(ascii: ".")
+            digits(millis, count: 3, at: 9)
+            return 12
+        }
     }
 
     /// Date and time with milliseconds and the zone: `2026-11-21 09:43:01.123 UTC`.
