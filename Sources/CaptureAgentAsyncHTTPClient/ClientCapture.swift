@@ -281,7 +281,7 @@ enum Key {
         return String(unsafeUninitializedCapacity: capacity) { out in
             var i = 0
             for byte in host {
-                out[i] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                out[i] = byte.lowercasedASCII
                 i += 1
             }
             out[i] = UInt8(ascii: ":")

@@ -67,8 +67,7 @@ struct Headless {
         }
         guard filter?.matches(flow) ?? true else { return }
         switch output {
-        case .dump:
-            DumpFormat.append(flow, in: timeZone, to: &pendingOutput)
+        case .dump: DumpFormat.append(flow, in: timeZone, to: &pendingOutput)
         case .json: pendingOutput.append(contentsOf: flow.jsonLine())
         }
         pendingOutput.append(UInt8(ascii: "\n"))

@@ -52,10 +52,7 @@ package func mimeType(of contentType: String?) -> String? {
         let bytes = UnsafeBufferPointer(rebasing: all[start ..< end])
         guard bytes.allSatisfy({ $0 < 0x80 }) else { return String(decoding: bytes, as: UTF8.self).lowercased() }
         return String(unsafeUninitializedCapacity: bytes.count) { out in
-            for index in bytes.indices {
-                let byte = bytes[index]
-                out[index] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
-            }
+            for index in bytes.indices { out[index] = bytes[index].lowercasedASCII }
             return bytes.count
         }
     }

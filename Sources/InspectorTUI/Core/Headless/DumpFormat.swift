@@ -43,10 +43,11 @@ public enum DumpFormat {
         // become spaces. They are single bytes in UTF-8, and no byte of a
         // longer character is below 0x80.
         func addOneLine(_ text: String) {
+            func isControl(_ byte: UInt8) -> Bool { byte < 0x20 || byte == 0x7F }
             var text = text
             text.withUTF8 { bytes in
-                guard bytes.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return output.append(contentsOf: bytes) }
-                output.append(contentsOf: bytes.lazy.map { $0 < 0x20 || $0 == 0x7F ? UInt8(ascii: " ") : $0 })
+                guard bytes.contains(where: isControl) else { return output.append(contentsOf: bytes) }
+                output.append(contentsOf: bytes.lazy.map { isControl($0) ? UInt8(ascii: " ") : $0 })
             }
         }
         add(Format.time(log.timing.startedAt, in: zone, milliseconds: true))

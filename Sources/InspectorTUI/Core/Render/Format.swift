@@ -5,15 +5,14 @@ import WireProtocol
 public enum Format {
     /// A byte count in at most 7 columns: `512 B`, `1.5 KiB`, `23 MiB`.
     public static func size(_ bytes: Int) -> String {
-        let units = sizeUnits
         var value = Double(bytes)
         var unit = 0
-        while value >= 1024, unit < units.count - 1 {
+        while value >= 1024, unit < sizeUnits.count - 1 {
             value /= 1024
             unit += 1
         }
         if unit == 0 { return "\(bytes) B" }
-        return value < 10 ? "\(fixed(value, decimals: 1)) \(units[unit])" : "\(Int(value.rounded())) \(units[unit])"
+        return value < 10 ? "\(fixed(value, decimals: 1)) \(sizeUnits[unit])" : "\(Int(value.rounded())) \(sizeUnits[unit])"
     }
 
     private static let sizeUnits = ["B", "KiB", "MiB", "GiB", "TiB"]
