@@ -147,10 +147,16 @@ public struct FlowChanges: Codable, Sendable, Equatable {
     /// The response as the server sent it, when a person edited it at a
     /// breakpoint (the flow's `response` is what the app got).
     public var originalResponse: Response?
+    /// The app's own method, when a person's edit changed it.
+    public var originalMethod: String?
+    /// The app's own request body (empty when it had none), when a person's
+    /// edit changed the body; kept up to the agent's hold limit.
+    public var originalBody: CapturedBody?
 
     /// Creates a change record.
     public init(rules: [String], originalURL: String? = nil, originalHeaders: [HTTPHeader]? = nil, mockedFrom: String? = nil,
-                replayOf: FlowID? = nil, edited: [HoldPhase]? = nil, originalResponse: Response? = nil) {
+                replayOf: FlowID? = nil, edited: [HoldPhase]? = nil, originalResponse: Response? = nil,
+                originalMethod: String? = nil, originalBody: CapturedBody? = nil) {
         self.rules = rules
         self.originalURL = originalURL
         self.originalHeaders = originalHeaders

@@ -250,7 +250,9 @@ enum RandomMessages {
                 changes: Bool.random(using: &rng) ? FlowChanges(
                     rules: [string(using: &rng)], originalURL: Bool.random(using: &rng) ? string(using: &rng) : nil,
                     originalHeaders: Bool.random(using: &rng) ? headers(using: &rng) : nil,
-                    mockedFrom: Bool.random(using: &rng) ? string(using: &rng) : nil) : nil,
+                    mockedFrom: Bool.random(using: &rng) ? string(using: &rng) : nil,
+                    originalMethod: Bool.random(using: &rng) ? string(using: &rng) : nil,
+                    originalBody: Bool.random(using: &rng) ? body(using: &rng) : nil) : nil,
                 grpc: grpcCall(using: &rng)))
         case 2:
             return .flowResponse(FlowResponse(id: FlowID(), response: response(using: &rng), timing: timing(using: &rng), redirects: hops(using: &rng)))

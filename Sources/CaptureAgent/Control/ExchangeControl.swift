@@ -162,6 +162,12 @@ package struct ExchangeControl: Sendable {
             record.edited = [.request]
             if edited.url != app.url { record.originalURL = record.originalURL ?? app.url.absoluteString }
             if edited.sortedHeaders != app.sortedHeaders { record.originalHeaders = record.originalHeaders ?? app.sortedHeaders }
+            if edited.method != app.method { record.originalMethod = record.originalMethod ?? app.method }
+            if edited.body != app.body, record.originalBody == nil {
+                // Kept as the app sent it, up to what a hold keeps, so the
+                // viewer can say the body was edited even at the same size.
+                record.originalBody = CapturedBody(capturing: app.body ?? Data(), cap: policy.holdLimit)
+            }
             changes = record
             return .send(edited, edited: true)
         }

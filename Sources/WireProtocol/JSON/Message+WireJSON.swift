@@ -129,6 +129,7 @@ extension FlowChanges: JSONWritable, JSONReadable {
             $0.field("mockedFrom", mockedFrom); $0.field("replayOf", replayOf)
             if let edited { $0.field("edited", edited) }
             $0.field("originalResponse", originalResponse)
+            $0.field("originalMethod", originalMethod); $0.field("originalBody", originalBody)
         }
     }
     init(json: JSONReader) throws(JSONFieldError) {
@@ -136,7 +137,8 @@ extension FlowChanges: JSONWritable, JSONReadable {
                   originalURL: try json.optionalString("originalURL"),
                   originalHeaders: try json.optionalArray("originalHeaders"),
                   mockedFrom: try json.optionalString("mockedFrom"), replayOf: try json.decodeIfPresent("replayOf"),
-                  edited: try json.optionalArray("edited"), originalResponse: try json.decodeIfPresent("originalResponse"))
+                  edited: try json.optionalArray("edited"), originalResponse: try json.decodeIfPresent("originalResponse"),
+                  originalMethod: try json.optionalString("originalMethod"), originalBody: try json.decodeIfPresent("originalBody"))
     }
 }
 
