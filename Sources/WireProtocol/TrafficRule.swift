@@ -103,10 +103,15 @@ public struct TrafficRule: Sendable, Equatable {
         self.init(kind: kind, filter: filter.flatMap { $0.isEmpty ? nil : $0 }, pattern: first, replacement: second)
     }
 
-    /// The rule as mitmproxy's option text, e.g. `|~m GET|api.example.com|127.0.0.1:8080`.
+    /// The rule as mitmproxy's option text, e.g. `|~m GET|api.example.com|127.0.0.1:8080`,
+    /// which ``init(kind:spec:)`` reads back: the separator is one that no
+    /// part contains (`|~u :8000/|X-Env|staging`, not `/~u :8000//X-Env/staging`).
     public var spec: String {
-        let separator = kind == .modifyHeaders ? "/" : "|"
-        return separator + (filter.map { $0 + separator } ?? "") + pattern + separator + replacement
+        let parts = [filter, pattern, replacement].compactMap { $0 }
+        let preferred: [Character] = kind == .modifyHeaders ? ["/", "|"] : ["|", "/"]
+        let separator = (preferred + ["#", "!", "@", ";", ",", "^", "%", "`", "'", "\""])
+            .first { candidate in !parts.contains { $0.contains(candidate) } } ?? preferred[0]
+        return String(separator) + parts.joined(separator: String(separator))
     }
 
     /// The rule with its kind, e.g. `map-remote |api.example.com|127.0.0.1:8080`.
@@ -164,5 +169,7 @@ public struct FlowChanges: Codable, Sendable, Equatable {
         self.replayOf = replayOf
         self.edited = edited
         self.originalResponse = originalResponse
+        self.originalMethod = originalMethod
+        self.originalBody = originalBody
     }
 }
