@@ -9,10 +9,24 @@ public struct AgentInfo: Sendable, Equatable {
     public var hello: Hello
     /// The peer address, as the listener saw it.
     public var peer: String
-    /// Events the agent reported dropping (cumulative, from its status messages).
-    public var droppedEvents: Int
+    /// Events the agent dropped while this inspector was connected: its
+    /// cumulative count less what it had dropped before (its first status,
+    /// sent with the hello, says that).
+    public var droppedEvents: Int {
+        guard let reported = reportedDrops, let before = dropsBeforeConnecting else { return 0 }
+        return reported - before
+    }
+    /// The agent's cumulative drop count when it connected (nil until its first status).
+    public var dropsBeforeConnecting: Int?
+    /// The agent's cumulative drop count as last reported.
+    public var reportedDrops: Int?
     /// Whether the connection is still open.
     public var isConnected: Bool
+
+    /// Whether this is an app's agent, not netinspect's own client nor a file.
+    public var isApp: Bool {
+        hello.agentName != Session.fileAgentName && hello.agentName != OwnRequest.clientName
+    }
 }
 
 /// One line of the event log: connections, rejections, disconnections.
@@ -63,10 +77,11 @@ public struct Session: Sendable {
         store = FlowStore(limits: limits)
     }
 
-    /// Agents whose connection is open.
-    public var connectedAgents: Int { agents.reduce(0) { $0 + ($1.isConnected ? 1 : 0) } }
+    /// Apps whose agent's connection is open: not netinspect's own client
+    /// (its replays) nor a file opened with `--read`.
+    public var connectedAgents: Int { agents.reduce(0) { $0 + ($1.isConnected && $1.isApp ? 1 : 0) } }
 
-    /// Events dropped by all agents, as they reported.
+    /// Events dropped by all agents while connected to this inspector.
     public var droppedEvents: Int { agents.reduce(0) { $0 + $1.droppedEvents } }
 
     /// Applies listener events in order, stamping log lines with `date`.
@@ -85,7 +100,7 @@ public struct Session: Sendable {
             log("listening on \(endpoint)", at: date)
         case let .connected(connection, hello, peer):
             agentIndex[connection] = agents.count
-            agents.append(AgentInfo(connection: connection, hello: hello, peer: peer, droppedEvents: 0, isConnected: true))
+            agents.append(AgentInfo(connection: connection, hello: hello, peer: peer, isConnected: true))
             if hello.agentName == Self.fileAgentName {
                 log("Opened \(peer)", at: date)
             } else {
@@ -143,7 +158,15 @@ public struct Session: Sendable {
         case .flowFinished(let event): return store.apply(event)
         case .grpcMessage(let event): return store.apply(event)
         case .status(let status):
-            if let agent { agents[agent].droppedEvents = status.droppedEvents }
+            guard let agent else { return [] }
+            agents[agent].reportedDrops = status.droppedEvents
+            if agents[agent].dropsBeforeConnecting == nil {
+                agents[agent].dropsBeforeConnecting = status.droppedEvents
+                if status.droppedEvents > 0 {
+                    log("\(agents[agent].hello.appName) had dropped \(status.droppedEvents) events before this inspector connected "
+                        + "(no viewer, or its queue full)", at: date)
+                }
+            }
             return []
         case .held(let hold):
             return store.setHold(hold, of: hold.id, at: date)
