@@ -122,7 +122,6 @@ struct App {
                 }
             }
         case let .exportHAR(flows, annotations, path):
-            let path = path ?? FileManager.default.currentDirectoryPath + "/netinspect-\(Self.fileStamp()).har"
             do {
                 try HARFile.write(flows, annotations: annotations, to: path)
                 apply(.notify("Wrote \(flows.count) flows to \(path)", isError: false))
@@ -137,7 +136,6 @@ struct App {
                 apply(.notify("Could not write \(path): \(error.localizedDescription)", isError: true))
             }
         case let .saveFlows(contents, path):
-            let path = path ?? FileManager.default.currentDirectoryPath + "/netinspect-\(Self.fileStamp()).jsonl"
             do {
                 try FlowLineWriter.writeSession(contents, to: path)
                 apply(.notify("Saved \(contents.flows.count) flows to \(path)", isError: false))
@@ -159,10 +157,5 @@ struct App {
                 if let failure = saver.write(finished.log) { apply(.notify(failure, isError: true)) }
             }
         }
-    }
-
-    private static func fileStamp() -> String {
-        let date = Date.ISO8601FormatStyle(timeZone: .current).year().month().day().time(includingFractionalSeconds: false)
-        return date.format(Date()).replacingOccurrences(of: ":", with: "").replacingOccurrences(of: "-", with: "")
     }
 }

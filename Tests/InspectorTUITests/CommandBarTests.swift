@@ -33,7 +33,7 @@ final class CommandBarTests: XCTestCase {
         XCTAssertEqual(flows.count, 6)
         XCTAssertEqual(path, "out.har")
         XCTAssertEqual(annotations[Fixtures.id(6)], FlowAnnotation(isMarked: true))
-        guard case let .saveFlows(contents, nil) = run("save", in: &state) else { return XCTFail("save") }
+        guard case let .saveFlows(contents, "flows.jsonl") = run("save flows.jsonl", in: &state) else { return XCTFail("save") }
         XCTAssertEqual(contents.flows.count, 6)
         XCTAssertEqual(run("comment looks wrong", in: &state), .annotationsChanged([Fixtures.id(6): FlowAnnotation(isMarked: true, comment: "looks wrong")]))
     }

@@ -148,7 +148,7 @@ final class FirstHourFindingsTests: XCTestCase {
         state.press("enter", "3")
         let timing = screen(state)
         let line = { (name: String) in timing.split(separator: "\n").first { $0.hasPrefix(name) }.map(String.init) ?? "" }
-        XCTAssertTrue(line("held ").hasSuffix("25000.0 ms"), timing)
+        XCTAssertTrue(line("held ").hasSuffix("25.0 s"), timing)
         XCTAssertTrue(line("sending ").hasSuffix("50.0 ms"), timing)
     }
 

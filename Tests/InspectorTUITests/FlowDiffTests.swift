@@ -121,7 +121,7 @@ final class FlowDiffTests: XCTestCase {
         XCTAssertEqual(outcome.first, FlowDiff.Row(kind: .changed, label: "status", base: "200 OK", other: "no response (failed)"))
         XCTAssertTrue(outcome.contains { $0.kind == .added && $0.label == "error" && $0.other?.contains("timed out") == true })
         let duration = section(diff, "Timing")!.rows[0]
-        XCTAssertEqual(duration, FlowDiff.Row(kind: .changed, label: "duration", base: "100.0 ms", other: "60000.0 ms  (+59900.0 ms)"))
+        XCTAssertEqual(duration, FlowDiff.Row(kind: .changed, label: "duration", base: "100.0 ms", other: "60.0 s  (+59.9 s)"))
     }
 
     func testDOpensTheDiffOfTheBaseAndTheSelection() {

@@ -15,7 +15,8 @@ final class FlowEditsTests: XCTestCase {
         XCTAssertFalse(state.rows.contains(deleted))
         XCTAssertEqual(state.session.store.count, 5)
         XCTAssertTrue(state.notice?.text.hasPrefix("Deleted GET /v1/items/1") == true, "\(String(describing: state.notice))")
-        guard case .exportHAR(let flows, _, _) = state.press("W") else { return XCTFail("W exports") }
+        state.press("W")
+        guard case .exportHAR(let flows, _, _) = state.press("enter") else { return XCTFail("W, then enter, exports") }
         XCTAssertFalse(flows.contains { $0.id == Fixtures.id(1) })
         _ = Reducer.reduce(&state, .inbox([.message(ConnectionID(1), .flowFinished(Fixtures.finished(1)))], at: Fixtures.epoch))
         XCTAssertEqual(state.rows.count, 5, "a later event does not bring it back")

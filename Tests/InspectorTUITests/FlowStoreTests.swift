@@ -81,11 +81,12 @@ final class FlowStoreTests: XCTestCase {
 }
 
 final class SessionTests: XCTestCase {
-    func testAgentsAreRecordedWithTheirDroppedEvents() {
+    func testAgentsAreRecordedWithWhatTheyDroppedWhileConnected() {
         var session = Session()
-        _ = session.apply(Fixtures.connection(messages: [.status(AgentStatus(droppedEvents: 12))]), at: Fixtures.epoch)
+        _ = session.apply(Fixtures.connection(messages: [.status(AgentStatus(droppedEvents: 12)), .status(AgentStatus(droppedEvents: 15))]),
+                          at: Fixtures.epoch)
         XCTAssertEqual(session.connectedAgents, 1)
-        XCTAssertEqual(session.droppedEvents, 12)
+        XCTAssertEqual(session.droppedEvents, 3, "the 12 of the status sent with the hello came before this inspector")
         XCTAssertEqual(session.agents.first?.hello.appName, "orders-service")
     }
 

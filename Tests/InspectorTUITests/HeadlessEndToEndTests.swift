@@ -141,11 +141,23 @@ final class HeadlessEndToEndTests: XCTestCase {
         tmux = ui
         try ui.waitFor("/from-file")
         try ui.waitFor("Opened \(saved)")
+        // W asks where, offering a stamped name; the person types another.
         ui.send("W")
-        let screen = try ui.waitFor("Wrote 1 flows to ")
-        let path = try XCTUnwrap(screen.split(separator: "\n").first { $0.contains("Wrote 1 flows to ") })
-            .components(separatedBy: "Wrote 1 flows to ").last!.trimmingCharacters(in: .whitespaces)
-        defer { try? FileManager.default.removeItem(atPath: path) }
+        try ui.waitFor("Export the shown flows as HAR to: netinspect-")
+        let path = directory.appendingPathComponent("exported.har").path
+        ui.type(path)
+        ui.send("Enter")
+        try ui.waitFor("Wrote 1 flows to \(path)")
+        // w the same way, for JSON lines; a C popup does not swallow it.
+        ui.send("C")
+        try ui.waitFor("curl command")
+        ui.send("w")
+        try ui.waitFor("Save the shown flows (JSON lines) to: netinspect-", where: { !$0.contains("curl command") })
+        let lines = directory.appendingPathComponent("saved.jsonl").path
+        ui.type(lines)
+        ui.send("Enter")
+        try ui.waitFor("Saved 1 flows to \(lines)")
+        XCTAssertEqual(try FlowFile.read(path: lines).map(\.request.url), [log.request.url])
         XCTAssertEqual(try FlowFile.read(path: path).map(\.request.url), [log.request.url])
     }
 }

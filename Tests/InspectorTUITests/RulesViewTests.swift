@@ -186,10 +186,9 @@ final class RulesViewTests: XCTestCase {
     func testTheBarAddsARuleAndRuleCommandsNeedTheView() throws {
         var state = state()
         let effect = state.enter("rule modify-headers /X-Env/staging", after: ":")
-        XCTAssertEqual(state.mode, .rules(cursor: 0))
+        XCTAssertEqual(state.mode, .list, "added where the person is; R opens the rules view")
         XCTAssertEqual(state.settle(effect), .rulesChanged(state.rules))
         XCTAssertEqual(state.rules.inForce.map(\.description), ["modify-headers /X-Env/staging"])
-        state.press("q")
         XCTAssertEqual(state.enter("rules.toggle", after: ":"), .none)
         XCTAssertEqual(state.notice?.text, "That works in the rules view: press R")
         XCTAssertEqual(state.rules.inForce.count, 1)

@@ -71,5 +71,6 @@ public enum DumpFormat {
     }
 
     /// Enough of an id to pair a call with its parent in one run's output.
-    private static func shortID(_ id: FlowID) -> String { String(id.description.prefix(8)) }
+    /// The first 8 characters of a flow's id: enough for `~id` and to pair lines.
+    static func shortID(_ id: FlowID) -> String { String(id.description.prefix(8)) }
 }

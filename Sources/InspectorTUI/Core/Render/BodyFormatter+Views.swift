@@ -141,14 +141,14 @@ extension BodyFormatter {
     /// Markup re-indented: one tag or run of text per line, nested two
     /// spaces per level. Comments, declarations and HTML's void elements
     /// do not nest; a document cut short is indented as far as it goes.
-    public static func markup(_ text: String) -> [StyledLine] {
+    public static func markup(_ text: String, limit: Int = maximumLines) -> [StyledLine] {
         var lines: [StyledLine] = []
         var depth = 0
         var rest = Substring(text)
         func add(_ piece: Substring, _ style: Style) {
             lines.append(StyledLine([Span(String(repeating: "  ", count: max(0, depth))), Span(String(piece), style)]))
         }
-        while !rest.isEmpty, lines.count <= maximumLines {
+        while !rest.isEmpty, lines.count <= limit {
             guard let open = rest.firstIndex(of: "<") else {
                 let trailing = rest.trimmingSpaces()
                 if !trailing.isEmpty { add(Substring(trailing), .normal) }

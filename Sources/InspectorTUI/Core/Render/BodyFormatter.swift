@@ -20,8 +20,12 @@ public enum BodyFormatter {
         case markup
     }
 
-    /// Lines beyond this are left out, with a notice.
+    /// Lines beyond this are left out, with a notice, unless the detail view
+    /// asks for the whole body (a search that found nothing in the lines shown).
     public static let maximumLines = 5_000
+
+    /// The line that ends a body cut at the line limit.
+    public static let moreLinesNotice = "… more lines not shown (/ searches the whole body)"
 
     /// Picks the kind from the declared type, then from the bytes.
     public static func kind(of data: Data, contentType: String?) -> Kind {
@@ -67,7 +71,8 @@ public enum BodyFormatter {
     }
 
     /// The lines for a body (notices included), in the chosen view.
-    public static func lines(for body: CapturedBody, contentType: String?, dropped: Bool = false, view: View = .auto) -> [StyledLine] {
+    public static func lines(for body: CapturedBody, contentType: String?, dropped: Bool = false, view: View = .auto,
+                             limit: Int = maximumLines) -> [StyledLine] {
         var lines: [StyledLine] = []
         if dropped {
             lines.append(StyledLine("Body dropped to stay within the memory budget (\(Format.size(body.size)))", .warning))
@@ -85,19 +90,19 @@ public enum BodyFormatter {
         }
         let content: [StyledLine]
         switch view.forcedKind ?? kind(of: body.data, contentType: contentType) {
-        case .json: content = json(decodedText(body.data))
+        case .json: content = json(decodedText(body.data), limit: limit)
         case .form: content = form(decodedText(body.data))
-        case .text: content = decodedText(body.data).split(separator: "\n", omittingEmptySubsequences: false).prefix(maximumLines + 1).map {
+        case .text: content = decodedText(body.data).split(separator: "\n", omittingEmptySubsequences: false).prefix(limit + 1).map {
             StyledLine(String($0).replacingOccurrences(of: "\r", with: ""))
         }
-        case .binary: content = hexDump(body.data)
-        case .image: content = ImageInfo(body.data).map { image($0, data: body.data, size: body.size) } ?? hexDump(body.data)
+        case .binary: content = hexDump(body.data, limit: limit)
+        case .image: content = ImageInfo(body.data).map { image($0, data: body.data, size: body.size) } ?? hexDump(body.data, limit: limit)
         case .multipart: content = multipart(body.data, boundary: contentType.flatMap { parameter("boundary", in: $0) } ?? "")
-        case .markup: content = markup(decodedText(body.data))
+        case .markup: content = markup(decodedText(body.data), limit: limit)
         }
-        lines += content.prefix(maximumLines)
-        if content.count > maximumLines {
-            lines.append(StyledLine("… more lines not shown", .dim))
+        lines += content.prefix(limit)
+        if content.count > limit {
+            lines.append(StyledLine(moreLinesNotice, .dim))
         }
         return lines
     }
@@ -125,11 +130,11 @@ public enum BodyFormatter {
 
     /// Re-indents JSON text token by token, colouring keys, strings, numbers
     /// and literals. Key order and number spelling are kept as sent.
-    public static func json(_ text: String) -> [StyledLine] {
+    public static func json(_ text: String, limit: Int = maximumLines) -> [StyledLine] {
         var printer = JSONPrinter()
         let scalars = Array(text.unicodeScalars)
         var index = 0
-        while index < scalars.count, printer.lines.count <= maximumLines {
+        while index < scalars.count, printer.lines.count <= limit {
             let scalar = scalars[index]
             switch scalar {
             case "{", "[":
@@ -224,8 +229,8 @@ public enum BodyFormatter {
     // MARK: Binary
 
     /// The classic 16-bytes-per-line dump: offset, hex in two groups, ASCII.
-    public static func hexDump(_ data: Data) -> [StyledLine] {
-        let bytes = [UInt8](data.prefix(maximumLines * 16))
+    public static func hexDump(_ data: Data, limit: Int = maximumLines) -> [StyledLine] {
+        let bytes = [UInt8](data.prefix(limit.multipliedReportingOverflow(by: 16).overflow ? Int.max : limit * 16))
         var lines: [StyledLine] = []
         lines.reserveCapacity(bytes.count / 16 + 1)
         let digits = Array("0123456789abcdef")

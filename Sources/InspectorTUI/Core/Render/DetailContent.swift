@@ -7,17 +7,21 @@ import WireProtocol
 enum DetailContent {
     /// `views`: the body view chosen per content type (``BodyFormatter/View``), by ``Format/shortContentType(_:)``.
     /// `schema`: the `--proto` descriptor sets, for the gRPC tab.
+    /// `bodyLimit`: the most lines of a body (``BodyFormatter/maximumLines``
+    /// unless a search asked for the whole body).
     static func lines(for record: FlowStore.Record, agent: AgentInfo?, tab: DetailTab, timeZone: TimeZone,
-                      views: [String: BodyFormatter.View] = [:], schema: ProtoSchema = ProtoSchema()) -> [StyledLine] {
+                      views: [String: BodyFormatter.View] = [:], schema: ProtoSchema = ProtoSchema(),
+                      bodyLimit: Int = BodyFormatter.maximumLines) -> [StyledLine] {
         switch tab {
-        case .request: request(record, agent: agent, views: views)
-        case .response: response(record, arrived: false, views: views)
+        case .request: request(record, agent: agent, views: views, bodyLimit: bodyLimit)
+        case .response: response(record, arrived: false, views: views, bodyLimit: bodyLimit)
         case .timing: timing(record.log, held: record.heldTime, timeZone: timeZone)
         case .grpc: grpc(record.log, schema: schema, dropped: record.bodiesDropped)
         }
     }
 
-    private static func request(_ record: FlowStore.Record, agent: AgentInfo?, views: [String: BodyFormatter.View]) -> [StyledLine] {
+    private static func request(_ record: FlowStore.Record, agent: AgentInfo?, views: [String: BodyFormatter.View],
+                                bodyLimit: Int) -> [StyledLine] {
         let request = record.log.request
         var lines: [StyledLine] = [StyledLine([Span(request.method, .method), Span(" "), Span(request.url)])]
         if let agent {
@@ -25,6 +29,7 @@ enum DetailContent {
             lines.append(StyledLine("from \(hello.appName) (pid \(hello.processID) on \(hello.hostName)), session \(record.log.sessionID) task \(record.log.taskID)", .dim))
         }
         if let source = record.log.source { lines.append(StyledLine(sourceLine(source), .dim)) }
+        lines.append(StyledLine("flow id \(record.log.id)  (~id \(DumpFormat.shortID(record.log.id)) filters to it)", .dim))
         if let hold = record.hold { lines += holdLines(hold, inbound: record.log.isInbound) }
         if let changes = record.log.changes { lines += changeLines(changes, request: request, source: record.log.source) }
         lines.append("")
@@ -33,7 +38,8 @@ enum DetailContent {
         lines += requestCookies(request.headers)
         lines.append("")
         if let body = request.body {
-            lines += bodyLines(body, contentType: request.headers.first("Content-Type"), dropped: record.bodiesDropped, views: views)
+            lines += bodyLines(body, contentType: request.headers.first("Content-Type"), dropped: record.bodiesDropped, views: views,
+                               limit: bodyLimit)
         } else {
             lines.append(StyledLine("No request body", .dim))
         }
@@ -59,7 +65,8 @@ enum DetailContent {
 
     /// `arrived`: a response held at a breakpoint, which the agent has whole
     /// although the flow's state still says it is being received.
-    private static func response(_ record: FlowStore.Record, arrived: Bool, views: [String: BodyFormatter.View]) -> [StyledLine] {
+    private static func response(_ record: FlowStore.Record, arrived: Bool, views: [String: BodyFormatter.View],
+                                 bodyLimit: Int = BodyFormatter.maximumLines) -> [StyledLine] {
         let log = record.log
         var lines: [StyledLine] = []
         if let hold = record.hold, hold.phase == .response, let held = hold.response {
@@ -84,7 +91,7 @@ enum DetailContent {
             lines.append("")
             let contentType = response.mimeType ?? response.headers.first("Content-Type")
             if let body = response.body {
-                lines += bodyLines(body, contentType: contentType, dropped: record.bodiesDropped, views: views)
+                lines += bodyLines(body, contentType: contentType, dropped: record.bodiesDropped, views: views, limit: bodyLimit)
             } else {
                 lines.append(StyledLine(log.state.isFinal ? "No response body" : "Body not received yet", .dim))
             }
@@ -133,8 +140,16 @@ enum DetailContent {
         if let original = changes.originalResponse {
             lines.append(StyledLine([Span("Edited ", .warning), Span("response: the server answered \(original.statusCode) \(Format.reason(original.statusCode)); the app got your version")]))
         }
+        if let method = changes.originalMethod {
+            lines.append(StyledLine([Span("Edited ", .warning), Span("method: the app's was \(method), \(request.method) was sent")]))
+        }
         if let headers = changes.originalHeaders, let summary = headerChanges(from: headers, to: request.headers) {
             lines.append(StyledLine([Span("Edited ", .warning), Span("headers: " + summary)]))
+        }
+        if let body = changes.originalBody {
+            let before = body.size == 0 ? "none" : Format.size(body.size)
+            let after = request.body.map { Format.size($0.size) } ?? "none"
+            lines.append(StyledLine([Span("Edited ", .warning), Span("body: the app's was \(before), \(after) was sent")]))
         }
         for rule in changes.rules { lines.append(StyledLine("rule \(rule)", .dim)) }
         return lines
@@ -197,13 +212,14 @@ enum DetailContent {
     }
 
     /// The body's heading, then the body in the view chosen for its content type.
-    private static func bodyLines(_ body: CapturedBody, contentType: String?, dropped: Bool, views: [String: BodyFormatter.View]) -> [StyledLine] {
+    private static func bodyLines(_ body: CapturedBody, contentType: String?, dropped: Bool, views: [String: BodyFormatter.View],
+                                  limit: Int) -> [StyledLine] {
         let view = views[Format.shortContentType(contentType)] ?? .auto
         var text = "Body  \(Format.size(body.size))"
         if let contentType { text += "  \(contentType)" }
         if body.isDecoded { text += "  (decoded by the client)" }
         return [StyledLine([Span(text, .heading), Span("  view: \(view.rawValue)", .dim)])]
-            + BodyFormatter.lines(for: body, contentType: contentType, dropped: dropped, view: view)
+            + BodyFormatter.lines(for: body, contentType: contentType, dropped: dropped, view: view, limit: limit)
     }
 
     // MARK: Timing
@@ -246,11 +262,23 @@ enum DetailContent {
         let receivedAt = timing.finished.map { max(timing.firstResponseByte ?? 0, $0 - held.response) }
         var phases: [(String, Double, Double?, Style)] = []
         if heldBefore > 0 { phases.append(("held", 0, heldBefore, .warning)) }
-        phases += [
-            ("sending", heldBefore, timing.requestSent, .barWaiting),
-            ("waiting", timing.requestSent ?? 0, timing.firstResponseByte, .barWaiting),
-            ("receiving", timing.firstResponseByte ?? 0, receivedAt, .barReceiving),
-        ]
+        if log.isInbound {
+            // The service's side: the agent marks the request sent when the
+            // handler has read its body, or at the response head when it
+            // read none; then the whole time up to the head is the handler's.
+            let readBody = timing.requestSent.map { $0 < (timing.firstResponseByte ?? .infinity) } ?? false
+            if readBody { phases.append(("request in", heldBefore, timing.requestSent, .barWaiting)) }
+            phases += [
+                ("handler", readBody ? timing.requestSent ?? 0 : heldBefore, timing.firstResponseByte, .barWaiting),
+                ("response", timing.firstResponseByte ?? 0, receivedAt, .barReceiving),
+            ]
+        } else {
+            phases += [
+                ("sending", heldBefore, timing.requestSent, .barWaiting),
+                ("waiting", timing.requestSent ?? 0, timing.firstResponseByte, .barWaiting),
+                ("receiving", timing.firstResponseByte ?? 0, receivedAt, .barReceiving),
+            ]
+        }
         if held.response > 0, let receivedAt { phases.append(("held", receivedAt, timing.finished, .warning)) }
         for (name, start, stop, style) in phases {
             let label = Span(name.padding(toLength: 11, withPad: " ", startingAt: 0))
@@ -324,10 +352,12 @@ extension AppState {
         guard let record = session.store[detail.sequence] else {
             return [StyledLine("This flow is no longer stored (evicted or cleared).", .warning)]
         }
-        let key = DetailLinesKey(sequence: record.sequence, revision: record.revision, tab: detail.tab, width: size.width, views: bodyViews)
+        let key = DetailLinesKey(sequence: record.sequence, revision: record.revision, tab: detail.tab, width: size.width, views: bodyViews,
+                                 wholeBody: detail.showsWholeBody)
         if let lines = detailCache.lines(for: key) { return relationLines(detail) + lines }
         let agent = record.agent.flatMap { session.agents.indices.contains($0) ? session.agents[$0] : nil }
-        let lines = DetailContent.lines(for: record, agent: agent, tab: detail.tab, timeZone: timeZone, views: bodyViews, schema: protoSchema)
+        let lines = DetailContent.lines(for: record, agent: agent, tab: detail.tab, timeZone: timeZone, views: bodyViews, schema: protoSchema,
+                                        bodyLimit: detail.showsWholeBody ? Int.max : BodyFormatter.maximumLines)
             .flatMap { $0.wrapped(toWidth: size.width) }
         detailCache.store(lines, for: key)
         return relationLines(detail) + lines
@@ -341,6 +371,7 @@ struct DetailLinesKey: Hashable, Sendable {
     var tab: DetailTab
     var width: Int
     var views: [String: BodyFormatter.View]
+    var wholeBody: Bool
 }
 
 /// Remembers the last lines formatted (the detail view's, the diff's): a

@@ -30,9 +30,21 @@ public enum Format {
         }
     }
 
-    /// Milliseconds with one decimal: `12.3 ms`.
+    /// A date and time for a file name, local to `zone`: `20261129-034712`.
+    public static func fileStamp(_ date: Date, in zone: TimeZone) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = zone
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
+        let day = [(parts.year ?? 0, 4), (parts.month ?? 0, 2), (parts.day ?? 0, 2)]
+        let time = [(parts.hour ?? 0, 2), (parts.minute ?? 0, 2), (parts.second ?? 0, 2)]
+        return day.map { zeroPadded($0.0, width: $0.1) }.joined() + "-" + time.map { zeroPadded($0.0, width: $0.1) }.joined()
+    }
+
+    /// A duration in the detail view's columns: milliseconds with one
+    /// decimal below a second (`12.3 ms`), else seconds as the list writes
+    /// them (`3.00 s`, not `3002.3 ms`).
     public static func milliseconds(_ seconds: Double) -> String {
-        fixed(seconds * 1000, decimals: 1) + " ms"
+        seconds < 0.99995 ? fixed(seconds * 1000, decimals: 1) + " ms" : fixed(seconds, decimals: seconds < 10 ? 2 : 1) + " s"
     }
 
     /// Wall-clock time of day, `HH:mm:ss`, or `HH:mm:ss.SSS` with milliseconds.

@@ -133,7 +133,8 @@ public enum Renderer {
         if let prompt = state.prompt {
             let used = screen.write(prompt.label, row: row, column: 0, style: .prompt)
             let visible = String(prompt.text.suffix(max(0, screen.size.width - used - 2)))
-            let typed = screen.write(visible, row: row, column: used)
+            // Offered text is shown selected: the first key typed replaces it.
+            let typed = screen.write(visible, row: row, column: used, style: prompt.isSelected ? .selected : .normal)
             screen.write("▏", row: row, column: used + typed, style: .prompt)
             // What was wrong with the text last accepted, above it while it is fixed.
             if let notice = state.notice, notice.isError, row >= 1 {

@@ -61,6 +61,10 @@ public struct DetailState: Sendable, Equatable {
     /// Whether an inbound flow's waterfall lists every call it made, not
     /// only the first ``DetailContent/waterfallCallLimit`` (`-`).
     public var showsAllCalls = false
+    /// Whether the body is shown whole rather than up to
+    /// ``BodyFormatter/maximumLines``: a search found nothing in the lines
+    /// shown, so the rest is searched and shown too.
+    public var showsWholeBody = false
 }
 
 /// A line of text being typed at the bottom of the screen.
@@ -83,6 +87,18 @@ public struct Prompt: Sendable, Equatable {
         case rule(replacing: Int?)
         /// The file to save a body of the flow with this sequence number to.
         case saveBody(Int, request: Bool)
+        /// The file to write the shown flows to: JSON lines (`w`), or HAR (`W`).
+        case writeFlows(har: Bool)
+
+        /// Whether text offered in the prompt is a suggestion that the first
+        /// typed character replaces (a search, a filter, a file name), rather
+        /// than text being edited (a comment, a rule).
+        var replacesOfferedText: Bool {
+            switch self {
+            case .comment, .command, .rule: false
+            case .search, .filter, .bodySearch, .intercept, .saveBody, .writeFlows: true
+            }
+        }
     }
 
     /// What the text is for.
@@ -93,11 +109,22 @@ public struct Prompt: Sendable, Equatable {
     public var historyIndex: Int?
     /// What was typed before walking the history, restored past its end.
     public var draft: String?
+    /// Whether the text is the offered one, shown selected: typing replaces
+    /// it, a backspace or Tab starts editing it.
+    public var isSelected: Bool
 
-    /// Creates a prompt.
+    /// Creates a prompt offering `text`.
     public init(purpose: Purpose, text: String) {
         self.purpose = purpose
         self.text = text
+        isSelected = !text.isEmpty && purpose.replacesOfferedText
+    }
+
+    /// Adds a typed character, replacing the offered text if it is still selected.
+    mutating func type(_ character: Character) {
+        if isSelected { text = "" }
+        isSelected = false
+        text.append(character)
     }
 
     /// The label shown before the text.
@@ -113,6 +140,8 @@ public struct Prompt: Sendable, Equatable {
         case .rule: "Edit rule (KIND SPEC): "
         case .saveBody(_, true): "Save the request body to: "
         case .saveBody: "Save the response body to: "
+        case .writeFlows(har: false): "Save the shown flows (JSON lines) to: "
+        case .writeFlows(har: true): "Export the shown flows as HAR to: "
         }
     }
 }
@@ -254,9 +283,10 @@ public struct AppState: Sendable {
         session.agents.reduce(0) { $0 + ($1.isConnected && $1.hello.acceptsControl ? 1 : 0) }
     }
 
-    /// The sort order as shown in the status bar, e.g. `time↓`.
+    /// The sort order as shown in the status bar, with the arrow spreadsheets
+    /// use: `time↑` ascending (oldest first), `duration↓` descending (slowest first).
     public var sortDescription: String {
-        view.sortKey.rawValue + (view.isReversed ? "↑" : "↓")
+        view.sortKey.rawValue + (view.isReversed ? "↓" : "↑")
     }
 
     /// The filters in force, as typed, joined for display.

@@ -48,6 +48,7 @@ public enum Command: String, Sendable, CaseIterable {
     case editComment = "flow.comment"
     case nextMark = "marks.next"
     case previousMark = "marks.previous"
+    case nextHeld = "flows.nextHeld"
     case markedOnly = "filter.marked"
     case clearMarks = "marks.clear"
     case setDiffBase = "diff.base"

@@ -19,7 +19,6 @@ extension Reducer {
             state.notice = Notice(text: error.description, isError: true)
             return .none
         }
-        let store = state.session.store
         switch command {
         case .filterPrompt where argument != nil:
             applyFilter(argument, in: &state)
@@ -47,12 +46,11 @@ extension Reducer {
                 return .none
             }
             state.chosenColumns = names.compactMap(ListColumn.init(rawValue:))
-        case .exportHAR:
-            return .exportHAR(state.rows.compactMap { store[$0]?.log }, annotations: store.annotations, path: argument)
-        case .saveFlows:
-            return .saveFlows(FlowFile.Contents(flows: state.rows.compactMap { store[$0]?.log }, annotations: store.annotations), path: argument)
+        case .exportHAR, .saveFlows:
+            guard let argument else { return askForFile(har: command == .exportHAR, in: &state) }
+            return writeFlows(har: command == .exportHAR, to: argument, in: state)
         case .addRule where argument != nil:
-            openRules(in: &state)
+            // Added where the person is: the rules view opens only with R.
             return ruleRequest(argument ?? "", replacing: nil, in: &state)
         case .saveRules:
             return saveRules(to: argument, in: &state)
@@ -75,12 +73,14 @@ extension Reducer {
         guard let prompt = state.prompt else { return .none }
         switch command {
         case .deleteBackward:
+            state.prompt?.isSelected = false
             if !prompt.text.isEmpty { state.prompt?.text.removeLast() }
         case .clearPrompt:
             state.prompt?.text = ""
         case .cancelPrompt:
             state.prompt = nil
         case .completePrompt:
+            state.prompt?.isSelected = false
             if prompt.purpose == .command { state.prompt?.text = CommandBar.complete(prompt.text) }
             if case .rule = prompt.purpose, !prompt.text.contains(" ") {
                 state.prompt?.text = String(CommandBar.complete("rule " + prompt.text).dropFirst("rule ".count))
@@ -114,6 +114,9 @@ extension Reducer {
                 applyFilter(text, in: &state)
             case .intercept:
                 return setIntercept(text, in: &state)
+            case .writeFlows(let har):
+                guard !text.isEmpty else { break }
+                return writeFlows(har: har, to: text, in: state)
             case let .saveBody(sequence, request):
                 guard !text.isEmpty, let log = state.session.store[sequence]?.log,
                       let body = request ? log.request.body : log.response?.body else { break }
@@ -122,7 +125,7 @@ extension Reducer {
                 guard case .detail(var detail) = state.mode else { break }
                 detail.search = text.isEmpty ? nil : text
                 if let search = detail.search {
-                    if let line = nextMatch(of: search, after: detail.scroll, detail: detail, state: state) {
+                    if let line = nextMatch(of: search, after: detail.scroll, detail: &detail, state: state) {
                         detail.scroll = line
                     } else {
                         state.notice = Notice(text: "\"\(search)\" not found", isError: true)
@@ -134,5 +137,21 @@ extension Reducer {
         default: break
         }
         return .none
+    }
+
+    /// `w` and `W`: asks where to write the shown flows, offering a name
+    /// stamped with the time, so nothing lands in a folder unasked.
+    static func askForFile(har: Bool, in state: inout AppState) -> Effect {
+        let stamp = Format.fileStamp(state.now ?? Date(timeIntervalSince1970: 0), in: state.timeZone)
+        state.prompt = Prompt(purpose: .writeFlows(har: har), text: "netinspect-\(stamp).\(har ? "har" : "jsonl")")
+        return .none
+    }
+
+    /// The shown flows, with their marks and comments, to a file.
+    static func writeFlows(har: Bool, to path: String, in state: AppState) -> Effect {
+        let store = state.session.store
+        let flows = state.rows.compactMap { store[$0]?.log }
+        return har ? .exportHAR(flows, annotations: store.annotations, path: path)
+            : .saveFlows(FlowFile.Contents(flows: flows, annotations: store.annotations), path: path)
     }
 }

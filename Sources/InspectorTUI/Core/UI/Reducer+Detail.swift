@@ -46,7 +46,7 @@ extension Reducer {
             return .none
         case .nextMatch:
             guard let search = detail.search else { return .none }
-            detail.scroll = nextMatch(of: search, after: detail.scroll + 1, detail: detail, state: state) ?? detail.scroll
+            detail.scroll = nextMatch(of: search, after: detail.scroll + 1, detail: &detail, state: state) ?? detail.scroll
         default:
             return scrollCommand(command, in: &state)
         }
@@ -54,10 +54,21 @@ extension Reducer {
         return .none
     }
 
-    static func nextMatch(of text: String, after line: Int, detail: DetailState, state: AppState) -> Int? {
-        let lines = state.detailLines(detail).map(\.text)
+    /// The first line at or after `line` (wrapping around) that contains
+    /// `text`. A body longer than the lines shown is formatted whole when
+    /// the match is not among them, so a search finds everything captured.
+    static func nextMatch(of text: String, after line: Int, detail: inout DetailState, state: AppState) -> Int? {
         let needle = text.lowercased()
-        let ordered = Array(lines.indices[min(line, lines.count)...]) + Array(lines.indices[..<min(line, lines.count)])
-        return ordered.first { lines[$0].lowercased().contains(needle) }
+        var lines = state.detailLines(detail).map(\.text)
+        func first(in range: Range<Int>) -> Int? { range.first { lines[$0].lowercased().contains(needle) } }
+        let start = min(line, lines.count)
+        if let found = first(in: start..<lines.count) { return found }
+        if !detail.showsWholeBody, lines.contains(where: { $0.hasPrefix("… more lines not shown") }) {
+            // Past the last line shown: the rest of the body before wrapping around.
+            detail.showsWholeBody = true
+            lines = state.detailLines(detail).map(\.text)
+            if let found = first(in: start..<lines.count) { return found }
+        }
+        return first(in: 0..<start)
     }
 }

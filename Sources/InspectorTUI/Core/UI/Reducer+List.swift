@@ -50,9 +50,8 @@ extension Reducer {
             return replay(selection, in: &state)
         case .intercept, .resume, .resumeAll, .kill, .edit:
             return breakpointCommand(command, on: state.selection, in: &state)
-        case .exportHAR:
-            let store = state.session.store
-            return .exportHAR(state.rows.compactMap { store[$0]?.log }, annotations: store.annotations, path: nil)
+        case .exportHAR, .saveFlows:
+            return askForFile(har: command == .exportHAR, in: &state)
         case .toggleMark, .editComment, .setDiffBase, .openDiff, .deleteFlow, .duplicateFlow, .saveBody:
             guard let selection = state.selection else {
                 state.notice = Notice(text: "No flow selected", isError: true)
@@ -62,16 +61,16 @@ extension Reducer {
         case .toggleIntercept: return toggleIntercept(in: &state)
         case .nextMark, .previousMark:
             let marked = Set(state.session.store.markedSequences)
-            let rows = state.rows
-            let forward = command == .nextMark
-            let order = forward ? Array((state.cursor + 1)..<max(state.cursor + 1, rows.count)) + Array(0..<min(state.cursor + 1, rows.count))
-                : Array((0..<state.cursor).reversed()) + Array((state.cursor..<rows.count).reversed())
-            guard let row = order.first(where: { marked.contains(rows[$0]) }) else {
+            guard jump(forward: command == .nextMark, toOneOf: marked, in: &state) else {
                 state.notice = Notice(text: marked.isEmpty ? "No marked flows (\(state.keyName(.toggleMark)) marks one)" : "No marked flow is shown", isError: true)
                 return .none
             }
-            state.follows = false
-            state.moveCursor(to: row)
+        case .nextHeld:
+            let held = Set(state.session.store.heldSequences())
+            guard jump(forward: true, toOneOf: held, in: &state) else {
+                state.notice = Notice(text: held.isEmpty ? "No flow is held (\(state.keyName(.intercept)) sets breakpoints)" : "No held flow is shown (the filter hides it)", isError: true)
+                return .none
+            }
         case .markedOnly: applyFilter(state.filterText == markedFilter ? nil : markedFilter, in: &state)
         case .clearMarks:
             var changed: [FlowID: FlowAnnotation] = [:]
@@ -88,6 +87,34 @@ extension Reducer {
         default: return commonCommand(command, in: &state)
         }
         return .none
+    }
+
+    /// Moves the cursor to the next (or previous) shown flow of `targets`
+    /// after the cursor, wrapping around, and stops following; false when
+    /// none is shown.
+    static func jump(forward: Bool, toOneOf targets: Set<Int>, in state: inout AppState) -> Bool {
+        let rows = state.rows
+        let order = forward ? Array((state.cursor + 1)..<max(state.cursor + 1, rows.count)) + Array(0..<min(state.cursor + 1, rows.count))
+            : Array((0..<state.cursor).reversed()) + Array((state.cursor..<rows.count).reversed())
+        guard let row = order.first(where: { targets.contains(rows[$0]) }) else { return false }
+        state.follows = false
+        state.moveCursor(to: row)
+        return true
+    }
+
+    /// The first flow to be held while none was and the list follows the
+    /// newest: the cursor stops on it, so `Enter` opens it rather than a
+    /// flow that arrived since (Proxyman and Charles bring a breakpoint to
+    /// the front the same way).
+    static func selectFirstHeld(heldBefore: [Int], in state: inout AppState) {
+        guard heldBefore.isEmpty, state.follows, state.mode == .list, state.prompt == nil,
+              let held = state.session.store.heldSequences().first, let row = state.rows.firstIndex(of: held),
+              let log = state.session.store[held]?.log else { return }
+        state.follows = false
+        state.moveCursor(to: row)
+        state.notice = Notice(text: "\(log.request.method) \(Format.displayPath(of: log.request.url)) is held: "
+            + "\(state.keyName(.open)) shows it, \(state.keyName(.resume)) resumes, \(state.keyName(.kill)) kills "
+            + "(\(state.keyName(.toggleFollow)) follows again)", isError: false)
     }
 
     /// Sets the expression filter from its text (nil clears it). An invalid

@@ -136,7 +136,7 @@ extension Reducer {
             return .none
         }
         state.rules = book
-        if case .add = request.target {
+        if case .add = request.target, case .rules = state.mode {
             state.mode = .rules(cursor: book.entries.count - 1)
         }
         return rulesChanged(done, in: &state)

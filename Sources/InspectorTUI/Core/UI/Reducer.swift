@@ -42,11 +42,10 @@ public enum Effect: Sendable, Equatable {
     /// Put this text on the terminal's clipboard (OSC 52).
     case copyToClipboard(String)
     /// Write these flows, with their comments and marks, to a HAR file
-    /// (a name of the program's choosing when nil) and report back with
-    /// ``Action/notify(_:isError:)``.
-    case exportHAR([NetworkLog], annotations: [FlowID: FlowAnnotation], path: String?)
-    /// Write these flows and annotations as JSON lines (`:save`) and report back.
-    case saveFlows(FlowFile.Contents, path: String?)
+    /// and report back with ``Action/notify(_:isError:)``.
+    case exportHAR([NetworkLog], annotations: [FlowID: FlowAnnotation], path: String)
+    /// Write these flows and annotations as JSON lines (`w`, `:save`) and report back.
+    case saveFlows(FlowFile.Contents, path: String)
     /// Marks or comments changed (the new values by flow id): append them
     /// to the `--save` file, if any.
     case annotationsChanged([FlowID: FlowAnnotation])
@@ -96,6 +95,7 @@ public enum Reducer {
             state.notice = nil
             return run(command, in: &state)
         case let .inbox(events, date):
+            let heldBefore = state.session.store.heldSequences()
             let changes = state.session.apply(events, at: date)
             if state.filterLooksAtParents, changes.contains(where: { if case .inserted = $0 { true } else { false } }) {
                 // A parent arriving after its children changes their ~parent answer.
@@ -105,6 +105,7 @@ public enum Reducer {
             }
             if changes.contains(.cleared) { state.pausedRows = state.pausedRows.map { _ in [] } }
             state.syncCursor()
+            selectFirstHeld(heldBefore: heldBefore, in: &state)
             return interceptForNewAgents(events, in: state)
         case let .edited(session, text, failure):
             return edited(session, text: text, failure: failure, in: &state)
@@ -148,15 +149,27 @@ public enum Reducer {
 
     static func handle(_ key: Key, in state: inout AppState) -> Effect {
         let context = state.keyContext
-        if let command = state.keymap.command(for: key, in: context) {
+        let command = state.keymap.command(for: key, in: context)
+        if state.overlay != nil, !state.showsHelp, context == .help, !(command.map(overlayCommands.contains) ?? false) {
+            // A popup (the copied command) closes at the next key, and that
+            // key does what it does underneath rather than being swallowed.
+            state.overlay = nil
+            return handle(key, in: &state)
+        }
+        if let command {
             state.notice = nil
             return run(command, in: &state)
         }
         if context == .prompt, case .character(let character) = key {
-            state.prompt?.text.append(character)
+            state.prompt?.type(character)
         }
         return .none
     }
+
+    /// The commands a popup answers itself: scrolling it and closing it.
+    private static let overlayCommands: Set<Command> = [
+        .cursorUp, .cursorDown, .cursorTop, .cursorBottom, .pageUp, .pageDown, .back, .quit, .toggleHelp,
+    ]
 
     static func run(_ command: Command, in state: inout AppState) -> Effect {
         switch state.keyContext {
