@@ -50,6 +50,14 @@ final class DetailFactsTests: XCTestCase {
         XCTAssertTrue(lines.first { $0.hasPrefix("response") }?.hasSuffix("1.0 ms") == true, lines.joined(separator: "\n"))
     }
 
+    func testAMockedFlowsTimingNamesNoConnection() {
+        var mocked = Fixtures.started(1, url: "http://127.0.0.1:41841/api/feed")
+        mocked.changes = FlowChanges(rules: ["map-local |/api/feed|/tmp/feed.json"], mockedFrom: "/tmp/feed.json")
+        let text = screen(open([.flowStarted(mocked), .flowFinished(Fixtures.finished(1))], tab: "3"))
+        XCTAssertTrue(text.contains("Connection    none: answered from /tmp/feed.json by a map-local rule"), text)
+        XCTAssertFalse(text.contains("Connection    http"), text)
+    }
+
     func testAnOutboundFlowKeepsSendingWaitingReceiving() {
         let text = screen(open([.flowStarted(Fixtures.started(1)), .flowFinished(Fixtures.finished(1))], tab: "3"))
         for phase in ["sending", "waiting", "receiving"] { XCTAssertTrue(text.contains(phase), text) }

@@ -50,6 +50,10 @@ extension DetailContent {
     /// phases, and who sent it. The agent reports no HTTP version, remote
     /// address or certificate (the wire model has no field for them).
     static func connectionLines(_ log: NetworkLog) -> [StyledLine] {
+        if let path = log.changes?.mockedFrom {
+            // A map-local answer never reached the host its URL names.
+            return [StyledLine([Span("Connection    ", .heading), Span("none: answered from \(path) by a map-local rule", .dim)])]
+        }
         guard let url = URL(string: log.request.url), let scheme = url.scheme?.lowercased(), let host = url.host else { return [] }
         let port = url.port ?? (scheme == "https" ? 443 : 80)
         let display = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
