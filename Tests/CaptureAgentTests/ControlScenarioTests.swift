@@ -80,6 +80,20 @@ final class ControlScenarioTests: AgentTestCase, @unchecked Sendable {
         }
     }
 
+    func testARuleForAHostAndPortChangesOnlyRequestsToThatPortForEveryAdapter() async throws {
+        push([try TrafficRule(.modifyHeaders, spec: "/~d 127.0.0.1:\(server.port)/X-Rule/on")])
+        for adapter in ControlAdapter.allCases {
+            _ = server.takeRequests()
+            _ = serverB.takeRequests()
+            _ = await start(adapter, request("/echo", adapter)).value
+            _ = await start(adapter, request("/echo", adapter, on: serverB)).value
+            let onPort = server.takeRequests().first?.headers.first { $0.name.lowercased() == "x-rule" }?.value
+            XCTAssertEqual(onPort, "on", "\(adapter)")
+            let elsewhere = try XCTUnwrap(serverB.takeRequests().first, "\(adapter)")
+            XCTAssertFalse(elsewhere.headers.contains { $0.name.lowercased() == "x-rule" }, "\(adapter): the same host on another port")
+        }
+    }
+
     func testMapLocalAnswersWithoutTheNetworkForEveryAdapter() async throws {
         var rule = try TrafficRule(.mapLocal, spec: "|/fixture|/srv/items.json")
         rule.files = [TrafficRule.LocalFile(path: "", contentType: "application/json", data: Data(#"{"local":true}"#.utf8))]
