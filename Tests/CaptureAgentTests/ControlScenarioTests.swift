@@ -191,6 +191,26 @@ final class ControlScenarioTests: AgentTestCase, @unchecked Sendable {
         }
     }
 
+    /// An HTTP/1.0 server ends the body by closing the connection, while the
+    /// response is held: the app still gets the whole of it once released.
+    func testAHeldResponseThatTheServersCloseEndsReachesTheAppWholeForEveryAdapter() async throws {
+        intercept("~u /close-delimited & ~s")
+        for adapter in ControlAdapter.allCases {
+            let marker = "via=\(adapter.rawValue)"
+            let running = start(adapter, request("/close-delimited", adapter))
+            if adapter.holdsBodiesOfUnknownLength {
+                let held = try XCTUnwrap(hold(.response, of: marker), "\(adapter)")
+                XCTAssertEqual(held.response?.statusCode, 200, "\(adapter)")
+                sendAsViewer(.resume(FlowResume(id: held.id)))
+            }
+            let outcome = await running.value
+            XCTAssertEqual(outcome.status, 200, "\(adapter): \(outcome)")
+            XCTAssertEqual(outcome.body, TestHTTPServer.textBody, "\(adapter)")
+            XCTAssertFalse(outcome.failed, "\(adapter)")
+            XCTAssertEqual(finished(marker)?.state, .completed, "\(adapter)")
+        }
+    }
+
     func testABreakpointTimeoutLetsTheExchangeGoOnUnchangedForEveryAdapter() async throws {
         intercept("~u /echo")
         for adapter in ControlAdapter.allCases {
