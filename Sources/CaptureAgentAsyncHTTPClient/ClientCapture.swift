@@ -227,7 +227,12 @@ final class ClientCapture: Sendable {
                 try pipeline.addHandler(decoded, position: .after(decompressor))
                 last = decoded
             }
-            if agent.allowsControl { try pipeline.addHandler(ResponseControlHandler(exchange: exchange), position: .after(last)) }
+            if agent.allowsControl {
+                try pipeline.addHandler(ResponseControlHandler(exchange: exchange), position: .after(last))
+                // A server's close that ends a held body must leave the
+                // pipeline in place until the app has the body (ResponseControlHandler).
+                if kind == .http1Connection { try channel.syncOptions?.setOption(.allowRemoteHalfClosure, value: true) }
+            }
         } catch {
             // A half-installed pair would record nonsense: the handler that
             // is in passes everything through unrecorded.

@@ -12,6 +12,14 @@ import WireProtocol
 /// AsyncHTTPClient gets nothing of a held response until the viewer decides.
 /// ``ExchangeControl`` decides; this keeps the parts back and fires the
 /// response the viewer let through, edited or not.
+///
+/// A body the server ends by closing (HTTP/1.0, no `Content-Length`) ends
+/// as the connection closes, and a closed channel's handlers leave its
+/// pipeline a moment later: nothing fired after that reaches AsyncHTTPClient.
+/// So the connection is asked to report the server's close as half of one
+/// (`allowRemoteHalfClosure`, set where this handler is installed): the
+/// decoder ends the body at `inputClosed`, and this handler closes the
+/// channel then, or, while it holds a response, after the app has it.
 final class ResponseControlHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPClientResponsePart
     typealias InboundOut = HTTPClientResponsePart
@@ -25,6 +33,9 @@ final class ResponseControlHandler: ChannelDuplexHandler, RemovableChannelHandle
         var waiting = false
         /// The connection closed after the whole response came: told once the app has it.
         var inactive = false
+        /// The server closed its side (the end of a body it frames by
+        /// closing): the channel is closed once the app has the response.
+        var inputClosed = false
     }
 
     private let exchange: ChannelExchange
@@ -82,6 +93,18 @@ final class ResponseControlHandler: ChannelDuplexHandler, RemovableChannelHandle
         context.close(mode: mode, promise: promise)
     }
 
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event as? ChannelEvent == .some(.inputClosed) else { return context.fireUserInboundEventTriggered(event) }
+        if var kept = held, kept.waiting {
+            kept.inputClosed = true
+            held = kept
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+        // What the channel itself does at the server's close without half-closure.
+        context.close(promise: nil)
+    }
+
     func channelInactive(context: ChannelHandlerContext) {
         guard var kept = held, kept.waiting else {
             if let kept = held {
@@ -112,6 +135,7 @@ final class ResponseControlHandler: ChannelDuplexHandler, RemovableChannelHandle
             if kept.inactive { context.fireChannelInactive() }
         case .cancelled:
             exchange.finishHeld(kept.flow, as: .cancelled)
+            if kept.inputClosed { context.close(promise: nil) }
         case .deliver(let response, let edited):
             var head = kept.head
             var body = kept.body
@@ -126,6 +150,7 @@ final class ResponseControlHandler: ChannelDuplexHandler, RemovableChannelHandle
             if body.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(.body(body))) }
             context.fireChannelRead(wrapInboundOut(.end(nil)))
             context.fireChannelReadComplete()
+            if kept.inputClosed { context.close(promise: nil) }
             if kept.inactive { context.fireChannelInactive() }
         }
     }

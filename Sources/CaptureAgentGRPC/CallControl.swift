@@ -43,7 +43,8 @@ final class CallControl: Sendable {
         policy.rules = .empty
         guard policy.intercepts, let log = call.log, let url = URL(string: log.request.url) else { return nil }
         var control = ExchangeControl(policy: policy)
-        _ = control.start(ExchangeRequest(method: log.request.method, url: url, headers: log.request.headers, bodyStreams: true))
+        _ = control.start(ExchangeRequest(method: log.request.method, url: url, headers: log.request.headers, bodyStreams: true,
+                                          direction: log.direction ?? .outbound))
         self.agent = agent
         self.control = Locked(control)
     }

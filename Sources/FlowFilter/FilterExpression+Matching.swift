@@ -30,10 +30,8 @@ extension FilterExpression {
         case .statusClass(let digit):
             guard let code = log.response?.statusCode else { return false }
             return code / 100 == digit
-        case .domain(let pattern):
-            return withUTF8(log.request.url) { url in
-                pattern.matches(utf8: UnsafeBufferPointer(rebasing: url[Self.hostRange(inURL: url)]))
-            }
+        case let .domain(pattern, port):
+            return Self.domainMatches(log.request.url, pattern, port: port)
         case .url(let pattern):
             return Self.urlMatches(log.request.url, pattern)
         case let .header(pattern, side):
@@ -150,26 +148,5 @@ extension FilterExpression {
                 }
             }
         }
-    }
-
-    /// The host of an absolute URL: after `scheme://` and any `user@`, up to
-    /// the port, path, query or fragment. Brackets of an IPv6 literal are kept.
-    static func hostRange(inURL url: UnsafeBufferPointer<UInt8>) -> Range<Int> {
-        var start = 0
-        if let colon = url.firstIndex(of: UInt8(ascii: ":")),
-           colon + 2 < url.count, url[colon + 1] == UInt8(ascii: "/"), url[colon + 2] == UInt8(ascii: "/") {
-            start = colon + 3
-        }
-        var end = start
-        while end < url.count, url[end] != UInt8(ascii: "/"), url[end] != UInt8(ascii: "?"), url[end] != UInt8(ascii: "#") {
-            end += 1
-        }
-        if let at = url[start ..< end].lastIndex(of: UInt8(ascii: "@")) { start = at + 1 }
-        if url[start ..< end].first == UInt8(ascii: "[") {
-            if let bracket = url[start ..< end].firstIndex(of: UInt8(ascii: "]")) { end = bracket + 1 }
-        } else if let colon = url[start ..< end].firstIndex(of: UInt8(ascii: ":")) {
-            end = colon
-        }
-        return start ..< end
     }
 }

@@ -10,6 +10,7 @@ import WireProtocol
 /// | `~m METHOD`       | request method is METHOD (any case)                                |
 /// | `~c 404`, `~c 4xx`| response status is 404, or in the 400s                             |
 /// | `~d DOMAIN`       | URL host contains DOMAIN (so `~d example.com` takes subdomains)    |
+/// | `~d DOMAIN:PORT`  | the same, on that port (`~d 127.0.0.1:8000`, `~d [::1]:8080`; a URL without one has its scheme's) |
 /// | `~u REGEX`        | URL matches REGEX                                                  |
 /// | `~h REGEX`        | a request or response header line `Name: value` matches            |
 /// | `~hq`, `~hs`      | the same, request headers only / response headers only             |
@@ -44,8 +45,9 @@ public indirect enum FilterExpression: Sendable, Equatable {
     case statusCode(Int)
     /// `~c 4xx`: a class of response status codes, `4` for 400...499.
     case statusClass(Int)
-    /// `~d`: the URL's host contains this text (case-insensitive).
-    case domain(FilterPattern)
+    /// `~d`: the URL's host contains this text (case-insensitive); with a
+    /// port (`~d example.com:443`), the URL's port, or its scheme's default, is that one.
+    case domain(FilterPattern, port: Int?)
     /// `~u` or a bare word: the URL matches.
     case url(FilterPattern)
     /// `~h`, `~hq`, `~hs`: some header line `Name: value` matches.
@@ -147,7 +149,7 @@ extension FilterExpression {
     public static let syntaxSummary: [(syntax: String, meaning: String)] = [
         ("~m METHOD", "request method"),
         ("~c 404, ~c 4xx", "status code, or class of codes"),
-        ("~d DOMAIN", "host contains"),
+        ("~d DOMAIN[:PORT]", "host contains; with :PORT, on that port (~d 127.0.0.1:8000)"),
         ("~u REGEX", "URL matches (a bare word does too)"),
         ("~h, ~hq, ~hs REGEX", "header line 'Name: value' (request, response)"),
         ("~b, ~bq, ~bs REGEX", "body text (request, response)"),

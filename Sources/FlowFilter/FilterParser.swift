@@ -115,7 +115,7 @@ struct FilterParser {
         case "comment": return .comment(try regularExpressionArgument(for: name))
         case "m": return .method(try argument(for: name).text.uppercased())
         case "c": return try statusFilter(try argument(for: name))
-        case "d": return .domain(FilterPattern(literal: try argument(for: name).text))
+        case "d": return FilterExpression.domainFilter(try argument(for: name).text)
         case "u": return .url(try regularExpressionArgument(for: name))
         case "t": return .contentType(try regularExpressionArgument(for: name))
         case "h": return .header(try regularExpressionArgument(for: name), in: .both)

@@ -80,6 +80,20 @@ final class ControlScenarioTests: AgentTestCase, @unchecked Sendable {
         }
     }
 
+    func testARuleForAHostAndPortChangesOnlyRequestsToThatPortForEveryAdapter() async throws {
+        push([try TrafficRule(.modifyHeaders, spec: "/~d 127.0.0.1:\(server.port)/X-Rule/on")])
+        for adapter in ControlAdapter.allCases {
+            _ = server.takeRequests()
+            _ = serverB.takeRequests()
+            _ = await start(adapter, request("/echo", adapter)).value
+            _ = await start(adapter, request("/echo", adapter, on: serverB)).value
+            let onPort = server.takeRequests().first?.headers.first { $0.name.lowercased() == "x-rule" }?.value
+            XCTAssertEqual(onPort, "on", "\(adapter)")
+            let elsewhere = try XCTUnwrap(serverB.takeRequests().first, "\(adapter)")
+            XCTAssertFalse(elsewhere.headers.contains { $0.name.lowercased() == "x-rule" }, "\(adapter): the same host on another port")
+        }
+    }
+
     func testMapLocalAnswersWithoutTheNetworkForEveryAdapter() async throws {
         var rule = try TrafficRule(.mapLocal, spec: "|/fixture|/srv/items.json")
         rule.files = [TrafficRule.LocalFile(path: "", contentType: "application/json", data: Data(#"{"local":true}"#.utf8))]
@@ -174,6 +188,26 @@ final class ControlScenarioTests: AgentTestCase, @unchecked Sendable {
             let outcome = await running.value
             XCTAssertTrue(outcome.failed, "\(adapter): \(outcome)")
             XCTAssertEqual(finished(marker)?.state, .cancelled, "\(adapter)")
+        }
+    }
+
+    /// An HTTP/1.0 server ends the body by closing the connection, while the
+    /// response is held: the app still gets the whole of it once released.
+    func testAHeldResponseThatTheServersCloseEndsReachesTheAppWholeForEveryAdapter() async throws {
+        intercept("~u /close-delimited & ~s")
+        for adapter in ControlAdapter.allCases {
+            let marker = "via=\(adapter.rawValue)"
+            let running = start(adapter, request("/close-delimited", adapter))
+            if adapter.holdsBodiesOfUnknownLength {
+                let held = try XCTUnwrap(hold(.response, of: marker), "\(adapter)")
+                XCTAssertEqual(held.response?.statusCode, 200, "\(adapter)")
+                sendAsViewer(.resume(FlowResume(id: held.id)))
+            }
+            let outcome = await running.value
+            XCTAssertEqual(outcome.status, 200, "\(adapter): \(outcome)")
+            XCTAssertEqual(outcome.body, TestHTTPServer.textBody, "\(adapter)")
+            XCTAssertFalse(outcome.failed, "\(adapter)")
+            XCTAssertEqual(finished(marker)?.state, .completed, "\(adapter)")
         }
     }
 

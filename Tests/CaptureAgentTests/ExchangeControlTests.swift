@@ -47,6 +47,17 @@ final class ExchangeControlTests: XCTestCase {
         XCTAssertEqual(control.changes?.originalHeaders, request.sortedHeaders)
     }
 
+    func testAMapLocalRuleForInboundRequestsAnswersOnlyAReceivedOne() throws {
+        var rule = try TrafficRule(.mapLocal, spec: "|~inbound|/api/items|/fixtures/items.json")
+        rule.files = [TrafficRule.LocalFile(path: "", contentType: "application/json", data: Data("[]".utf8))]
+        var received = request
+        received.direction = .inbound
+        var inbound = ExchangeControl(policy: try policy(rules: [rule]))
+        guard case .answer = inbound.start(received) else { return XCTFail("a received request is answered") }
+        var outbound = ExchangeControl(policy: try policy(rules: [rule]))
+        XCTAssertEqual(outbound.start(request), .send(request), "the app's own call is not")
+    }
+
     func testMapLocalAnswersAndEndsTheExchange() throws {
         var rule = try TrafficRule(.mapLocal, spec: "|/api/items|/fixtures/items.json")
         rule.files = [TrafficRule.LocalFile(path: "", contentType: "application/json", data: Data("[]".utf8))]

@@ -72,6 +72,18 @@ final class RuleSetTests: XCTestCase {
         XCTAssertNil(changes.originalURL)
     }
 
+    func testDirectionTermsReadWhichWayTheRequestGoes() throws {
+        let set = try rules([(.modifyHeaders, "/~inbound/X-In/1"), (.modifyHeaders, "/~outbound/X-Out/1"),
+                             (.modifyHeaders, "/!~outbound/X-Not-Out/1")])
+        var received = request("http://127.0.0.1:8080/v2/feature")
+        received.direction = .inbound
+        guard case .send(let handled, _) = set.apply(to: received) else { return XCTFail("a received request matches ~inbound") }
+        XCTAssertEqual(handled.headers, [HTTPHeader(name: "X-In", value: "1"), HTTPHeader(name: "X-Not-Out", value: "1")])
+        XCTAssertEqual(handled.direction, .inbound, "the changed request still says which way it goes")
+        guard case .send(let sent, _) = set.apply(to: request("http://127.0.0.1:8080/v2/feature")) else { return XCTFail("a call matches ~outbound") }
+        XCTAssertEqual(sent.headers, [HTTPHeader(name: "X-Out", value: "1")])
+    }
+
     func testNoRulesLeaveTheRequestAlone() {
         guard case .unchanged = RuleSet.empty.apply(to: request("http://example.com/")) else { return XCTFail() }
     }

@@ -109,6 +109,36 @@ final class FilterTests: XCTestCase {
         assertMatches("~d ::1", flow(url: "http://[::1]:9000/x"))
     }
 
+    func testDomainWithAPortMatchesTheHostOnThatPort() {
+        assertMatches("~d 127.0.0.1:8000", flow(url: "http://127.0.0.1:8000/a"))
+        assertMisses("~d 127.0.0.1:8000", flow(url: "http://127.0.0.1:8001/a"))
+        assertMisses("~d 127.0.0.1:8000", flow(url: "http://10.0.0.1:8000/a"))
+        assertMatches("~d example.com:8443", flow(url: "https://user:pw@api.example.com:8443/x"), "subdomains as without a port")
+        assertMatches("~d :8000", flow(url: "http://localhost:8000/"), "any host on the port")
+    }
+
+    func testDomainWithAPortTakesTheSchemesDefaultPort() {
+        assertMatches("~d example.com:443", flow(url: "https://example.com/"))
+        assertMatches("~d example.com:80", flow(url: "HTTP://example.com?q"))
+        assertMisses("~d example.com:80", flow(url: "https://example.com/"))
+        assertMatches("~d example.com:443", flow(url: "wss://example.com#f"))
+    }
+
+    func testDomainWithAPortTakesIPv6InBrackets() {
+        assertMatches("~d [::1]:8080", flow(url: "http://[::1]:8080/x"))
+        assertMisses("~d [::1]:8080", flow(url: "http://[::1]:9000/x"))
+        assertMatches("~d [::1]:80", flow(url: "http://[::1]/x"))
+        assertMatches("~d ::1", flow(url: "http://[::1]:9000/x"), "unbracketed, the last colon is the address's")
+        assertMisses("~d ::1:9000", flow(url: "http://[::1]:9000/x"))
+    }
+
+    func testDomainWithAPortParsesToHostAndPort() {
+        XCTAssertEqual(parse("~d 127.0.0.1:8000"), .domain(FilterPattern(literal: "127.0.0.1"), port: 8000))
+        XCTAssertEqual(parse("~d [::1]:8080"), .domain(FilterPattern(literal: "[::1]"), port: 8080))
+        XCTAssertEqual(parse("~d example.com"), .domain(FilterPattern(literal: "example.com"), port: nil))
+        XCTAssertEqual(parse("~d host:99999"), .domain(FilterPattern(literal: "host:99999"), port: nil), "no such port")
+    }
+
     func testDomainDotIsLiteral() {
         assertMisses("~d api.example", flow(url: "https://apixexample.com/"))
     }

@@ -19,13 +19,31 @@ package struct ExchangeRequest: Sendable, Equatable {
     package var body: Data?
     /// The body is a stream the adapter passes on as it is, unread.
     package var bodyStreams: Bool
+    /// Which way it goes through the app: `inbound` for a request a
+    /// service received (what `~inbound` and `~outbound` read).
+    package var direction: FlowDirection
 
-    package init(method: String, url: URL, headers: [HTTPHeader], body: Data? = nil, bodyStreams: Bool = false) {
+    package init(method: String, url: URL, headers: [HTTPHeader], body: Data? = nil, bodyStreams: Bool = false,
+                 direction: FlowDirection = .outbound) {
         self.method = method
         self.url = url
         self.headers = headers
         self.body = body
         self.bodyStreams = bodyStreams
+        self.direction = direction
+    }
+
+    /// The request as a filter sees a flow that has not been sent (what a
+    /// traffic rule's filter reads): its method, URL, header fields, body
+    /// and direction, as the flow's log will have them. The log's other
+    /// parts no filter term reads in the agent (`~parent` finds no parent
+    /// there; `~id` names flows in the viewer).
+    package var pendingLog: NetworkLog {
+        NetworkLog(
+            request: Request(method: method, url: url.absoluteString, headers: sortedHeaders, body: body.map { CapturedBody(data: $0) }),
+            timing: Timing(startedAt: Date(timeIntervalSince1970: 0)),
+            direction: direction == .inbound ? .inbound : nil
+        )
     }
 
     /// The header fields sorted by name, as the log compares them (a

@@ -89,7 +89,7 @@ package struct RuleSet: @unchecked Sendable {
         for compiled in rules {
             if let pattern = compiled.urlPattern, !pattern.matches(urlText) { continue }
             if let filter = compiled.filter {
-                if log == nil { log = Self.pendingLog(request) }
+                if log == nil { log = request.pendingLog }
                 guard let log, filter.matches(log) else { continue }
             }
             let rule = compiled.rule
@@ -131,19 +131,6 @@ package struct RuleSet: @unchecked Sendable {
             originalURL: request.url == original.url ? nil : original.url.absoluteString,
             originalHeaders: request.sortedHeaders == originalHeaders ? nil : originalHeaders,
             mockedFrom: mockedFrom
-        )
-    }
-
-    /// The request as the filter language sees a flow that has not been sent.
-    private static func pendingLog(_ request: ExchangeRequest) -> NetworkLog {
-        NetworkLog(
-            request: Request(
-                method: request.method,
-                url: request.url.absoluteString,
-                headers: request.sortedHeaders,
-                body: request.body.map { CapturedBody(data: $0) }
-            ),
-            timing: Timing(startedAt: Date(timeIntervalSince1970: 0))
         )
     }
 

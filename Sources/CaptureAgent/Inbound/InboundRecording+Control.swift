@@ -38,7 +38,7 @@ extension InboundRecording {
         guard policy.canChange, let url = URL(string: url) else { return nil }
         policy.rules = policy.rules.excluding(.mapRemote)
         var control = ExchangeControl(policy: policy)
-        let request = ExchangeRequest(method: method, url: url, headers: headers, bodyStreams: true)
+        let request = ExchangeRequest(method: method, url: url, headers: headers, bodyStreams: true, direction: .inbound)
         guard case .answer(let response) = control.start(request) else { return (control, nil) }
         return (control, response)
     }

@@ -39,6 +39,11 @@ enum ControlAdapter: String, CaseIterable, Sendable {
         }
     }
 
+    /// Whether a response breakpoint holds a body of unknown length (one the
+    /// server ends by closing): the OpenAPI middleware holds only a body of
+    /// known length or one it can read twice (docs/AGENT.md), so that one goes on unheld.
+    var holdsBodiesOfUnknownLength: Bool { self != .openAPI }
+
     /// The `source.client` of its flows (nil: URLSession flows carry none).
     var logClient: CaptureSource.Client? {
         switch self {

@@ -51,6 +51,9 @@ struct ScriptedResponse: Sendable {
     /// When set, `pattern(count:)` of this length, written 64 KiB at a time,
     /// each write after the previous one was flushed (nothing large in memory).
     var streamedLength: Int?
+    /// An HTTP/1.0 answer with no `Content-Length`: the body ends where the
+    /// server closes the connection, as `python3 -m http.server` answers.
+    var closeDelimited = false
 }
 
 /// An HTTP/1.1 server on 127.0.0.1, inside the test process, built on
@@ -68,6 +71,7 @@ struct ScriptedResponse: Sendable {
 /// - `/slow/MS`: 200 after MS milliseconds
 /// - `/drip/N`: 200 with N chunks (default 100) of 1 KiB, 50 ms apart
 /// - `/stream/N`: N bytes of `pattern(count:)`, streamed with back-pressure
+/// - `/close-delimited`: HTTP/1.0 200, a short text body ended by the server's close
 final class TestHTTPServer: @unchecked Sendable {
     static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
@@ -164,6 +168,10 @@ final class TestHTTPServer: @unchecked Sendable {
         case "stream":
             response.headers = [("Content-Type", "application/octet-stream")]
             response.streamedLength = Int(segments.count > 1 ? segments[1] : "") ?? 0
+        case "close-delimited":
+            response.headers = [("Content-Type", "text/plain; charset=utf-8")]
+            response.body = textBody
+            response.closeDelimited = true
         case "drip":
             response.headers = [("Content-Type", "application/octet-stream")]
             let count = Int(segments.count > 1 ? segments[1] : "") ?? 100
@@ -216,6 +224,13 @@ final class RecordingHandler: ChannelInboundHandler, RemovableChannelHandler {
                 headers.replaceOrAdd(name: "Content-Length", value: String(length))
                 channel.write(HTTPServerResponsePart.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers)), promise: nil)
                 Self.stream(remaining: isHead ? 0 : length, offset: 0, period: ByteBuffer(bytes: TestHTTPServer.pattern(count: 1 << 16)), on: channel)
+                return
+            }
+            if response.closeDelimited {
+                let head = HTTPResponseHead(version: .http1_0, status: .init(statusCode: response.status), headers: headers)
+                channel.write(HTTPServerResponsePart.head(head), promise: nil)
+                if !isHead { channel.write(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: response.body))), promise: nil) }
+                channel.writeAndFlush(HTTPServerResponsePart.end(nil)).whenComplete { _ in channel.close(promise: nil) }
                 return
             }
             if response.drip == nil {
