@@ -47,6 +47,7 @@ struct App {
     /// Runs until the user quits or a signal arrives.
     mutating func run() {
         _ = Reducer.reduce(&state, .resize(terminal.size))
+        _ = Reducer.reduce(&state, .tick(Date()))
         if let failure = saver?.failure { apply(.notify(failure, isError: true)) }
         terminal.blit(Renderer.render(state, size: state.size))
         var descriptors = [

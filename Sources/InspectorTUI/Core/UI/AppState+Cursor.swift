@@ -8,6 +8,17 @@ extension AppState {
         keymap.key(for: command, in: .list) ?? ":" + (CommandTable.spec(for: command)?.alias ?? command.rawValue)
     }
 
+    /// The time of the last ``Action/tick(_:)``, for what the reducer
+    /// stamps: it reads no clock of its own (the program ticks before it
+    /// reports anything).
+    var clock: Date { now ?? Date(timeIntervalSince1970: 0) }
+
+    /// The flow a command acts on: the one the detail view shows, else the
+    /// list's selection.
+    var focusedFlow: Int? {
+        if case .detail(let detail) = mode { detail.sequence } else { selection }
+    }
+
     /// Rebuilds the list index after a filter or order change.
     mutating func rebuildView(sortKey: SortKey? = nil, reversed: Bool? = nil) {
         let filters = [searchFilter, expressionFilter].compactMap { $0 }

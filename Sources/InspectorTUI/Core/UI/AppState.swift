@@ -235,7 +235,8 @@ public struct AppState: Sendable {
     /// Whether every parent is collapsed (`_`), whatever `collapsedParents` says.
     public internal(set) var collapsesAll = false
 
-    var searchFilter: FilterExpression?
+    /// The free-text filter, made from ``searchText``.
+    var searchFilter: FilterExpression? { searchText.map(FilterExpression.freeText) }
     var expressionFilter: FilterExpression?
     let detailCache = LinesMemo<DetailLinesKey>()
     let diffCache = LinesMemo<DiffLinesKey>()

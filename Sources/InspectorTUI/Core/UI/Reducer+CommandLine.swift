@@ -25,9 +25,7 @@ extension Reducer {
         case .intercept where argument != nil:
             return setIntercept(argument ?? "", in: &state)
         case .search where argument != nil:
-            state.searchText = argument
-            state.searchFilter = argument.map(FilterExpression.freeText)
-            state.rebuildView()
+            applySearch(argument, in: &state)
         case .sortBy:
             guard let key = argument.flatMap({ SortKey(rawValue: $0.lowercased()) }) else {
                 state.notice = Notice(text: "sort needs one of \(SortKey.allCases.map(\.rawValue).joined(separator: ", "))", isError: true)
@@ -56,13 +54,8 @@ extension Reducer {
             return saveRules(to: argument, in: &state)
         case .setBodyView:
             return setBodyView(argument, in: &state)
-        case .toggleMark, .editComment, .setDiffBase, .openDiff, .deleteFlow, .duplicateFlow, .saveBody:
-            let target: Int? = if case .detail(let detail) = state.mode { detail.sequence } else { state.selection }
-            guard let target else {
-                state.notice = Notice(text: "No flow selected", isError: true)
-                return .none
-            }
-            return flowCommand(command, on: target, argument: argument, in: &state)
+        case _ where flowCommands.contains(command):
+            return onFocusedFlow(command, argument: argument, in: &state)
         default:
             return run(command, in: &state)
         }
@@ -107,9 +100,7 @@ extension Reducer {
                 guard !text.isEmpty else { break }
                 return ruleRequest(text, replacing: index, in: &state)
             case .search:
-                state.searchText = text.isEmpty ? nil : text
-                state.searchFilter = text.isEmpty ? nil : FilterExpression.freeText(text)
-                state.rebuildView()
+                applySearch(text, in: &state)
             case .filter:
                 applyFilter(text, in: &state)
             case .intercept:
@@ -142,7 +133,7 @@ extension Reducer {
     /// `w` and `W`: asks where to write the shown flows, offering a name
     /// stamped with the time, so nothing lands in a folder unasked.
     static func askForFile(har: Bool, in state: inout AppState) -> Effect {
-        let stamp = Format.fileStamp(state.now ?? Date(timeIntervalSince1970: 0), in: state.timeZone)
+        let stamp = Format.fileStamp(state.clock, in: state.timeZone)
         state.prompt = Prompt(purpose: .writeFlows(har: har), text: "netinspect-\(stamp).\(har ? "har" : "jsonl")")
         return .none
     }

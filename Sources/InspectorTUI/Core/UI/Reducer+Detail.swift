@@ -24,14 +24,10 @@ extension Reducer {
             default: detail.tab = .timing
             }
             detail.scroll = 0
-        case .copyCurl, .copySwift, .copyHTTPie:
-            return copy(command, of: detail.sequence, in: &state)
-        case .replay:
-            return replay(detail.sequence, in: &state)
+        case _ where flowCommands.contains(command):
+            return onFocusedFlow(command, in: &state)
         case .intercept, .resume, .resumeAll, .kill, .edit:
-            return breakpointCommand(command, on: detail.sequence, in: &state)
-        case .toggleMark, .editComment, .setDiffBase, .openDiff, .deleteFlow, .duplicateFlow, .saveBody:
-            return flowCommand(command, on: detail.sequence, in: &state)
+            return breakpointCommand(command, on: state.focusedFlow, in: &state)
         case .toggleIntercept:
             return toggleIntercept(in: &state)
         case .cycleBodyView:

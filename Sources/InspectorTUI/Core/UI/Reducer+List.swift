@@ -28,7 +28,6 @@ extension Reducer {
             applyFilter(next < methodCycle.count ? "~m \(methodCycle[next])" : nil, in: &state)
         case .clearFilter:
             state.searchText = nil
-            state.searchFilter = nil
             applyFilter(nil, in: &state)
         case .cycleSort: state.rebuildView(sortKey: state.view.sortKey.next)
         case .reverseSort: state.rebuildView(reversed: !state.view.isReversed)
@@ -39,25 +38,12 @@ extension Reducer {
             state.syncCursor()
         case .clearFlows: state.confirmation = .clearFlows
         case .askToQuit: state.confirmation = .quit
-        case .copyCurl, .copySwift, .copyHTTPie:
-            guard let selection = state.selection else { return .none }
-            return copy(command, of: selection, in: &state)
-        case .replay:
-            guard let selection = state.selection else {
-                state.notice = Notice(text: "No flow selected", isError: true)
-                return .none
-            }
-            return replay(selection, in: &state)
+        case _ where flowCommands.contains(command):
+            return onFocusedFlow(command, in: &state)
         case .intercept, .resume, .resumeAll, .kill, .edit:
-            return breakpointCommand(command, on: state.selection, in: &state)
+            return breakpointCommand(command, on: state.focusedFlow, in: &state)
         case .exportHAR, .saveFlows:
             return askForFile(har: command == .exportHAR, in: &state)
-        case .toggleMark, .editComment, .setDiffBase, .openDiff, .deleteFlow, .duplicateFlow, .saveBody:
-            guard let selection = state.selection else {
-                state.notice = Notice(text: "No flow selected", isError: true)
-                return .none
-            }
-            return flowCommand(command, on: selection, in: &state)
         case .toggleIntercept: return toggleIntercept(in: &state)
         case .nextMark, .previousMark:
             let marked = Set(state.session.store.markedSequences)
@@ -115,6 +101,33 @@ extension Reducer {
         state.notice = Notice(text: "\(log.request.method) \(Format.displayPath(of: log.request.url)) is held: "
             + "\(state.keyName(.open)) shows it, \(state.keyName(.resume)) resumes, \(state.keyName(.kill)) kills "
             + "(\(state.keyName(.toggleFollow)) follows again)", isError: false)
+    }
+
+    /// The commands that act on one flow (``AppState/focusedFlow``), in the
+    /// list, the detail view and the command bar alike.
+    static let flowCommands: Set<Command> = [
+        .copyCurl, .copySwift, .copyHTTPie, .replay,
+        .toggleMark, .editComment, .setDiffBase, .openDiff, .deleteFlow, .duplicateFlow, .saveBody,
+    ]
+
+    /// Runs one of ``flowCommands`` on the focused flow, or says there is none.
+    static func onFocusedFlow(_ command: Command, argument: String? = nil, in state: inout AppState) -> Effect {
+        guard let target = state.focusedFlow, state.session.store[target] != nil else {
+            state.notice = Notice(text: "No flow selected", isError: true)
+            return .none
+        }
+        switch command {
+        case .copyCurl, .copySwift, .copyHTTPie: return copy(command, of: target, in: &state)
+        case .replay: return replay(target, in: &state)
+        default: return flowCommand(command, on: target, argument: argument, in: &state)
+        }
+    }
+
+    /// Sets the free-text filter (`/`); empty text clears it.
+    static func applySearch(_ text: String?, in state: inout AppState) {
+        let trimmed = text?.trimmingCharacters(in: .whitespaces)
+        state.searchText = trimmed?.isEmpty == false ? trimmed : nil
+        state.rebuildView()
     }
 
     /// Sets the expression filter from its text (nil clears it). An invalid

@@ -112,7 +112,7 @@ public enum Reducer {
         case let .notify(text, isError):
             state.notice = Notice(text: text, isError: isError)
             // A notice goes at the next key; an error stays in the event log.
-            if isError { state.session.note(text, level: .error, at: state.now ?? Date()) }
+            if isError { state.session.note(text, level: .error, at: state.clock) }
             return .none
         case .applyFilter(let text):
             applyFilter(text, in: &state)
@@ -141,7 +141,7 @@ public enum Reducer {
             if case let .failed(path, reason) = outcome {
                 let text = "Could not save the rules to \(path): \(reason); they are in force, not on disk"
                 state.notice = Notice(text: text, isError: true)
-                state.session.note(text, level: .error, at: state.now ?? Date())
+                state.session.note(text, level: .error, at: state.clock)
             }
         }
         return .none
