@@ -93,43 +93,6 @@ struct Netinspect: ParsableCommand {
         valueName: "file"))
     var protoFiles: [String] = []
 
-    /// The `--proto` descriptor sets, read.
-    var protoSchema: ProtoSchema {
-        get throws {
-            do {
-                return try ProtoSchema.load(paths: protoFiles)
-            } catch {
-                throw ValidationError("--proto \(error.description)")
-            }
-        }
-    }
-
-    /// The traffic rules the options give: the file's first, then the flags'.
-    var trafficRules: [TrafficRule] {
-        get throws { try ruleBook.inForce }
-    }
-
-    /// The rules as the rules view shows them: the file's (with those that
-    /// are off and its comments), then the flags'.
-    var ruleBook: RuleBook {
-        get throws {
-            do {
-                var book = try rulesFile.map { path throws(RuleLoader.RuleError) in try RuleLoader.readBook(at: path) } ?? RuleBook()
-                let flags: [(TrafficRule.Kind, [String])] = [(.mapRemote, mapRemote), (.mapLocal, mapLocal), (.modifyHeaders, modifyHeaders)]
-                for (kind, specs) in flags {
-                    for spec in specs {
-                        var entry = RuleBook.Entry(try RuleLoader.load(kind, spec: spec), origin: .flag)
-                        entry.spec = spec
-                        book.entries.append(entry)
-                    }
-                }
-                return book
-            } catch {
-                throw ValidationError(error.description)
-            }
-        }
-    }
-
     /// The parsed listen addresses (the default socket when none were given).
     var endpoints: [Endpoint] {
         get throws {
@@ -155,29 +118,12 @@ struct Netinspect: ParsableCommand {
         return .unix(path: (path as NSString).deletingLastPathComponent + "/netinspect-demo-\(processID).sock")
     }
 
-    /// The default keys with the keys file's (`--keys`, else the default
-    /// file when it exists) in force.
-    var keymap: Keymap {
-        get throws {
-            let path = keys ?? Keymap.defaultFilePath().flatMap { FileManager.default.fileExists(atPath: $0) ? $0 : nil }
-            guard let path else { return .standard }
-            do {
-                return try Keymap.standard.rebinding(String(contentsOfFile: path, encoding: .utf8))
-            } catch let error as Keymap.FileError {
-                throw ValidationError("--keys \(path), \(error)")
-            } catch {
-                throw ValidationError("--keys \(path): \(error.localizedDescription)")
-            }
-        }
-    }
-
-    /// The listener configuration the options describe.
-    var listenerConfiguration: ListenerConfiguration {
-        get throws {
-            var configuration = ListenerConfiguration(endpoints: try endpoints, token: token)
-            configuration.rules = try trafficRules
-            return configuration
-        }
+    /// The listener configuration the options describe, with the rules
+    /// the files and flags give.
+    func listenerConfiguration(rules: RuleBook) throws -> ListenerConfiguration {
+        var configuration = ListenerConfiguration(endpoints: try endpoints, token: token)
+        configuration.rules = rules.inForce
+        return configuration
     }
 
     func validate() throws {
@@ -194,10 +140,9 @@ struct Netinspect: ParsableCommand {
                 throw ValidationError("--filter: \(error.description)")
             }
         }
-        _ = try protoSchema
         guard bodyBudget >= 0 else { throw ValidationError("--body-budget must be 0 or more megabytes (got \(bodyBudget))") }
         do {
-            let configuration = try listenerConfiguration
+            let configuration = ListenerConfiguration(endpoints: try endpoints, token: token)
             if !configuration.endpoints.isEmpty { try configuration.validate() }
             try otlpConfiguration?.validate()
         } catch let error as ListenerError {
@@ -206,6 +151,9 @@ struct Netinspect: ParsableCommand {
     }
 
     func run() throws {
+        // The files the options name (--proto, --rules and map-local's,
+        // --keys) are read here, once; validate() reads none.
+        let files = try OptionFiles(self)
         let flowsFromFile = try read.map { path in
             do { return try FlowFile.readContents(path: path) } catch { throw ValidationError("\(error)") }
         }
@@ -214,7 +162,7 @@ struct Netinspect: ParsableCommand {
             let saver = try save.map { path in
                 do { return try FlowLineWriter(path: path) } catch { throw ValidationError("\(error)") }
             }
-            try runHeadless(flowsFromFile: flowsFromFile?.flows, saver: saver)
+            try runHeadless(flowsFromFile: flowsFromFile?.flows, saver: saver, rules: files.ruleBook)
             return
         }
         // In the UI an unwritable --save is shown and logged, and the
@@ -222,9 +170,8 @@ struct Netinspect: ParsableCommand {
         let saver = save.map(FlowLineWriter.opening(path:))
 
         let inbox = Inbox()
-        let rules = try ruleBook
-        var configuration = try listenerConfiguration
-        configuration.rules = rules.inForce
+        let rules = files.ruleBook
+        let configuration = try listenerConfiguration(rules: rules)
         let listener = InspectorListener(configuration: configuration, inbox: inbox)
         // A ListenerError (say, another netinspect on the socket) is printed
         // as it is, without the usage text a ValidationError would add.
@@ -240,7 +187,7 @@ struct Netinspect: ParsableCommand {
         defer { terminal.restore() }
         var app = App(
             state: AppState(limits: FlowStore.Limits(maximumFlows: maxFlows, bodyMemoryBudget: bodyBudget * 1024 * 1024),
-                            keymap: try keymap, rules: rules, protoSchema: try protoSchema),
+                            keymap: files.keymap, rules: rules, protoSchema: files.protoSchema),
             inbox: inbox,
             terminal: terminal,
             saver: saver
@@ -253,7 +200,7 @@ struct Netinspect: ParsableCommand {
         if let har { try writeHAR(app.allFlows, annotations: app.annotations, to: har) }
     }
 
-    private func runHeadless(flowsFromFile: [NetworkLog]?, saver: FlowLineWriter?) throws {
+    private func runHeadless(flowsFromFile: [NetworkLog]?, saver: FlowLineWriter?, rules: RuleBook) throws {
         var headless = Headless(
             output: json ? .json : .dump,
             filter: try filter.map { try FilterExpression.parse($0) },
@@ -265,7 +212,7 @@ struct Netinspect: ParsableCommand {
             headless.print(flowsFromFile)
         } else {
             let inbox = Inbox()
-            let configuration = try listenerConfiguration
+            let configuration = try listenerConfiguration(rules: rules)
             let listener = InspectorListener(configuration: configuration, inbox: inbox)
             let bound = configuration.endpoints.isEmpty ? [] : try listener.start()
             defer { listener.shutdown() }

@@ -37,10 +37,24 @@ final class ArgumentTests: XCTestCase {
     func testProtoReadsEachDescriptorSetAndABadOneIsRefusedNamingTheFile() throws {
         let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/grpc")
         let set = directory.appendingPathComponent("echo.pb").path, source = directory.appendingPathComponent("echo.proto").path
-        XCTAssertEqual(try Netinspect.parse(["--proto", set, "--proto", set]).protoSchema.methods.count, 4)
-        XCTAssertThrowsError(try Netinspect.parse(["--proto", set, "--proto", source])) { error in
+        XCTAssertEqual(try OptionFiles(Netinspect.parse(["--proto", set, "--proto", set])).protoSchema.methods.count, 4)
+        XCTAssertThrowsError(try OptionFiles(Netinspect.parse(["--proto", set, "--proto", source]))) { error in
             let message = Netinspect.message(for: error)
             XCTAssertTrue(message.contains("--proto \(source): not a descriptor set ("), message)
+        }
+    }
+
+    /// Parsing checks the options and reads no file; the files they name
+    /// are read once, when netinspect runs, and a bad one is still a usage
+    /// error naming its option.
+    func testParsingReadsNoFileAndRunningReadsEachOnce() throws {
+        let missing = "/nonexistent-\(UUID().uuidString)"
+        for arguments in [["--proto", missing + ".pb"], ["--rules", missing + ".txt"], ["--keys", missing + ".keys"]] {
+            let command = try Netinspect.parse(arguments)
+            XCTAssertThrowsError(try OptionFiles(command), "\(arguments)") { error in
+                XCTAssertEqual(Netinspect.exitCode(for: error).rawValue, 64, "a usage error: \(arguments)")
+                XCTAssertTrue(Netinspect.message(for: error).contains(missing), Netinspect.message(for: error))
+            }
         }
     }
 }

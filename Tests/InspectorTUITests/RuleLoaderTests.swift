@@ -74,9 +74,9 @@ final class RuleLoaderTests: XCTestCase {
 
     func testTheFlagsBecomeTheListenersRules() throws {
         let command = try Netinspect.parse(["--map-remote", "|a.example|b.example", "--modify-headers", "/X-A/1"])
-        XCTAssertEqual(try command.listenerConfiguration.rules.map(\.description),
+        XCTAssertEqual(try command.listenerConfiguration(rules: OptionFiles(command).ruleBook).rules.map(\.description),
                        ["map-remote |a.example|b.example", "modify-headers /X-A/1"])
-        XCTAssertThrowsError(try Netinspect.parse(["--map-remote", "|(|b"])) { error in
+        XCTAssertThrowsError(try OptionFiles(Netinspect.parse(["--map-remote", "|(|b"]))) { error in
             XCTAssertTrue(Netinspect.message(for: error).contains("not a valid regular expression"), Netinspect.message(for: error))
         }
         XCTAssertThrowsError(try Netinspect.parse(["--read", "x.har", "--map-remote", "|a|b"])) { error in
