@@ -315,8 +315,10 @@ final class TmuxSession {
     }
 
     /// Starts `netinspect --listen unix:<socketPath>` followed by `arguments`
-    /// (or, with `listens: false`, `netinspect` with `arguments` alone).
-    init(name function: String, arguments: [String] = [], listens: Bool = true, width: Int = 120, height: Int = 40) throws {
+    /// (or, with `listens: false`, `netinspect` with `arguments` alone), with
+    /// `environment` added to its own.
+    init(name function: String, arguments: [String] = [], listens: Bool = true, width: Int = 120, height: Int = 40,
+         environment: [String: String] = [:]) throws {
         guard let tmux = Self.which("tmux") else { throw XCTSkip("tmux is not installed; the end-to-end tests need it") }
         let binary = Self.binary
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
@@ -336,7 +338,7 @@ final class TmuxSession {
             // action, so a crash sent with kill(2) ends the process as a real
             // fault would (the backtracer treats a sent signal as survivable).
             "-e", "SWIFT_BACKTRACE=enable=no",
-        ] + [binary.path] + (listens ? ["--listen", "unix:\(socketPath)"] : []) + arguments + [
+        ] + environment.sorted { $0.key < $1.key }.flatMap { ["-e", "\($0.key)=\($0.value)"] } + [binary.path] + (listens ? ["--listen", "unix:\(socketPath)"] : []) + arguments + [
             ";", "set-option", "-t", name, "remain-on-exit", "on",
             // Accept OSC 52 from the program into tmux's paste buffer.
             ";", "set-option", "-g", "set-clipboard", "on",
