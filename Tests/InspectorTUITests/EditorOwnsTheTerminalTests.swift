@@ -39,7 +39,7 @@ final class EditorOwnsTheTerminalTests: XCTestCase {
 
     /// netinspect reading one flow of a HAR file, a GET to a loopback server
     /// that echoes its X-Request-ID, so a replay's answer shows what was sent.
-    private func startOnAFileFlow(_ function: String = #function, environment: [String: String]) throws -> TmuxSession {
+    private func startOnAFileFlow(_ function: String = #function, environment: [String: String], fromAShell: Bool = false) throws -> TmuxSession {
         if environment == Self.noEditorChosen { try Self.requireVi() }
         let server = try DemoServer()
         self.server = server
@@ -53,7 +53,7 @@ final class EditorOwnsTheTerminalTests: XCTestCase {
         let path = NSTemporaryDirectory() + "netinspect-editor-\(UUID().uuidString).har"
         try HARFile.write([log], to: path)
         files.append(path)
-        let ui = try TmuxSession(name: function, arguments: ["--read", path], listens: false, environment: environment)
+        let ui = try TmuxSession(name: function, arguments: ["--read", path], listens: false, environment: environment, fromAShell: fromAShell)
         tmux = ui
         try ui.waitFor(" 418 ")
         return ui
@@ -160,6 +160,28 @@ final class EditorOwnsTheTerminalTests: XCTestCase {
         try edit(in: ui)
         try ui.waitFor("Could not edit: no-such-editor-\(getpid()) exited with status 127 (not found); nothing was changed")
         try assertNetinspectAnswersKeys(ui)
+    }
+
+    /// Ctrl-Z in vi stops vi and netinspect together, as it stops git and
+    /// its editor: the shell has the terminal, `fg` brings back vi alone
+    /// (netinspect does not draw over it), and quitting vi returns to
+    /// netinspect.
+    func testCtrlZInTheEditorStopsBothAndFgResumesTheEditor() throws {
+        let ui = try startOnAFileFlow(environment: Self.noEditorChosen, fromAShell: true)
+        try edit(in: ui)
+        try ui.waitFor("X-Request-I", where: { $0.contains("netinspect-edit-") && !$0.contains(" 418 ") })
+        ui.send("C-z")
+        try ui.waitFor("Stopped")
+        ui.type("fg")
+        ui.send("Enter")
+        try ui.waitFor("before-the-edit", where: { !$0.contains("Stopped") && !$0.contains("1 Request") && !$0.contains("flows │") })
+        ui.type(":q")
+        ui.send("Enter")
+        try ui.waitFor("Unchanged: nothing replayed")
+        ui.send("Escape")
+        try ui.waitFor("Dur", where: { $0.contains("1/1 flows") })
+        ui.send("Q")
+        try ui.waitFor("bash-", where: { !$0.contains("flows │") })
     }
 
     /// An editor that reads the terminal in cooked mode (a script's `read`):
