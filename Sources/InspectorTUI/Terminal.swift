@@ -64,7 +64,8 @@ final class Terminal {
     }
 
     /// Leaves curses mode while `body` runs (an editor needs the terminal),
-    /// then comes back and redraws everything.
+    /// then comes back, drops whatever input is waiting, and redraws
+    /// everything.
     func runOutside<Result>(_ body: () -> Result) -> Result {
         guard isActive else { return body() }
         def_prog_mode()
@@ -72,6 +73,12 @@ final class Terminal {
         curs_set(1)
         endwin()
         let result = body()
+        // Input left over from the program is not meant for netinspect: the
+        // terminal's answers to its queries (an editor that quits at once
+        // leaves them unread) and keys typed as it quit. Read as keys, they
+        // would run commands and wipe the notice saying how it ended.
+        tcflush(STDIN_FILENO, TCIFLUSH)
+        flushinp()
         reset_prog_mode()
         curs_set(0)
         _ = netinspect_enable_mouse()

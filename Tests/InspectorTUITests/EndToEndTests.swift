@@ -315,8 +315,12 @@ final class TmuxSession {
     }
 
     /// Starts `netinspect --listen unix:<socketPath>` followed by `arguments`
-    /// (or, with `listens: false`, `netinspect` with `arguments` alone).
-    init(name function: String, arguments: [String] = [], listens: Bool = true, width: Int = 120, height: Int = 40) throws {
+    /// (or, with `listens: false`, `netinspect` with `arguments` alone), with
+    /// `environment` added to its own. With `fromAShell`, an interactive bash
+    /// in the pane starts it as a job, so Ctrl-Z and `fg` work as in a
+    /// person's terminal (``processID`` is then the shell's).
+    init(name function: String, arguments: [String] = [], listens: Bool = true, width: Int = 120, height: Int = 40,
+         environment: [String: String] = [:], fromAShell: Bool = false) throws {
         guard let tmux = Self.which("tmux") else { throw XCTSkip("tmux is not installed; the end-to-end tests need it") }
         let binary = Self.binary
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
@@ -329,6 +333,7 @@ final class TmuxSession {
         // kill-session must not race this test's new-session.
         server = "netinspect-tests-\(unique)"
         Self.tmuxPath = tmux
+        let command = [binary.path] + (listens ? ["--listen", "unix:\(socketPath)"] : []) + arguments
         try run([
             "new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)",
             "-e", "LANG=C.UTF-8", "-e", "TERM=tmux-256color",
@@ -336,11 +341,15 @@ final class TmuxSession {
             // action, so a crash sent with kill(2) ends the process as a real
             // fault would (the backtracer treats a sent signal as survivable).
             "-e", "SWIFT_BACKTRACE=enable=no",
-        ] + [binary.path] + (listens ? ["--listen", "unix:\(socketPath)"] : []) + arguments + [
+        ] + environment.sorted { $0.key < $1.key }.flatMap { ["-e", "\($0.key)=\($0.value)"] } + (fromAShell ? ["/bin/bash", "--norc", "--noprofile", "-i", "+o", "history"] : command) + [
             ";", "set-option", "-t", name, "remain-on-exit", "on",
             // Accept OSC 52 from the program into tmux's paste buffer.
             ";", "set-option", "-g", "set-clipboard", "on",
         ])
+        if fromAShell {
+            type(command.map { "'\($0)'" }.joined(separator: " "))
+            send("Enter")
+        }
     }
 
     nonisolated(unsafe) private static var tmuxPath = "/usr/bin/tmux"

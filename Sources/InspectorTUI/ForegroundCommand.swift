@@ -1,0 +1,95 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
+
+/// Runs a program that needs the terminal (the person's editor) the way a
+/// shell or git does: in netinspect's own process group, which is the
+/// terminal's foreground group, so it may read the keyboard.
+///
+/// Foundation's `Process` cannot do this on Linux: it always spawns with
+/// `POSIX_SPAWN_SETPGROUP`, so its child is a background group that stops
+/// (SIGTTIN) the moment it reads the terminal.
+///
+/// ```swift
+/// let outcome = ForegroundCommand.run(["/bin/sh", "-c", "vi \"$1\"", "editor", path])
+/// ```
+enum ForegroundCommand {
+    /// How the program ended.
+    enum Outcome: Equatable {
+        case exited(Int32)
+        case killed(signal: Int32)
+        /// posix_spawn failed; the reason.
+        case cannotStart(String)
+    }
+
+    /// Runs `argv` (`argv[0]` a path) on netinspect's terminal and waits
+    /// for it to end.
+    static func run(_ argv: [String]) -> Outcome {
+        // A parent without job control (no shell's `fg`) starts us with
+        // SIGTSTP ignored; then nothing may stop, neither us nor the editor.
+        let hasJobControl = !isIgnored(SIGTSTP)
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        // The main thread may block signals it inherited (a parent's mask
+        // passes on through exec); a program started with SIGINT blocked
+        // would ignore Ctrl-C.
+        var noSignals = sigset_t()
+        sigemptyset(&noSignals)
+        posix_spawnattr_setsigmask(&attributes, &noSignals)
+        // An ignored signal stays ignored across exec: SIGPIPE (SwiftNIO
+        // ignores it), and SIGINT and SIGQUIT, ignored below while it runs.
+        var defaults = sigset_t()
+        sigemptyset(&defaults)
+        for number in [SIGINT, SIGQUIT, SIGPIPE] + (hasJobControl ? [SIGTSTP, SIGTTIN, SIGTTOU] : []) {
+            sigaddset(&defaults, number)
+        }
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        // No POSIX_SPAWN_SETPGROUP: the child stays in our process group.
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        // Ctrl-C and Ctrl-\ in the editor reach the whole foreground group:
+        // they are the editor's, not a reason for netinspect to quit (git
+        // does the same). Ctrl-Z must stop netinspect with the editor, so
+        // the shell gets the terminal back and `fg` resumes both; ncurses'
+        // own SIGTSTP handler would redraw netinspect over the editor.
+        let previousInterrupt = signal(SIGINT, SIG_IGN)
+        let previousQuit = signal(SIGQUIT, SIG_IGN)
+        let previousStop = hasJobControl ? signal(SIGTSTP, SIG_DFL) : nil
+        defer {
+            signal(SIGINT, previousInterrupt)
+            signal(SIGQUIT, previousQuit)
+            if hasJobControl { signal(SIGTSTP, previousStop) }
+        }
+
+        // netinspect's sockets and pipes are not the editor's: a program it
+        // leaves running (an editor's server) would hold the listening socket
+        // after netinspect quits. (glibc's closefrom action is not imported.)
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
+            if let descriptor = Int32(name), descriptor > STDERR_FILENO { posix_spawn_file_actions_addclose(&actions, descriptor) }
+        }
+
+        var cArguments = argv.map { strdup($0) } + [nil]
+        defer { cArguments.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, argv[0], &actions, &attributes, &cArguments, environ)
+        guard spawned == 0 else { return .cannotStart(String(cString: strerror(spawned))) }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            guard errno == EINTR else { return .cannotStart("waitpid: \(String(cString: strerror(errno)))") }
+        }
+        // WIFEXITED and friends are macros Swift does not import.
+        let signalNumber = status & 0x7F
+        return signalNumber == 0 ? .exited((status >> 8) & 0xFF) : .killed(signal: signalNumber)
+    }
+
+    private static func isIgnored(_ number: Int32) -> Bool {
+        var current = sigaction()
+        sigaction(number, nil, &current)
+        return unsafeBitCast(current.__sigaction_handler.sa_handler, to: Int.self) == unsafeBitCast(SIG_IGN, to: Int.self)
+    }
+}
