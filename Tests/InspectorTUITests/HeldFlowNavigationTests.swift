@@ -48,6 +48,15 @@ final class HeldFlowNavigationTests: XCTestCase {
         XCTAssertEqual(state.cursor, 0, "one flow was already held: nothing jumps")
     }
 
+    func testAfterTheHeldFlowGoesOnTheNextHoldMovesACursorLeftWhereTheLastHoldPutIt() {
+        var state = following()
+        arrive([.flowStarted(Fixtures.started(1)), hold(1)], in: &state)
+        state.press("enter", "q")
+        arrive([.released(FlowRelease(id: Fixtures.id(1), phase: .request, reason: .resumed)),
+                .flowStarted(Fixtures.started(2)), .flowStarted(Fixtures.started(3)), hold(3)], in: &state)
+        XCTAssertEqual(state.selection, state.session.store.sequence(of: Fixtures.id(3)), "X now kills the held flow, not the one before")
+    }
+
     func testHGoesToTheNextHeldFlowAndWrapsAround() {
         var state = following()
         arrive((1...5).map { .flowStarted(Fixtures.started($0)) } + [hold(2), hold(4)], in: &state)

@@ -187,6 +187,9 @@ public struct AppState: Sendable {
     public internal(set) var listTop = 0
     /// Whether the newest flow is kept selected and in view.
     public internal(set) var follows = true
+    /// The flow a hold last stopped the list on (``Reducer/selectFirstHeld``):
+    /// while the cursor rests there, the next hold moves it on.
+    var stoppedAtHold: Int?
     /// The rows frozen by `p`, while the list is paused.
     public internal(set) var pausedRows: [Int]?
     /// The free-text filter (`/`).

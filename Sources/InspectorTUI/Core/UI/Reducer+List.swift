@@ -88,16 +88,22 @@ extension Reducer {
         return true
     }
 
-    /// The first flow to be held while none was and the list follows the
-    /// newest: the cursor stops on it, so `Enter` opens it rather than a
-    /// flow that arrived since (Proxyman and Charles bring a breakpoint to
-    /// the front the same way).
+    /// A flow newly held while none was, or while the cursor still rests on
+    /// the flow the last hold stopped it on: the cursor stops on it, so
+    /// `Enter` or `X` acts on it rather than on a flow that arrived since
+    /// (Proxyman and Charles bring a breakpoint to the front the same way).
+    /// A cursor on a held flow, or moved by the person while one is held,
+    /// stays put.
     static func selectFirstHeld(heldBefore: [Int], in state: inout AppState) {
-        guard heldBefore.isEmpty, state.follows, state.mode == .list, state.prompt == nil,
-              let held = state.session.store.heldSequences().first, let row = state.rows.firstIndex(of: held),
+        let heldNow = state.session.store.heldSequences()
+        // A following cursor is not the person's: it may sit on the held flow only because it is the newest.
+        guard state.mode == .list, state.prompt == nil, state.follows || !heldNow.contains(where: { $0 == state.selection }),
+              heldBefore.isEmpty || (state.stoppedAtHold != nil && state.stoppedAtHold == state.selection),
+              let held = heldNow.first(where: { !heldBefore.contains($0) }), let row = state.rows.firstIndex(of: held),
               let log = state.session.store[held]?.log else { return }
         state.follows = false
         state.moveCursor(to: row)
+        state.stoppedAtHold = held
         state.notice = Notice(text: "\(log.request.method) \(Format.displayPath(of: log.request.url)) is held: "
             + "\(state.keyName(.open)) shows it, \(state.keyName(.resume)) resumes, \(state.keyName(.kill)) kills "
             + "(\(state.keyName(.toggleFollow)) follows again)", isError: false)
