@@ -35,6 +35,9 @@ package struct FlowRecorder {
     package var parentID: FlowID?
     /// The other end's address, when the adapter sees it (inbound: the client).
     package var peer: String?
+    /// This end's address of the connection, when the adapter sees it
+    /// (outbound: what a captured callee has as its peer).
+    package var localAddress: String?
     /// Set by the gRPC adapter: which RPC this flow is (service, method,
     /// kind), sent with `flowStarted`; its messages and status travel as
     /// their own events.
@@ -187,7 +190,7 @@ package struct FlowRecorder {
     package var log: NetworkLog {
         NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, response: currentResponse, timing: timing,
                    redirects: redirects, source: source, changes: changes, direction: direction, parentID: parentID, peer: peer,
-                   grpc: grpc)
+                   localAddress: localAddress, grpc: grpc)
     }
 
     /// The response head with the body captured so far.
@@ -230,7 +233,8 @@ package struct FlowRecorder {
 
     package func started() -> Message {
         .flowStarted(NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, timing: timing, source: source,
-                                changes: changes, direction: direction, parentID: parentID, peer: peer, grpc: grpc))
+                                changes: changes, direction: direction, parentID: parentID, peer: peer,
+                                localAddress: localAddress, grpc: grpc))
     }
 
     /// Makes the final timing carry phases the recorder measured itself:

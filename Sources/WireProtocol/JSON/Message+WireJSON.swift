@@ -226,14 +226,17 @@ extension FlowState: WireNameSet {
 
 extension NetworkLog: JSONWritable, JSONReadable {
     func write(to writer: inout JSONWriter) {
-        writer.object {
-            $0.field("id", id); $0.field("sessionID", sessionID); $0.field("taskID", taskID)
-            $0.field("request", request); $0.field("response", response); $0.field("timing", timing)
-            $0.field("redirects", redirects); $0.field("error", error); $0.field("state", state)
-            $0.field("source", source); $0.field("changes", changes)
-            $0.field("direction", direction); $0.field("parentID", parentID); $0.field("peer", peer)
-            $0.field("grpc", grpc)
-        }
+        writer.object { writeMembers(to: &$0) }
+    }
+
+    /// The members alone, so `--json` can add the app's after them.
+    func writeMembers(to writer: inout JSONWriter) {
+        writer.field("id", id); writer.field("sessionID", sessionID); writer.field("taskID", taskID)
+        writer.field("request", request); writer.field("response", response); writer.field("timing", timing)
+        writer.field("redirects", redirects); writer.field("error", error); writer.field("state", state)
+        writer.field("source", source); writer.field("changes", changes)
+        writer.field("direction", direction); writer.field("parentID", parentID); writer.field("peer", peer)
+        writer.field("localAddress", localAddress); writer.field("grpc", grpc)
     }
     @inline(__always)
     init(json: JSONReader) throws(JSONFieldError) {
@@ -244,7 +247,7 @@ extension NetworkLog: JSONWritable, JSONReadable {
                   source: try json.decodeIfPresent("source"), changes: try json.decodeIfPresent("changes"),
                   direction: try json.decodeIfPresent("direction"),
                   parentID: try json.decodeIfPresent("parentID"), peer: try json.optionalString("peer"),
-                  grpc: try json.decodeIfPresent("grpc"))
+                  localAddress: try json.optionalString("localAddress"), grpc: try json.decodeIfPresent("grpc"))
     }
 }
 
@@ -351,6 +354,27 @@ extension NetworkLog {
     public func jsonLine() -> Data {
         var writer = JSONWriter()
         write(to: &writer)
+        return writer.output.withBytes { Data($0) }
+    }
+
+    /// The same line with, last, the app the flow came from as its agent's
+    /// hello names it: `"app":{"name":…,"pid":…,"host":…}` (for spans
+    /// received over OTLP, the service). What `netinspect --json` prints;
+    /// ``init(jsonLine:)`` reads the flow and skips it.
+    ///
+    /// ```swift
+    /// log.jsonLine(app: hello)   // {"id":"…",…,"app":{"name":"checkout","pid":4242,"host":"build-7"}}
+    /// ```
+    public func jsonLine(app hello: Hello?) -> Data {
+        guard let hello else { return jsonLine() }
+        var writer = JSONWriter()
+        writer.object {
+            writeMembers(to: &$0)
+            $0.key("app")
+            $0.object {
+                $0.field("name", hello.appName); $0.field("pid", hello.processID); $0.field("host", hello.hostName)
+            }
+        }
         return writer.output.withBytes { Data($0) }
     }
 
