@@ -23,9 +23,10 @@ extension FlowStore {
     /// ```
     public func parentSequence(of sequence: Int) -> Int? {
         guard let log = self[sequence]?.log else { return nil }
-        guard let id = log.parentID ?? links.callerOf[log.id], let parent = self.sequence(of: id), parent != sequence else {
-            return nil
-        }
+        // The tree asks this of every row on every batch: most flows are
+        // neither a call's child nor linked, and cost no hashing.
+        let linked = log.isInbound && log.peer != nil && !links.callerOf.isEmpty ? links.callerOf[log.id] : nil
+        guard let id = log.parentID ?? linked, let parent = self.sequence(of: id), parent != sequence else { return nil }
         return parent
     }
 
