@@ -142,6 +142,24 @@ final class ServiceLinkTests: XCTestCase {
         }
     }
 
+    func testACallWhoseAddressCameWithItsEndIsLinkedThen() {
+        var state = AppState(timeZone: Fixtures.utc)
+        let shop = ConnectionID(1), stock = ConnectionID(2)
+        var started = call(11, at: 10)
+        started.localAddress = nil     // URLSession: libcurl connects after the flow starts
+        let finished = FlowFinished(id: started.id, state: .completed, timing: Timing(startedAt: started.timing.startedAt, finished: 0.050),
+                                    localAddress: "127.0.0.1:50000")
+        _ = Reducer.reduce(&state, .inbox([
+            .connected(shop, Fixtures.hello(app: "shop", pid: 100), peer: "unix"),
+            .connected(stock, Fixtures.hello(app: "stock", pid: 200), peer: "unix"),
+            .message(shop, .flowStarted(started)), .message(stock, .flowStarted(received(12, at: 10.010))),
+        ], at: at))
+        state.press("T")
+        XCTAssertEqual(state.rows.map { state.tree?.depth[$0] ?? 0 }, [0, 0], "no address yet")
+        _ = Reducer.reduce(&state, .inbox([.message(shop, .flowFinished(finished))], at: at))
+        XCTAssertEqual(state.rows.map { state.tree?.depth[$0] ?? 0 }, [0, 1])
+    }
+
     func testParentFollowsTheLinkAndAppAndPidTellTheInstancesApart() {
         var state = twoServices(stockFirst: true)
         state.enter("~parent ~pid 100", after: "f")

@@ -282,6 +282,7 @@ extension Message {
                 writer.field("timing", event.timing); writer.field("redirects", event.redirects)
                 if let clientHeaders = event.clientHeaders { writer.field("clientHeaders", clientHeaders) }
                 writer.field("changes", event.changes); writer.field("grpc", event.grpc)
+                writer.field("localAddress", event.localAddress)
             case .status(let status):
                 writer.field("droppedEvents", status.droppedEvents); writer.field("queuedEvents", status.queuedEvents)
             case .held(let hold):
@@ -331,7 +332,7 @@ extension Message {
                 requestBody: try json.decodeIfPresent("requestBody"), error: try json.decodeIfPresent("error"),
                 timing: try json.decode("timing"), redirects: try json.array("redirects"),
                 clientHeaders: try json.optionalArray("clientHeaders"), changes: try json.decodeIfPresent("changes"),
-                grpc: try json.decodeIfPresent("grpc")))
+                grpc: try json.decodeIfPresent("grpc"), localAddress: try json.optionalString("localAddress")))
         case .status:
             return .status(AgentStatus(droppedEvents: try json.int("droppedEvents"), queuedEvents: try json.int("queuedEvents")))
         case .held:
