@@ -130,6 +130,7 @@ let package = Package(
                 "CaptureAgent", "CaptureAgentAsyncHTTPClient", "CaptureAgentHummingbird",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
             ],
             path: "Examples/ServiceDemo"
         ),

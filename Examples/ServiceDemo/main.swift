@@ -3,6 +3,9 @@
 //
 //     swift run ServiceDemo                 serve on 127.0.0.1:8080 until Ctrl-C
 //     swift run ServiceDemo --self-test     serve, call /checkout three times, exit
+//     swift run ServiceDemo --port 8090 --inventory 127.0.0.1:8080
+//                                           a second instance, whose checkouts ask
+//                                           the first for inventory (`--port 0`: any)
 //
 // Then `curl -X POST 127.0.0.1:8080/checkout` while netinspect runs: the
 // checkout shows with the inventory call it made nested under it.
@@ -15,9 +18,14 @@ import CaptureAgentAsyncHTTPClient
 import CaptureAgentHummingbird
 import Foundation
 import Hummingbird
+import NIOCore
 
 let selfTest = CommandLine.arguments.contains("--self-test")
-let port = selfTest ? 0 : 8080
+func option(_ name: String) -> String? {
+    CommandLine.arguments.firstIndex(of: name).flatMap { CommandLine.arguments.dropFirst($0 + 1).first }
+}
+let port = option("--port").flatMap(Int.init) ?? (selfTest ? 0 : 8080)
+let inventory = option("--inventory")
 
 // snippet:hummingbird:begin
 let agent = try CaptureAgent.start()          // $NETINSPECT, else the default socket
@@ -26,8 +34,20 @@ var configuration = HTTPClient.Configuration()
 agent.capture(&configuration)                  // the calls handlers make
 let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
 
-let router = Router(context: BasicRequestContext.self)
+let router = Router(context: PeerContext.self)
 router.add(middleware: InboundCaptureMiddleware(agent: agent))   // the requests the service receives
+
+/// A context that knows the client's address: the flow records it as its
+/// peer, and netinspect nests a request sent by another captured service
+/// under that service's call.
+struct PeerContext: RequestContext, RemoteAddressRequestContext {
+    var coreContext: CoreRequestContextStorage
+    let remoteAddress: SocketAddress?
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+}
 // snippet:hummingbird:end
 
 let listening = AsyncStream<Int>.makeStream()
@@ -37,7 +57,7 @@ router.get("inventory/:item") { _, context -> String in
 router.post("checkout") { request, _ -> String in
     let cart = try await request.body.collect(upTo: 1 << 16)
     // Made while handling the checkout, so its flow names the checkout's as its parent.
-    let service = request.head.authority ?? "127.0.0.1:\(port)"
+    let service = inventory ?? request.head.authority ?? "127.0.0.1:\(port)"
     let stock = try await httpClient.execute(HTTPClientRequest(url: "http://\(service)/inventory/42"), timeout: .seconds(5))
     _ = try await stock.body.collect(upTo: 1 << 16)
     return "{\"order\":\"A-1\",\"cartBytes\":\(cart.readableBytes),\"inventory\":\(stock.status.code)}"
@@ -54,7 +74,8 @@ func firstPort(_ ports: AsyncStream<Int>) async -> Int {
     return 0
 }
 let boundPort = await firstPort(listening.stream)
-print("ServiceDemo: listening on 127.0.0.1:\(boundPort)")
+// Written at once, not buffered: a test or script waiting for the port reads it through a pipe.
+FileHandle.standardOutput.write(Data("ServiceDemo: listening on 127.0.0.1:\(boundPort)\n".utf8))
 
 if selfTest {
     var failures = 0

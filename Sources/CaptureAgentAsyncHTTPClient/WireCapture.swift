@@ -40,7 +40,7 @@ final class ChannelExchange: @unchecked Sendable {
 
     // MARK: Request, as it goes to the codec
 
-    func requestHead(_ head: HTTPRequestHead, eventLoop: EventLoop) {
+    func requestHead(_ head: HTTPRequestHead, eventLoop: EventLoop, localAddress: SocketAddress?) {
         guard !isDisabled else { return }
         if let flow, !flow.isDone {
             // A new request on a channel that never finished the last one.
@@ -71,6 +71,9 @@ final class ChannelExchange: @unchecked Sendable {
             recorder.setClientHeaders(added)
             recorder.source = CaptureSource(client: .asyncHTTPClient, path: .wire)
             recorder.parentID = claimed.traced?.parentID
+            recorder.localAddress = localAddress.flatMap { address in
+                address.ipAddress.flatMap { ip in address.port.map { EndpointText.of(ip: ip, port: $0) } }
+            }
             // An async request's wait for this connection (connecting
             // included: AsyncHTTPClient does not say which) is `blocked`.
             let blocked = claimed.traced?.waitStart.map { FlowClock.seconds(from: $0, to: start) }
@@ -328,7 +331,7 @@ final class WireCaptureHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
-        case .head(let head): exchange.requestHead(head, eventLoop: context.eventLoop)
+        case .head(let head): exchange.requestHead(head, eventLoop: context.eventLoop, localAddress: context.channel.localAddress)
         case .body(let body): exchange.requestBody(body)
         case .end: exchange.requestEnd()
         }

@@ -98,10 +98,7 @@ public struct InboundCaptureMiddleware: AsyncMiddleware {
 
     static func peer(of request: Vapor.Request) -> String? {
         guard let address = request.remoteAddress else { return nil }
-        if let ip = address.ipAddress, let port = address.port {
-            if case .v6 = address { return "[\(ip)]:\(port)" }
-            return "\(ip):\(port)"
-        }
+        if let ip = address.ipAddress, let port = address.port { return EndpointText.of(ip: ip, port: port) }
         return address.pathname
     }
 }

@@ -2,15 +2,20 @@ import Foundation
 import WireProtocol
 
 extension FilterExpression {
+    /// A flow's parent where the flows are kept, with the app it came from
+    /// (see ``FilterExpression/parent(_:)``).
+    public typealias ParentLookup = (NetworkLog) -> (log: NetworkLog, origin: FlowOrigin?)?
+
     /// Whether `log` passes the filter. `~marked` and `~comment` read
-    /// `marked` and `comment`, which only the inspector knows (the person
-    /// adds them there); elsewhere they are false and nil. `~parent` asks
-    /// `parentOf` for the flow with the given id; where no flows are kept
-    /// (the agent, a dump), it finds none and `~parent` is false.
+    /// `marked` and `comment`, and `~app` and `~pid` read `origin`, which
+    /// only the inspector knows (the person adds the first two there; the
+    /// agent's hello says the others); elsewhere they are false and nil.
+    /// `~parent` asks `parent` for the flow's parent; where no flows are
+    /// kept (the agent, a dump), it finds none and `~parent` is false.
     ///
     /// ```swift
     /// let children = try FilterExpression.parse("~parent ~u /checkout")
-    /// children.matches(call, parentOf: { id in store.log(id) })
+    /// children.matches(call, origin: app, parent: { store.parent(of: $0) })
     /// ```
     ///
     /// Cheap enough to run over the whole store on every keystroke: nothing is
@@ -18,7 +23,7 @@ extension FilterExpression {
     /// bodies are read only by `~b`.
     public func matches(
         _ log: NetworkLog, marked: Bool = false, comment: String? = nil,
-        parentOf: (FlowID) -> NetworkLog? = { _ in nil }
+        origin: FlowOrigin? = nil, parent: ParentLookup = { _ in nil }
     ) -> Bool {
         switch self {
         case .all:
@@ -62,8 +67,12 @@ extension FilterExpression {
             return (log.direction ?? .outbound) == direction
         case .parent(let inner):
             // The parent's own marks are not at hand here, so ~marked inside is false.
-            guard let id = log.parentID, id != log.id, let parent = parentOf(id) else { return false }
-            return inner.matches(parent, parentOf: parentOf)
+            guard let found = parent(log), found.log.id != log.id else { return false }
+            return inner.matches(found.log, origin: found.origin, parent: parent)
+        case .app(let pattern):
+            return origin.map { pattern.matches($0.app) } ?? false
+        case .processID(let pid):
+            return origin?.processID == pid
         case .flowID(let prefix):
             return log.id.description.hasPrefix(prefix)
         case .grpc(let pattern):
@@ -77,13 +86,13 @@ extension FilterExpression {
             guard let code = log.response?.statusCode else { return false }
             return pattern.matches(String(code))
         case .not(let inner):
-            return !inner.matches(log, marked: marked, comment: comment, parentOf: parentOf)
+            return !inner.matches(log, marked: marked, comment: comment, origin: origin, parent: parent)
         case let .and(left, right):
-            return left.matches(log, marked: marked, comment: comment, parentOf: parentOf)
-                && right.matches(log, marked: marked, comment: comment, parentOf: parentOf)
+            return left.matches(log, marked: marked, comment: comment, origin: origin, parent: parent)
+                && right.matches(log, marked: marked, comment: comment, origin: origin, parent: parent)
         case let .or(left, right):
-            return left.matches(log, marked: marked, comment: comment, parentOf: parentOf)
-                || right.matches(log, marked: marked, comment: comment, parentOf: parentOf)
+            return left.matches(log, marked: marked, comment: comment, origin: origin, parent: parent)
+                || right.matches(log, marked: marked, comment: comment, origin: origin, parent: parent)
         }
     }
 

@@ -21,8 +21,10 @@ import WireProtocol
 /// | `~marked`         | flow is marked (`M`)                                                |
 /// | `~comment REGEX`  | the flow's comment (`#`) matches                                    |
 /// | `~inbound`, `~outbound` | the app received the request / sent it                     |
-/// | `~parent X`       | was made while the app handled an inbound flow matching X          |
+/// | `~parent X`       | was made while the app handled an inbound flow matching X, or was received from a captured call matching X |
 /// | `~id PREFIX`      | flow id starts with PREFIX (so `~parent ~id 3F2A` is 3F2A…'s children) |
+/// | `~app REGEX`      | the app it came from (its agent's name; over OTLP, the service) matches |
+/// | `~pid 4242`       | the process it came from has this id                               |
 /// | `~grpc`, `~grpc REGEX` | flow is a gRPC call; with REGEX, its `service/method` matches  |
 /// | `~gs NOT_FOUND`, `~gs 5` | gRPC call ended with this status (name, either case, or code) |
 /// | `!x`, `x & y`, `x y`, `x \| y`, `( … )` | not, and (also by juxtaposition), or, grouping |
@@ -71,14 +73,22 @@ public indirect enum FilterExpression: Sendable, Equatable {
     /// `~inbound`, `~outbound`: which way the flow went through the app
     /// (a flow without a direction is outbound, as agents write it).
     case direction(FlowDirection)
-    /// `~parent X`: the flow names a parent (the inbound flow the app was
-    /// handling when it made it) and that parent, looked up where the
-    /// flows are kept, matches X. The operand is one term: `~parent ~u /checkout`,
+    /// `~parent X`: the flow has a parent and that parent, looked up where
+    /// the flows are kept, matches X. A call's parent is the inbound flow
+    /// the app was handling when it made it; an inbound flow's, the captured
+    /// call (of another service, or the same) that it received. The operand is one term: `~parent ~u /checkout`,
     /// `~parent (~m POST & ~u /checkout)`.
     case parent(FilterExpression)
     /// `~id PREFIX`: the flow's id starts with PREFIX (case-insensitive), as
     /// the detail view shows it. Stored upper-cased.
     case flowID(String)
+    /// `~app REGEX`: the name of the app the flow came from (its agent's
+    /// hello; for spans over OTLP, the service) matches. Only the inspector
+    /// knows it (``FlowOrigin``): false in the agent and in a file's flows.
+    case app(FilterPattern)
+    /// `~pid 4242`: the process the flow came from has this id; tells two
+    /// instances of one app apart. Inspector-side, like ``app(_:)``.
+    case processID(Int)
     /// `~grpc`: the flow is a gRPC call; with a pattern (`~grpc echo.Echo`,
     /// `~grpc 'Echo/(Get|Put)$'`), its `service/method` matches it.
     case grpc(FilterPattern?)
@@ -160,8 +170,10 @@ extension FilterExpression {
         ("~marked", "marked (M)"),
         ("~comment REGEX", "the flow's comment (#)"),
         ("~inbound, ~outbound", "received by the app; sent by it"),
-        ("~parent X", "made while handling an inbound flow matching X"),
+        ("~parent X", "made while handling an inbound flow matching X; received from a call matching X"),
         ("~id PREFIX", "flow id starts with PREFIX (~parent ~id P: P's children)"),
+        ("~app REGEX", "the app it came from (agent's app name; OTLP service)"),
+        ("~pid PID", "the process it came from"),
         ("~grpc [REGEX]", "gRPC calls; with REGEX, whose service/method matches"),
         ("~gs NAME|CODE", "gRPC calls that ended with this status: ~gs NOT_FOUND, ~gs 5"),
         ("! & | ( )", "not, and (also a space), or, grouping"),

@@ -104,6 +104,8 @@ struct FilterParser {
         case "inbound": return .direction(.inbound)
         case "outbound": return .direction(.outbound)
         case "id": return .flowID(try argument(for: name).text.uppercased())
+        case "app": return .app(try regularExpressionArgument(for: name))
+        case "pid": return try processFilter(try argument(for: name))
         case "parent":
             try expectOperand(after: Token(kind: .operator(name), offset: offset))
             return try nested(at: offset) { parser throws(FilterParseError) in .parent(try parser.parseUnary()) }
@@ -135,6 +137,13 @@ struct FilterParser {
             return .statusClass(digit)
         }
         throw FilterParseError(message: "~c needs a status code like 404 or a class like 4xx", offset: argument.offset)
+    }
+
+    private func processFilter(_ argument: (text: String, offset: Int)) throws(FilterParseError) -> FilterExpression {
+        guard let pid = Int(argument.text), pid >= 0 else {
+            throw FilterParseError(message: "~pid needs a process id like 4242", offset: argument.offset)
+        }
+        return .processID(pid)
     }
 
     private func grpcStatusFilter(_ argument: (text: String, offset: Int)) throws(FilterParseError) -> FilterExpression {

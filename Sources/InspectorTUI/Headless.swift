@@ -17,6 +17,8 @@ struct Headless {
     let keepLimit: Int?
     /// Who is connected, to name them when they leave.
     private var agents: [ConnectionID: Hello] = [:]
+    /// Which captured call made each captured service's inbound flow.
+    private var links = DumpLinks()
     /// Lines not written yet (``flushOutput()``).
     private var pendingOutput: [UInt8] = []
     /// A file's flows go out in writes of about this many bytes.
@@ -33,7 +35,7 @@ struct Headless {
     /// Prints the flows of a file and returns.
     mutating func print(_ flows: [NetworkLog]) {
         for flow in flows {
-            emit(flow)
+            emit(FlowAssembler.Finished(log: flow, agent: nil))
             if pendingOutput.count >= Self.outputChunk { flushOutput() }
         }
         flushOutput()
@@ -50,7 +52,8 @@ struct Headless {
             _ = poll(&descriptors, nfds_t(descriptors.count), 1000)
             for event in inbox.drain() {
                 note(event)
-                for finished in assembler.apply(event) { emit(finished.log) }
+                links.note(event)
+                for finished in assembler.apply(event) { emit(finished) }
             }
             // Printed (the drain's lines in one write(2)): the agents may count them as delivered.
             flushOutput()
@@ -59,16 +62,22 @@ struct Headless {
         }
     }
 
-    private mutating func emit(_ flow: NetworkLog) {
+    private mutating func emit(_ finished: FlowAssembler.Finished) {
+        let flow = finished.log
         if let saveError = saver?.write(flow) { Self.warn(saveError) }
         if let keepLimit {
             kept.append(flow)
             if kept.count > keepLimit { kept.removeFirst(kept.count - keepLimit) }
         }
-        guard filter?.matches(flow) ?? true else { return }
+        let link = links.mark(finished)
+        let origin = finished.agent.map { FlowOrigin(app: $0.appName, processID: $0.processID, host: $0.hostName) }
+        guard filter?.matches(flow, origin: origin) ?? true else { return }
         switch output {
-        case .dump: DumpFormat.append(flow, in: timeZone, to: &pendingOutput)
-        case .json: pendingOutput.append(contentsOf: flow.jsonLine())
+        case .dump:
+            // One app needs no naming; more do, each instance apart.
+            let app = agents.count > 1 ? finished.agent?.label(among: agents.values) : nil
+            DumpFormat.append(flow, in: timeZone, app: app, link: link, to: &pendingOutput)
+        case .json: pendingOutput.append(contentsOf: flow.jsonLine(app: finished.agent))
         }
         pendingOutput.append(UInt8(ascii: "\n"))
     }

@@ -174,6 +174,9 @@ public struct FlowFinished: Codable, Sendable, Equatable {
     @Boxed public var changes: FlowChanges?
     /// How the flow's gRPC call ended: status, trailers, messages not kept.
     @Boxed public var grpc: GRPCOutcome?
+    /// The flow's ``NetworkLog/localAddress``, when it was only known once
+    /// the request had gone out (URLSession connects after the flow starts).
+    public var localAddress: String?
 
     /// Creates the event.
     public init(
@@ -186,7 +189,8 @@ public struct FlowFinished: Codable, Sendable, Equatable {
         redirects: [RedirectHop] = [],
         clientHeaders: [HTTPHeader]? = nil,
         changes: FlowChanges? = nil,
-        grpc: GRPCOutcome? = nil
+        grpc: GRPCOutcome? = nil,
+        localAddress: String? = nil
     ) {
         self.id = id
         self.state = state
@@ -198,6 +202,7 @@ public struct FlowFinished: Codable, Sendable, Equatable {
         self.clientHeaders = clientHeaders
         self.changes = changes
         self.grpc = grpc
+        self.localAddress = localAddress
     }
 }
 
@@ -234,6 +239,7 @@ extension NetworkLog {
         if let clientHeaders = event.clientHeaders { request.clientHeaders = clientHeaders }
         if let changes = event.changes { self.changes = changes }
         if let outcome = event.grpc { grpc?.apply(outcome) }
+        if let address = event.localAddress { localAddress = address }
         error = event.error
         timing = event.timing
         redirects = event.redirects

@@ -40,6 +40,12 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
     /// The other end's address, `host:port`: for an inbound flow the client
     /// that sent the request. Nil where the capture path cannot see it.
     public var peer: String?
+    /// This end's address of the connection, `host:port`: for an outbound
+    /// flow, the address the app's connection was bound to. A captured
+    /// service that received the call has it as its inbound flow's ``peer``,
+    /// which is how a viewer links the two (see docs/PROTOCOL.md §4). Nil
+    /// where the capture path cannot see it.
+    public var localAddress: String?
     /// The gRPC call this flow carries, when it is one: service, method,
     /// messages and status (see ``GRPCCall``).
     @Boxed public var grpc: GRPCCall?
@@ -60,6 +66,7 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
         direction: FlowDirection? = nil,
         parentID: FlowID? = nil,
         peer: String? = nil,
+        localAddress: String? = nil,
         grpc: GRPCCall? = nil
     ) {
         self.id = id
@@ -76,6 +83,7 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
         self.direction = direction
         self.parentID = parentID
         self.peer = peer
+        self.localAddress = localAddress
         self.grpc = grpc
     }
 

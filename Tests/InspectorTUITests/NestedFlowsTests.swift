@@ -114,8 +114,8 @@ final class NestedFlowsTests: XCTestCase {
         let parent = TracedFlows.inbound()
         let filter = try FilterExpression.parse("~parent ~inbound")
         XCTAssertFalse(filter.matches(call), "no store (the agent, a dump): no parent")
-        XCTAssertTrue(filter.matches(call, parentOf: { $0 == parent.id ? parent : nil }))
+        XCTAssertTrue(filter.matches(call, parent: { $0.parentID == parent.id ? (parent, nil) : nil }))
         call.parentID = call.id
-        XCTAssertFalse(filter.matches(call, parentOf: { _ in call }), "a flow is never its own parent")
+        XCTAssertFalse(filter.matches(call, parent: { _ in (call, nil) }), "a flow is never its own parent")
     }
 }

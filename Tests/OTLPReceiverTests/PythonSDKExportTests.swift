@@ -63,6 +63,23 @@ import WireProtocol
         #expect(inspector.errorOutput.contains("orders (pid 0 on node-7) connected"))
     }
 
+    /// A fleet's flows are told apart in CI by the service each came from.
+    @Test func eachJSONLineNamesTheServiceItsSpanCameFrom() throws {
+        let inspector = try InspectorProcess(["--listen", "otlp:127.0.0.1:0"])
+        let port = try inspector.listeningPort()
+        let export = try Subprocess.run("/usr/bin/env", ["python3", Self.script, "http://127.0.0.1:\(port)/v1/traces", "protobuf", "", "checkout-py"])
+        try #require(export.status == 0, "the exporter failed: \(export.errorOutput)")
+        let flows = try inspector.waitFor("the server flow") { () -> [[String: Any]]? in
+            let flows = inspector.flows
+            return flows.contains { $0["direction"] as? String == "inbound" } ? flows : nil
+        }
+        let server = try #require(flows.first { $0["direction"] as? String == "inbound" })
+        let app = try #require(server["app"] as? [String: Any], "no app in \(server.keys.sorted())")
+        #expect(app["name"] as? String == "checkout-py")
+        #expect(app["host"] as? String == "node-7")
+        #expect(flows.allSatisfy { ($0["app"] as? [String: Any])?["name"] as? String == "checkout-py" })
+    }
+
     @Test func aRequestWithoutTheTokenIsRefusedAndNothingIsShown() throws {
         let inspector = try InspectorProcess(["--listen", "otlp:127.0.0.1:0", "--token", "fleet-secret"])
         let port = try inspector.listeningPort()

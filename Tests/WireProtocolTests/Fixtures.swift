@@ -119,7 +119,8 @@ enum Fixtures {
         id: FlowID("00000000-0000-4000-8000-000000000004")!, sessionID: 4, taskID: 1,
         request: Request(method: "GET", url: "http://inventory.local/items/42"),
         timing: Timing(startedAt: started),
-        source: CaptureSource(client: .asyncHTTPClient, path: .wire), parentID: inboundID
+        source: CaptureSource(client: .asyncHTTPClient, path: .wire), parentID: inboundID,
+        localAddress: "127.0.0.1:53200"
     )
 
     /// A server-streaming gRPC call: started, one message each way, ended

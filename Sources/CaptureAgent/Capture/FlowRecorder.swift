@@ -35,6 +35,12 @@ package struct FlowRecorder {
     package var parentID: FlowID?
     /// The other end's address, when the adapter sees it (inbound: the client).
     package var peer: String?
+    /// This end's address of the connection, when the adapter sees it
+    /// (outbound: what a captured callee has as its peer); sent with
+    /// `flowStarted`, or with `flowFinished` when learnt after the start
+    /// (``connected(from:)``).
+    package var localAddress: String?
+    private var localAddressAfterStart = false
     /// Set by the gRPC adapter: which RPC this flow is (service, method,
     /// kind), sent with `flowStarted`; its messages and status travel as
     /// their own events.
@@ -187,7 +193,7 @@ package struct FlowRecorder {
     package var log: NetworkLog {
         NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, response: currentResponse, timing: timing,
                    redirects: redirects, source: source, changes: changes, direction: direction, parentID: parentID, peer: peer,
-                   grpc: grpc)
+                   localAddress: localAddress, grpc: grpc)
     }
 
     /// The response head with the body captured so far.
@@ -228,9 +234,18 @@ package struct FlowRecorder {
         body.withUnsafeBytes { responseBody.append($0) }
     }
 
+    /// The transfer's connection, known after `flowStarted` went out, was
+    /// bound to `address`: `flowFinished` carries it.
+    package mutating func connected(from address: String?) {
+        guard let address else { return }
+        localAddress = address
+        localAddressAfterStart = true
+    }
+
     package func started() -> Message {
         .flowStarted(NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, timing: timing, source: source,
-                                changes: changes, direction: direction, parentID: parentID, peer: peer, grpc: grpc))
+                                changes: changes, direction: direction, parentID: parentID, peer: peer,
+                                localAddress: localAddress, grpc: grpc))
     }
 
     /// Makes the final timing carry phases the recorder measured itself:
@@ -399,7 +414,8 @@ package struct FlowRecorder {
             redirects: redirects,
             clientHeaders: clientHeaders,
             changes: changedAfterStart ? changes : nil,
-            grpc: outcome
+            grpc: outcome,
+            localAddress: localAddressAfterStart ? localAddress : nil
         ))
     }
 

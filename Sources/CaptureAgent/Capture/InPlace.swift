@@ -210,6 +210,7 @@ final class InPlaceFlow: @unchecked Sendable {
             ? native.flatMap(NativeProtocolFields.shared.temporaryFileURL(of:)).flatMap { try? FileHandle(forReadingFrom: $0) }
             : nil
         let times = easyHandle.map(Libcurl.times(of:)) ?? Libcurl.Times()
+        let localAddress = easyHandle.flatMap(Libcurl.localAddress(of:))
         let seen = watchingHeaders ? easyHandle.flatMap(Libcurl.stopWatching) : nil
         let limit = agent.configuration.bodyCaptureLimit
         agent.finishing.enter()
@@ -225,6 +226,7 @@ final class InPlaceFlow: @unchecked Sendable {
                 recorder.setResponseBody(recorder.capped(body))
             }
             recorder.setTransfer(times: times, endingAt: finishedAt, observedHead: self.sawResponse)
+            recorder.connected(from: localAddress)
             if let originalURL, let finalURL {
                 recorder.setRedirects(Self.hops(from: originalURL, to: finalURL, exchanges: seen?.exchanges ?? []))
             }

@@ -228,14 +228,17 @@ extension FlowState: WireNameSet {
 
 extension NetworkLog: JSONWritable, JSONReadable {
     func write(to writer: inout JSONWriter) {
-        writer.object {
-            $0.field("id", id); $0.field("sessionID", sessionID); $0.field("taskID", taskID)
-            $0.field("request", request); $0.field("response", response); $0.field("timing", timing)
-            $0.field("redirects", redirects); $0.field("error", error); $0.field("state", state)
-            $0.field("source", source); $0.field("changes", changes)
-            $0.field("direction", direction); $0.field("parentID", parentID); $0.field("peer", peer)
-            $0.field("grpc", grpc)
-        }
+        writer.object { writeMembers(to: &$0) }
+    }
+
+    /// The members alone, so `--json` can add the app's after them.
+    func writeMembers(to writer: inout JSONWriter) {
+        writer.field("id", id); writer.field("sessionID", sessionID); writer.field("taskID", taskID)
+        writer.field("request", request); writer.field("response", response); writer.field("timing", timing)
+        writer.field("redirects", redirects); writer.field("error", error); writer.field("state", state)
+        writer.field("source", source); writer.field("changes", changes)
+        writer.field("direction", direction); writer.field("parentID", parentID); writer.field("peer", peer)
+        writer.field("localAddress", localAddress); writer.field("grpc", grpc)
     }
     @inline(__always)
     init(json: JSONReader) throws(JSONFieldError) {
@@ -246,7 +249,7 @@ extension NetworkLog: JSONWritable, JSONReadable {
                   source: try json.decodeIfPresent("source"), changes: try json.decodeIfPresent("changes"),
                   direction: try json.decodeIfPresent("direction"),
                   parentID: try json.decodeIfPresent("parentID"), peer: try json.optionalString("peer"),
-                  grpc: try json.decodeIfPresent("grpc"))
+                  localAddress: try json.optionalString("localAddress"), grpc: try json.decodeIfPresent("grpc"))
     }
 }
 
@@ -281,6 +284,7 @@ extension Message {
                 writer.field("timing", event.timing); writer.field("redirects", event.redirects)
                 if let clientHeaders = event.clientHeaders { writer.field("clientHeaders", clientHeaders) }
                 writer.field("changes", event.changes); writer.field("grpc", event.grpc)
+                writer.field("localAddress", event.localAddress)
             case .status(let status):
                 writer.field("droppedEvents", status.droppedEvents); writer.field("queuedEvents", status.queuedEvents)
             case .held(let hold):
@@ -330,7 +334,7 @@ extension Message {
                 requestBody: try json.decodeIfPresent("requestBody"), error: try json.decodeIfPresent("error"),
                 timing: try json.decode("timing"), redirects: try json.array("redirects"),
                 clientHeaders: try json.optionalArray("clientHeaders"), changes: try json.decodeIfPresent("changes"),
-                grpc: try json.decodeIfPresent("grpc")))
+                grpc: try json.decodeIfPresent("grpc"), localAddress: try json.optionalString("localAddress")))
         case .status:
             return .status(AgentStatus(droppedEvents: try json.int("droppedEvents"), queuedEvents: try json.int("queuedEvents")))
         case .held:
@@ -353,6 +357,27 @@ extension NetworkLog {
     public func jsonLine() -> Data {
         var writer = JSONWriter()
         write(to: &writer)
+        return writer.output.withBytes { Data($0) }
+    }
+
+    /// The same line with, last, the app the flow came from as its agent's
+    /// hello names it: `"app":{"name":…,"pid":…,"host":…}` (for spans
+    /// received over OTLP, the service). What `netinspect --json` prints;
+    /// ``init(jsonLine:)`` reads the flow and skips it.
+    ///
+    /// ```swift
+    /// log.jsonLine(app: hello)   // {"id":"…",…,"app":{"name":"checkout","pid":4242,"host":"build-7"}}
+    /// ```
+    public func jsonLine(app hello: Hello?) -> Data {
+        guard let hello else { return jsonLine() }
+        var writer = JSONWriter()
+        writer.object {
+            writeMembers(to: &$0)
+            $0.key("app")
+            $0.object {
+                $0.field("name", hello.appName); $0.field("pid", hello.processID); $0.field("host", hello.hostName)
+            }
+        }
         return writer.output.withBytes { Data($0) }
     }
 

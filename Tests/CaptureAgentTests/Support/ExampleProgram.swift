@@ -1,5 +1,6 @@
 import Foundation
 import XCTest
+@testable import CaptureAgent
 
 /// One of `Examples/`' programs, run in a fresh process with its agent
 /// sending to `inspector`; and the README snippets cut from its source.
@@ -34,6 +35,62 @@ struct ExampleProgram {
         if !finished { process.terminate() }
         let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         return Run(finished: finished, status: process.terminationStatus, output: text)
+    }
+
+    /// A program left running (a service), its output collected as it comes.
+    final class Running: @unchecked Sendable {
+        let process = Process()
+        private let text = Locked("")
+
+        var pid: Int { Int(process.processIdentifier) }
+        var output: String { text.current }
+
+        init(executable: URL, arguments: [String], environment: [String: String]) throws {
+            process.executableURL = executable
+            process.arguments = arguments
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            let text = text
+            pipe.fileHandleForReading.readabilityHandler = { handle in
+                let data = handle.availableData
+                if data.isEmpty { handle.readabilityHandler = nil; return }
+                text.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            }
+            try process.run()
+        }
+
+        deinit { stop() }
+
+        /// The port a service says it listens on (`listening on 127.0.0.1:PORT`).
+        func listeningPort(timeout: TimeInterval = 30) throws -> Int {
+            var port: Int?
+            _ = eventually(timeout: timeout) {
+                port = output.range(of: #"listening on 127\.0\.0\.1:\d+"#, options: .regularExpression)
+                    .flatMap { Int(output[$0].split(separator: ":").last ?? "") }
+                return port != nil || !process.isRunning
+            }
+            return try XCTUnwrap(port, "no listening line: \(output)")
+        }
+
+        /// Ends it (SIGTERM) and waits.
+        func stop() {
+            guard process.isRunning else { return }
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
+    /// Starts the program built beside the test bundle with its agent
+    /// sending to the inspector at `endpoint` (`unix:PATH`), and leaves it
+    /// running; skips the test when it is not built.
+    func launch(arguments: [String], inspector endpoint: String) throws -> Running {
+        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
+        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
+            throw XCTSkip("\(name) is not built next to the test bundle; run `swift build --build-tests` first")
+        }
+        return try Running(executable: executable, arguments: arguments, environment: ["NETINSPECT": endpoint])
     }
 
     /// The lines between `// snippet:NAME:begin` and `// snippet:NAME:end` in

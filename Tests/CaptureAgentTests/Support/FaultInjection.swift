@@ -8,8 +8,8 @@ import Glibc
 import XCTest
 @testable import CaptureAgent
 
-/// The real `netinspect --json --listen unix:PATH`, as a child process:
-/// counts the JSON lines it prints, keeps what it says on stderr, and can be
+/// The real `netinspect --json --listen unix:PATH` (or `--dump`), as a
+/// child process: counts the lines it prints, keeps what it says on stderr, and can be
 /// stopped, continued and killed.
 final class InspectorProcess: @unchecked Sendable {
     let path: String
@@ -44,7 +44,7 @@ final class InspectorProcess: @unchecked Sendable {
     /// Starts it on `endpoint` (`unix:PATH`, `tcp:HOST:PORT`) and waits (at
     /// most 10 s) until it says it is listening there. With `uid`, it runs
     /// as that user (through `setpriv`; needs root).
-    init(listen endpoint: String, asUser uid: UInt32? = nil, arguments extra: [String] = []) throws {
+    init(listen endpoint: String, asUser uid: UInt32? = nil, output: String = "--json", arguments extra: [String] = []) throws {
         self.path = endpoint.hasPrefix("unix:") ? String(endpoint.dropFirst(5)) : endpoint
         let binary = Self.binary
         guard FileManager.default.isExecutableFile(atPath: binary.path) else {
@@ -52,10 +52,10 @@ final class InspectorProcess: @unchecked Sendable {
         }
         if let uid {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
-            process.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", binary.path, "--json", "--listen", endpoint] + extra
+            process.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", binary.path, output, "--listen", endpoint] + extra
         } else {
             process.executableURL = binary
-            process.arguments = ["--json", "--listen", endpoint] + extra
+            process.arguments = [output, "--listen", endpoint] + extra
         }
         let out = Pipe()
         let err = Pipe()

@@ -1,6 +1,6 @@
 """Exports a fixed set of spans with the official OpenTelemetry Python SDK.
 
-    python3 export_spans.py ENDPOINT protobuf|json [TOKEN]
+    python3 export_spans.py ENDPOINT protobuf|json [TOKEN [SERVICE]]
 
 ENDPOINT is the full traces URL (http://127.0.0.1:PORT/v1/traces). The
 protobuf run uses the SDK's own OTLP/HTTP exporter (gzip, as a Collector
@@ -24,7 +24,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor, SpanExporter, Sp
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 endpoint, encoding = sys.argv[1], sys.argv[2]
-token = sys.argv[3] if len(sys.argv) > 3 else None
+token = sys.argv[3] if len(sys.argv) > 3 and sys.argv[3] else None
+service = sys.argv[4] if len(sys.argv) > 4 else "orders"
 headers = {"Authorization": f"Bearer {token}"} if token else {}
 
 
@@ -56,8 +57,8 @@ if encoding == "protobuf":
     exporter = OTLPSpanExporter(endpoint=endpoint, headers=headers, compression=Compression.Gzip)
 else:
     exporter = JSONExporter()
-provider = TracerProvider(resource=Resource.create({"service.name": "orders", "host.name": "node-7",
-                                                    "service.instance.id": "orders-1"}))
+provider = TracerProvider(resource=Resource.create({"service.name": service, "host.name": "node-7",
+                                                    "service.instance.id": service + "-1"}))
 # One span per export: children end and are sent before their parents.
 provider.add_span_processor(SimpleSpanProcessor(exporter))
 tracer = provider.get_tracer("netinspect-test")

@@ -107,6 +107,23 @@ enum Libcurl {
         }
     }
 
+    private static let localIP: Int32 = 0x100029      // CURLINFO_LOCAL_IP (STRING + 41)
+    private static let localPort: Int32 = 0x20002A    // CURLINFO_LOCAL_PORT (LONG + 42)
+
+    /// The address `handle`'s last connection was bound to, `ip:port`
+    /// (what a captured service that received the request has as its
+    /// peer); nil when libcurl does not say.
+    static func localAddress(of handle: UnsafeMutableRawPointer) -> String? {
+        guard let functions else { return nil }
+        var ip: UnsafePointer<CChar>?
+        var port = 0
+        guard withUnsafeMutablePointer(to: &ip, { functions.getInfo(handle, localIP, UnsafeMutableRawPointer($0)) }) == 0,
+              withUnsafeMutablePointer(to: &port, { functions.getInfo(handle, localPort, UnsafeMutableRawPointer($0)) }) == 0,
+              let ip, port > 0 else { return nil }
+        let text = String(cString: ip)
+        return text.isEmpty ? nil : EndpointText.of(ip: text, port: port)
+    }
+
     /// All the time values of `handle`'s last transfer that libcurl has.
     static func times(of handle: UnsafeMutableRawPointer) -> Times {
         var result = Times()

@@ -20,6 +20,12 @@ public struct FlowAssembler: Sendable {
         public var log: NetworkLog
         /// The hello of the agent connection it came from.
         public var agent: Hello?
+
+        /// A flow and its agent's hello (nil for a file's flows).
+        public init(log: NetworkLog, agent: Hello?) {
+            self.log = log
+            self.agent = agent
+        }
     }
 
     /// In-progress flows held at most.

@@ -123,7 +123,8 @@ extension Renderer {
             var x = 1
             for column in columns {
                 let span = cells[offset][column.kind] ?? Span("")
-                screen.write(span.text.fitted(toWidth: column.width, alignRight: column.kind.alignRight), row: row, column: x, style: span.style, limit: column.width)
+                let text = column.kind == .app ? appFitted(span.text, toWidth: column.width) : span.text
+                screen.write(text.fitted(toWidth: column.width, alignRight: column.kind.alignRight), row: row, column: x, style: span.style, limit: column.width)
                 if column.kind == .path, let comment = record.annotation.comment {
                     let used = DisplayWidth.of(span.text)
                     if used + 3 < column.width {
@@ -146,7 +147,8 @@ extension Renderer {
         if let marker = changeMarker(log.changes) { path = marker + " " + path }
         if let hold = record.hold { path = "⏸ " + (hold.phase == .request ? "request " : "response ") + path }
         path = treePrefix + path
-        let name = record.agent.flatMap { state.session.agents.indices.contains($0) ? state.session.agents[$0].hello.appName : nil }
+        let agents = state.session.agents
+        let name = record.agent.flatMap { agents.indices.contains($0) ? agents[$0].hello.label(among: agents.lazy.map(\.hello)) : nil }
         return [
             .time: Span(Format.time(log.timing.startedAt, in: state.timeZone), .dim),
             .app: Span(name ?? "?", .dim),
@@ -159,6 +161,17 @@ extension Renderer {
             .duration: durationSpan(log, now: state.now),
             .bar: timingBar(log.timing, longest: longest, width: barWidth),
         ]
+    }
+
+    /// An app's label cut to the column from the middle of its name: the
+    /// `[pid]` that tells two instances apart is what must stay.
+    static func appFitted(_ label: String, toWidth width: Int) -> String {
+        guard DisplayWidth.of(label) > width, label.hasSuffix("]"), let open = label.lastIndex(of: "[") else { return label }
+        let suffix = label[open...]
+        let room = width - DisplayWidth.of(String(suffix))
+        guard room > 1 else { return String(suffix) }
+        // The name is wider than `room` here, so it ends with "…".
+        return String(label[..<open]).truncated(toWidth: room) + suffix
     }
 
     /// The code column: a gRPC status that is not OK is `✗` and its number

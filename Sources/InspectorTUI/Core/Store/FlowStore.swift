@@ -100,10 +100,15 @@ public struct FlowStore: Sendable {
     public private(set) var evictedFlows = 0
     /// Bytes of bodies currently held.
     public private(set) var bodyBytes = 0
+    /// Which captured call made each inbound flow (FlowStore+Links.swift).
+    public internal(set) var links: FlowLinks
+    /// The app each agent connection belongs to, by agent number.
+    public internal(set) var origins: [Int: FlowOrigin] = [:]
 
     /// Creates an empty store.
     public init(limits: Limits = Limits()) {
         self.limits = limits
+        links = FlowLinks(limit: limits.maximumFlows)
     }
 
     /// Number of flows held, not counting those deleted.
@@ -146,7 +151,7 @@ public struct FlowStore: Sendable {
     /// the flow's content in place.
     public mutating func insert(_ log: NetworkLog, agent: Int? = nil) -> [Change] {
         if let existing = sequences[log.id] {
-            return update(existing) { $0 = log }
+            return update(existing) { $0 = log } + noteLinks(of: existing)
         }
         let sequence = nextSequence
         nextSequence += 1
@@ -160,7 +165,7 @@ public struct FlowStore: Sendable {
             changes.append(.evicted(below: firstSequence))
         }
         enforceBodyBudget()
-        return changes
+        return changes + noteLinks(of: sequence)
     }
 
     /// Changes the mark or comment of a flow. Nothing happens (and no change
@@ -233,7 +238,7 @@ public struct FlowStore: Sendable {
     /// Folds a finish event into its flow; unknown flows are counted.
     public mutating func apply(_ event: FlowFinished) -> [Change] {
         guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
-        return update(sequence) { $0.apply(event) }
+        return update(sequence) { $0.apply(event) } + noteLinks(of: sequence)
     }
 
     /// Deletes a flow (`d`): it leaves every view and file, its bodies are
@@ -268,6 +273,7 @@ public struct FlowStore: Sendable {
         records.removeAll()
         sequences.removeAll()
         heldIDs.removeAll()
+        links.removeAll()
         head = 0
         baseSequence = nextSequence
         bodyCursor = nextSequence

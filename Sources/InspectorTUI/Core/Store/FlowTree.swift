@@ -1,8 +1,12 @@
 import WireProtocol
 
 /// The flow list as a tree, the way a trace viewer shows a request and the
-/// calls made for it: each flow that names a shown parent (``NetworkLog/parentID``)
-/// right under it, indented, in the list's order; every other flow at the top.
+/// calls made for it: each flow whose parent is shown right under it,
+/// indented, in the list's order; every other flow at the top. A call's
+/// parent is the inbound flow it names (``NetworkLog/parentID``), an
+/// inbound flow's the captured call that made it
+/// (``FlowStore/parentSequence(of:)``), so one service's request nests
+/// under the call of the service that sent it.
 ///
 /// Made from the list's rows and the store alone, so it does not matter
 /// whether a parent arrived before or after its children: a child whose
@@ -33,10 +37,8 @@ public struct FlowTree: Sendable, Equatable {
         for sequence in listRows where sequence >= base && sequence - base < span { shown[sequence - base] = true }
         var parentOf = [Int](repeating: -1, count: span)
         var children: [Int: [Int]] = [:]
-        let records = store.allRecords
         for sequence in listRows where sequence >= base && sequence - base < span {
-            guard let parentID = records[records.startIndex + sequence - base].log.parentID,
-                  let parent = store.sequence(of: parentID), parent != sequence,
+            guard let parent = store.parentSequence(of: sequence),
                   parent >= base, parent - base < span, shown[parent - base] else { continue }
             children[parent, default: []].append(sequence)
             parentOf[sequence - base] = parent

@@ -101,6 +101,7 @@ public struct Session: Sendable {
         case let .connected(connection, hello, peer):
             agentIndex[connection] = agents.count
             agents.append(AgentInfo(connection: connection, hello: hello, peer: peer, isConnected: true))
+            store.setOrigin(FlowOrigin(app: hello.appName, processID: hello.processID, host: hello.hostName), ofAgent: agents.count - 1)
             if hello.agentName == Self.fileAgentName {
                 log("Opened \(peer)", at: date)
             } else {

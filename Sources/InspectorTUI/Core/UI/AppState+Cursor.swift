@@ -25,7 +25,7 @@ extension AppState {
         let predicate: FlowView.Predicate? = filters.isEmpty ? nil : { @Sendable record, store in
             filters.allSatisfy {
                 $0.matches(record.log, marked: record.annotation.isMarked, comment: record.annotation.comment,
-                           parentOf: { store.sequence(of: $0).flatMap { store[$0]?.log } })
+                           origin: store.origin(of: record), parent: store.parent(of:))
             }
         }
         view.rebuild(
