@@ -232,7 +232,7 @@ let package = Package(
         .testTarget(
             name: "OTLPReceiverTests",
             dependencies: [
-                "OTLPReceiver", "ProtobufWire", "InspectorCore", "WireProtocol", "CaptureAgent",
+                "OTLPReceiver", "ProtobufWire", "InspectorCore", "WireProtocol", "CaptureAgent", "TestSupport",
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 // Only so the real `netinspect` binary is built before the

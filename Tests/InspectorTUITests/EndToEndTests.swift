@@ -300,19 +300,7 @@ final class TmuxSession {
     let socketPath: String
     private let server: String
 
-    static var binary: URL {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var directory = executable.deletingLastPathComponent()
-        if directory.lastPathComponent.hasSuffix(".xctest") || directory.path.contains(".xctest/") {
-            while directory.pathExtension != "xctest", directory.path != "/" { directory.deleteLastPathComponent() }
-            directory.deleteLastPathComponent()
-        }
-        let beside = directory.appendingPathComponent("netinspect")
-        if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
-        return URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent(".build/debug/netinspect")
-    }
+    static var binary: URL { NetinspectBinary.url }
 
     /// Starts `netinspect --listen unix:<socketPath>` followed by `arguments`
     /// (or, with `listens: false`, `netinspect` with `arguments` alone), with

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -19,22 +20,8 @@ final class InspectorProcess: @unchecked Sendable {
     private let stderr = Locked("")
     private let stdoutEnded = Locked(false)
 
-    /// Where `swift build` puts the binary: beside the test bundle, else
-    /// `.build/debug`. The lookup of InspectorTUITests' `TmuxSession.binary`;
-    /// test targets cannot share code.
-    static var binary: URL {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var directory = executable.deletingLastPathComponent()
-        if directory.lastPathComponent.hasSuffix(".xctest") || directory.path.contains(".xctest/") {
-            while directory.pathExtension != "xctest", directory.path != "/" { directory.deleteLastPathComponent() }
-            directory.deleteLastPathComponent()
-        }
-        let beside = directory.appendingPathComponent("netinspect")
-        if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
-        return URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent(".build/debug/netinspect")
-    }
+    /// The binary `swift build` made.
+    static var binary: URL { NetinspectBinary.url }
 
     /// Starts it on a Unix socket and waits (at most 10 s) until it says it is listening.
     convenience init(listeningOn path: String) throws {

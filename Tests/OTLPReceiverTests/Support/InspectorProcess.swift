@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import NIOConcurrencyHelpers
 
 /// The real `netinspect --json` as a child process: its stdout collected as
@@ -72,19 +73,6 @@ final class InspectorProcess: @unchecked Sendable {
         var description: String
     }
 
-    /// Where `swift build` puts the binary: beside the test bundle, else
-    /// `.build/debug` (the lookup the other test targets use; targets cannot share code).
-    static var binary: URL {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
-        var directory = executable.deletingLastPathComponent()
-        if directory.lastPathComponent.hasSuffix(".xctest") || directory.path.contains(".xctest/") {
-            while directory.pathExtension != "xctest", directory.path != "/" { directory.deleteLastPathComponent() }
-            directory.deleteLastPathComponent()
-        }
-        let beside = directory.appendingPathComponent("netinspect")
-        if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
-        return URL(fileURLWithPath: #filePath)
-            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent(".build/debug/netinspect")
-    }
+    /// The binary `swift build` made.
+    static var binary: URL { NetinspectBinary.url }
 }

@@ -25,7 +25,7 @@ extension AppState {
         let predicate: FlowView.Predicate? = filters.isEmpty ? nil : { @Sendable record, store in
             filters.allSatisfy {
                 $0.matches(record.log, marked: record.annotation.isMarked, comment: record.annotation.comment,
-                           origin: store.origin(of: record), parent: store.parent(of:))
+                           origin: store.origin(of: record), parent: { store.parent(of: $0) })
             }
         }
         view.rebuild(
