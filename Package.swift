@@ -14,17 +14,21 @@ let package = Package(
         .executable(name: "netinspect", targets: ["InspectorTUI"]),
         .executable(name: "netinspect-bench", targets: ["NetinspectBench"]),
     ],
-    // Each server-side adapter is a trait, all on by default. An app that
-    // captures only URLSession depends with `traits: []` and resolves none of
-    // the adapters' packages (README, "Add it"); the tests and netinspect's
-    // own replay client need the defaults.
+    // Each server-side adapter is a trait, and so is the viewer, all on by
+    // default. An app that captures only URLSession depends with `traits: []`
+    // and resolves swift-distributed-tracing alone: SwiftPM leaves out a
+    // package that only disabled traits' conditions name, even for targets the
+    // app never builds, so every other product dependency of a library or
+    // executable target carries a condition (test targets do not count).
+    // The tests and netinspect's own replay client need the defaults.
     traits: [
+        .trait(name: "Viewer", description: "netinspect itself: the terminal viewer, its OTLP receiver and netinspect-bench (SwiftNIO, swift-argument-parser)"),
         .trait(name: "AsyncHTTPClient", description: "CaptureAgentAsyncHTTPClient: AsyncHTTPClient and Vapor's client; netinspect's own replay client"),
         .trait(name: "OpenAPI", description: "CaptureAgentOpenAPI: swift-openapi-generator clients"),
         .trait(name: "Hummingbird", description: "CaptureAgentHummingbird: a Hummingbird 2 service's inbound requests"),
         .trait(name: "Vapor", description: "CaptureAgentVapor: a Vapor 4 service's inbound requests, and req.client through the agent"),
         .trait(name: "GRPC", description: "CaptureAgentGRPC: grpc-swift 2 clients and services, any transport"),
-        .default(enabledTraits: ["AsyncHTTPClient", "OpenAPI", "Hummingbird", "Vapor", "GRPC"]),
+        .default(enabledTraits: ["Viewer", "AsyncHTTPClient", "OpenAPI", "Hummingbird", "Vapor", "GRPC"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -79,12 +83,12 @@ let package = Package(
             dependencies: [
                 "CaptureAgent", "WireProtocol",
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOHTTPCompression", package: "swift-nio-extras", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
@@ -161,11 +165,10 @@ let package = Package(
                 "FlowFilter",
                 // gRPC messages decoded raw or by `--proto` descriptor sets.
                 "ProtobufWire",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Viewer"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Viewer"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Viewer"])),
             ],
-            path: "Sources/InspectorTUI/Core"
         ),
 
         // The protobuf wire format without a schema: for OTLP spans, and any
@@ -178,12 +181,12 @@ let package = Package(
             name: "OTLPReceiver",
             dependencies: [
                 "InspectorCore", "ProtobufWire", "WireProtocol",
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "NIOHTTPCompression", package: "swift-nio-extras"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Viewer"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Viewer"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Viewer"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Viewer"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Viewer"])),
+                .product(name: "NIOHTTPCompression", package: "swift-nio-extras", condition: .when(traits: ["Viewer"])),
             ]
         ),
 
@@ -196,15 +199,13 @@ let package = Package(
                 "ProtobufWire",
                 "CNCursesW",
                 "CaptureAgent",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Viewer"])),
                 // netinspect's own client, for replays the app cannot make.
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
-            ],
-            path: "Sources/InspectorTUI",
-            exclude: ["Core"]
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Viewer"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Viewer"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Viewer"])),
+            ]
         ),
 
         // Every speed and memory figure of docs/BENCHMARKS.md, printed side by side.
@@ -219,9 +220,9 @@ let package = Package(
                 .target(name: "CaptureAgentGRPC", condition: .when(traits: ["GRPC"])),
                 .product(name: "GRPCCore", package: "grpc-swift-2", condition: .when(traits: ["GRPC"])),
                 .product(name: "GRPCNIOTransportHTTP2Posix", package: "grpc-swift-nio-transport", condition: .when(traits: ["GRPC"])),
-                .product(name: "NIOCore", package: "swift-nio"),
-                .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Viewer"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Viewer"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Viewer"])),
             ],
             path: "Benchmarks/NetinspectBench"
         ),

@@ -1,8 +1,8 @@
 import Foundation
 import XCTest
 
-/// docs/AGENT.md and README name every adapter trait Package.swift declares,
-/// each with its product, so a reader choosing `traits:` sees them all.
+/// docs/AGENT.md and README name every trait Package.swift declares (the
+/// adapters and the viewer), each with its product, so a reader choosing `traits:` sees them all.
 final class PackageTraitsDocumentationTests: XCTestCase {
     private let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
@@ -21,8 +21,8 @@ final class PackageTraitsDocumentationTests: XCTestCase {
 
     func testAgentDocsNameEveryTraitWithItsProduct() throws {
         let traits = try declaredTraits()
-        XCTAssertEqual(traits, ["AsyncHTTPClient", "OpenAPI", "Hummingbird", "Vapor", "GRPC"], "the traits this test knows the products of")
-        let products = ["AsyncHTTPClient": "CaptureAgentAsyncHTTPClient", "OpenAPI": "CaptureAgentOpenAPI",
+        XCTAssertEqual(traits, ["Viewer", "AsyncHTTPClient", "OpenAPI", "Hummingbird", "Vapor", "GRPC"], "the traits this test knows the products of")
+        let products = ["Viewer": "netinspect", "AsyncHTTPClient": "CaptureAgentAsyncHTTPClient", "OpenAPI": "CaptureAgentOpenAPI",
                         "Hummingbird": "CaptureAgentHummingbird", "Vapor": "CaptureAgentVapor", "GRPC": "CaptureAgentGRPC"]
         let section = try text("docs/AGENT.md").components(separatedBy: "## A complete program")[0]
             .replacingOccurrences(of: "\n", with: " ")
