@@ -11,7 +11,8 @@ final class FocusedFlowTests: XCTestCase {
         for command in Reducer.flowCommands {
             var state = AppState(size: Size(width: 100, height: 30), timeZone: Fixtures.utc)
             XCTAssertEqual(Reducer.reduce(&state, .command(command)), .none, "\(command)")
-            XCTAssertEqual(state.notice?.text, "No flow selected", "\(command)")
+            // A resumes every held flow (`:resume @all`), whichever is selected.
+            XCTAssertEqual(state.notice?.text, command == .resumeAll ? "No flow is held" : "No flow selected", "\(command)")
         }
     }
 

@@ -27,32 +27,10 @@ public struct EditSession: Sendable, Equatable {
 }
 
 extension Reducer {
-    /// `i`, `a`, `A`, `X` and `e`, on the selected flow or the one shown.
-    static func breakpointCommand(_ command: Command, on sequence: Int?, in state: inout AppState) -> Effect {
-        switch command {
-        case .intercept:
-            state.prompt = Prompt(purpose: .intercept, text: state.interceptFilter ?? "")
-            return .none
-        case .resumeAll:
-            let held = state.session.store.heldSequences()
-            guard !held.isEmpty else {
-                state.notice = Notice(text: "No flow is held", isError: true)
-                return .none
-            }
-            var effects: [Effect] = []
-            for sequence in held {
-                guard let record = state.session.store[sequence], let agent = liveAgent(of: record, in: state) else { continue }
-                effects.append(.control(.resume(FlowResume(id: record.log.id)), to: agent.connection))
-            }
-            state.notice = Notice(text: "Resumed \(effects.count) held flow\(effects.count == 1 ? "" : "s")", isError: false)
-            return .batch(effects)
-        default:
-            break
-        }
-        guard let sequence, let record = state.session.store[sequence] else {
-            state.notice = Notice(text: "No flow selected", isError: true)
-            return .none
-        }
+    /// `a`, `X` and `e` on one flow (``onSelectedFlows(_:argument:in:)``
+    /// found it): answer its breakpoint, or edit then replay one not held.
+    static func heldFlowCommand(_ command: Command, on sequence: Int, in state: inout AppState) -> Effect {
+        guard let record = state.session.store[sequence] else { return .none }
         if command == .edit, record.hold == nil {
             return editThenReplay(record, in: &state)
         }
@@ -84,7 +62,7 @@ extension Reducer {
     }
 
     /// The connected agent a flow came from, if it accepts control.
-    private static func liveAgent(of record: FlowStore.Record, in state: AppState) -> AgentInfo? {
+    static func liveAgent(of record: FlowStore.Record, in state: AppState) -> AgentInfo? {
         guard let index = record.agent, state.session.agents.indices.contains(index) else { return nil }
         let agent = state.session.agents[index]
         return agent.isConnected && agent.hello.acceptsControl ? agent : nil

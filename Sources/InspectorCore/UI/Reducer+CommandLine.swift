@@ -55,7 +55,7 @@ extension Reducer {
         case .setBodyView:
             return setBodyView(argument, in: &state)
         case _ where flowCommands.contains(command):
-            return onFocusedFlow(command, argument: argument, in: &state)
+            return onSelectedFlows(command, argument: argument, in: &state)
         default:
             return run(command, in: &state)
         }

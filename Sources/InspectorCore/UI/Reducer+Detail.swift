@@ -25,9 +25,9 @@ extension Reducer {
             }
             detail.scroll = 0
         case _ where flowCommands.contains(command):
-            return onFocusedFlow(command, in: &state)
-        case .intercept, .resume, .resumeAll, .kill, .edit:
-            return breakpointCommand(command, on: state.focusedFlow, in: &state)
+            return onSelectedFlows(command, in: &state)
+        case .intercept:
+            state.prompt = Prompt(purpose: .intercept, text: state.interceptFilter ?? "")
         case .toggleIntercept:
             return toggleIntercept(in: &state)
         case .cycleBodyView:

@@ -39,9 +39,9 @@ extension Reducer {
         case .clearFlows: state.confirmation = .clearFlows
         case .askToQuit: state.confirmation = .quit
         case _ where flowCommands.contains(command):
-            return onFocusedFlow(command, in: &state)
-        case .intercept, .resume, .resumeAll, .kill, .edit:
-            return breakpointCommand(command, on: state.focusedFlow, in: &state)
+            return onSelectedFlows(command, in: &state)
+        case .intercept:
+            state.prompt = Prompt(purpose: .intercept, text: state.interceptFilter ?? "")
         case .exportHAR, .saveFlows:
             return askForFile(har: command == .exportHAR, in: &state)
         case .toggleIntercept: return toggleIntercept(in: &state)
@@ -107,26 +107,6 @@ extension Reducer {
         state.notice = Notice(text: "\(log.request.method) \(Format.displayPath(of: log.request.url)) is held: "
             + "\(state.keyName(.open)) shows it, \(state.keyName(.resume)) resumes, \(state.keyName(.kill)) kills "
             + "(\(state.keyName(.toggleFollow)) follows again)", isError: false)
-    }
-
-    /// The commands that act on one flow (``AppState/focusedFlow``), in the
-    /// list, the detail view and the command bar alike.
-    static let flowCommands: Set<Command> = [
-        .copyCurl, .copySwift, .copyHTTPie, .replay,
-        .toggleMark, .editComment, .setDiffBase, .openDiff, .deleteFlow, .duplicateFlow, .saveBody,
-    ]
-
-    /// Runs one of ``flowCommands`` on the focused flow, or says there is none.
-    static func onFocusedFlow(_ command: Command, argument: String? = nil, in state: inout AppState) -> Effect {
-        guard let target = state.focusedFlow, state.session.store[target] != nil else {
-            state.notice = Notice(text: "No flow selected", isError: true)
-            return .none
-        }
-        switch command {
-        case .copyCurl, .copySwift, .copyHTTPie: return copy(command, of: target, in: &state)
-        case .replay: return replay(target, in: &state)
-        default: return flowCommand(command, on: target, argument: argument, in: &state)
-        }
     }
 
     /// Sets the free-text filter (`/`); empty text clears it.
