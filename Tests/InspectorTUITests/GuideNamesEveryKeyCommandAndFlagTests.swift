@@ -111,9 +111,9 @@ final class GuideNamesEveryKeyCommandAndFlagTests: XCTestCase {
             try guide.replacingCharacters(in: start.upperBound ..< stop.lowerBound, with: expected).write(to: Self.guide, atomically: true, encoding: .utf8)
             return
         }
+        guard found != expected else { return }
         let foundLines = found.split(separator: "\n", omittingEmptySubsequences: false)
         let expectedLines = expected.split(separator: "\n", omittingEmptySubsequences: false)
-        guard found != expected else { return }
         let first = zip(foundLines, expectedLines).enumerated().first { $0.element.0 != $0.element.1 }?.offset
             ?? min(foundLines.count, expectedLines.count)
         XCTFail("""
