@@ -3,7 +3,7 @@
 //     swift run ServerClientDemo [URL]          (default http://127.0.0.1:8080/)
 //     NETINSPECT=tcp:127.0.0.1:9123 swift run ServerClientDemo http://127.0.0.1:8080/
 //
-// README.md's AsyncHTTPClient and OpenAPI snippets are the marked parts of
+// docs/AGENT.md's AsyncHTTPClient and OpenAPI snippets are the marked parts of
 // this file (a test keeps them identical).
 import AsyncHTTPClient
 import CaptureAgent

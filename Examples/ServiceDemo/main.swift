@@ -9,7 +9,7 @@
 //
 // Then `curl -X POST 127.0.0.1:8080/checkout` while netinspect runs: the
 // checkout shows with the inventory call it made nested under it.
-// README.md's Hummingbird snippet is the marked part of this file (a test
+// docs/AGENT.md's Hummingbird snippet is the marked part of this file (a test
 // keeps them identical).
 #if Hummingbird
 import AsyncHTTPClient

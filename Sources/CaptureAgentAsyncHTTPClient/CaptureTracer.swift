@@ -74,7 +74,8 @@ struct CaptureTracer: Tracer {
 /// AsyncHTTPClient sets nine attributes a request, each as
 /// `span.attributes[key] = value`: a read, an insert, a write. A no-op
 /// span reads back empty, so every insert made a dictionary and every
-/// write freed it (about 10 k instructions a request). When the app has no
+/// write freed it, nine times a request
+/// (docs/BENCHMARKS.md, "Costs behind the code"). When the app has no
 /// tracer, the watched request keeps the attributes instead and lends its
 /// dictionary to each read, so the inserts go into one table. A read with
 /// no write after it keeps the table, and the next read is empty: never

@@ -258,8 +258,8 @@ enum ErrorDescription {
 /// decoded: Foundation's `URL.path` drops a trailing slash, the wire does not.
 ///
 /// Everything here works on UTF-8 bytes: this runs twice per request, and
-/// `StringProtocol.contains(_:)` and `Character` searches cost thousands of
-/// instructions each (the first bridges through `NSString`).
+/// `StringProtocol.contains(_:)` bridges through `NSString` and `Character`
+/// searches segment graphemes (docs/BENCHMARKS.md, "Costs behind the code").
 enum Key {
     static func make(host: some StringProtocol, port: Int, path: some StringProtocol, query: (some StringProtocol)?) -> String {
         var host = String(host)

@@ -13,8 +13,8 @@ public enum DecodedText {
     /// nothing to decode or the escapes do not form UTF-8.
     public static func url(_ text: String) -> String? {
         // Bytes, not `contains("%")`: a String argument goes through
-        // Foundation's NSString on Linux, about 20 k instructions a call,
-        // and a URL filter asks this of every flow.
+        // Foundation's NSString on Linux, and a URL filter asks this of every
+        // flow (docs/BENCHMARKS.md, "Costs behind the code").
         guard text.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) else { return nil }
         guard let question = text.firstIndex(of: "?") else { return text.removingPercentEncoding.flatMap { $0 == text ? nil : $0 } }
         let head = text[..<question].removingPercentEncoding

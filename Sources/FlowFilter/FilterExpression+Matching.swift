@@ -21,8 +21,8 @@ extension FilterExpression {
     /// Cheap enough to run over the whole store on every keystroke: nothing is
     /// decoded or allocated unless a regular expression needs a `String`,
     /// bodies are read only by `~b`, and the origin is looked up only by
-    /// `~app` and `~pid` (the lookup and its strings' retains cost every
-    /// other filter about a third, measured over 100,000 flows).
+    /// `~app` and `~pid` (the lookup and its strings' retains slowed every
+    /// other filter; docs/BENCHMARKS.md, "Costs behind the code").
     public func matches(
         _ log: NetworkLog, marked: Bool = false, comment: String? = nil,
         origin: @autoclosure () -> FlowOrigin? = nil, parent: ParentLookup = { _ in nil }

@@ -93,7 +93,8 @@ public enum SpanFlow {
         let port = inbound
             ? attributes.first("server.port", "net.host.port")?.integer
             : attributes.first("server.port", "net.peer.port")?.integer
-        // A byte search: `String.contains(_:)` goes through Foundation (5 k instructions).
+        // A byte search: `String.contains(_:)` goes through Foundation
+        // (docs/BENCHMARKS.md, "Costs behind the code").
         if let port, let name = host, !name.utf8.contains(UInt8(ascii: ":")), port != (scheme == "https" ? 443 : 80) {
             host = "\(name):\(port)"
         }

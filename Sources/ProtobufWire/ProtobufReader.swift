@@ -132,7 +132,7 @@ public struct ProtobufReader: Sendable {
             let text = UnsafeBufferPointer(rebasing: all[range])
             // ASCII, nearly every OTLP key and value, is valid as it is:
             // decoding it skips the generic validator's metadata lookups
-            // (about 700 instructions a string).
+            // (docs/BENCHMARKS.md, "Costs behind the code").
             if text.allSatisfy({ $0 < 0x80 }) { return String(decoding: text, as: UTF8.self) }
             return String(validating: text, as: UTF8.self)
         }

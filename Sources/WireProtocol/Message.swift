@@ -10,8 +10,8 @@ public enum Message: Sendable, Equatable {
     case hello(Hello)
     /// A request has started: the flow, in state ``FlowState/pending``.
     /// (Not `indirect`: a box per event, freed once the store has the flow,
-    /// left holes between flows' strings, and netinspect's filters over
-    /// 100,000 flows took 20% longer walking them. A flow is kept small to be
+    /// left holes between flows' strings, and netinspect's filters walked
+    /// them slower (docs/BENCHMARKS.md, "Costs behind the code"). A flow is kept small to be
     /// moved instead: its rare parts are ``Boxed``.)
     case flowStarted(NetworkLog)
     /// The response head of a flow has arrived.

@@ -4,7 +4,7 @@ import XCTest
 @testable import CaptureAgent
 
 /// Runs the `ServerClientDemo` executable in a fresh process against the
-/// loopback server, and checks README.md shows its snippets verbatim.
+/// loopback server, and checks docs/AGENT.md shows its snippets verbatim.
 final class ServerClientDemoTests: XCTestCase {
     func testTheDemoCapturesBothAsyncHTTPClientAPIsAndTheOpenAPIClient() throws {
         let server = try TestHTTPServer()
@@ -21,12 +21,12 @@ final class ServerClientDemoTests: XCTestCase {
         XCTAssertEqual(flows.map(\.response?.statusCode), [200, 200, 200])
     }
 
-    /// README.md's AsyncHTTPClient and OpenAPI snippets are the demo's marked parts.
-    func testTheReadmeShowsTheDemoSnippetsVerbatim() throws {
-        let readme = try ExampleProgram.readme
+    /// docs/AGENT.md's AsyncHTTPClient and OpenAPI snippets are the demo's marked parts.
+    func testTheAgentGuideShowsTheDemoSnippetsVerbatim() throws {
+        let guide = try ExampleProgram.agentGuide
         for name in ["ahc", "openapi"] {
             let snippet = try ExampleProgram(name: "ServerClientDemo").snippet(name)
-            XCTAssertTrue(readme.contains("```swift\n" + snippet + "```"), "README.md lacks the \(name) snippet of Examples/ServerClientDemo/main.swift:\n\(snippet)")
+            XCTAssertTrue(guide.contains("```swift\n" + snippet + "```"), "docs/AGENT.md lacks the \(name) snippet of Examples/ServerClientDemo/main.swift:\n\(snippet)")
         }
     }
 }

@@ -7,7 +7,7 @@ import XCTest
 
 /// Runs the `ServiceDemo` executable (a Hummingbird service with inbound
 /// capture) in a fresh process: each checkout it receives shows with the
-/// inventory call it made; and README.md shows its snippet verbatim.
+/// inventory call it made; and docs/AGENT.md shows its snippet verbatim.
 final class ServiceDemoTests: XCTestCase {
     func testTheDemoServiceShowsEachCheckoutWithTheCallItMade() throws {
         let inspector = try TestInspector(path: temporarySocketPath("svcdemo"))
@@ -29,11 +29,11 @@ final class ServiceDemoTests: XCTestCase {
         XCTAssertEqual(Set(calls.compactMap(\.parentID)), checkoutIDs, "each checkout names the call it made")
     }
 
-    /// README.md's Hummingbird snippet is the demo's marked part.
-    func testTheReadmeShowsTheDemoSnippetVerbatim() throws {
+    /// docs/AGENT.md's Hummingbird snippet is the demo's marked part.
+    func testTheAgentGuideShowsTheDemoSnippetVerbatim() throws {
         let snippet = try ExampleProgram(name: "ServiceDemo").snippet("hummingbird")
-        XCTAssertTrue(try ExampleProgram.readme.contains("```swift\n" + snippet + "```"),
-                      "README.md lacks the snippet of Examples/ServiceDemo/main.swift:\n\(snippet)")
+        XCTAssertTrue(try ExampleProgram.agentGuide.contains("```swift\n" + snippet + "```"),
+                      "docs/AGENT.md lacks the snippet of Examples/ServiceDemo/main.swift:\n\(snippet)")
     }
 }
 #endif

@@ -160,25 +160,4 @@ final class KeymapTests: XCTestCase {
             }
         }
     }
-
-    /// README's key tables list exactly the keymap's list and detail keys.
-    func testREADMEKeyTablesMatchTheKeymap() throws {
-        let readme = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-            .deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("README.md"), encoding: .utf8)
-        for (context, title) in [(KeyContext.list, "Flow list keys"), (.detail, "Detail view keys")] {
-            guard let start = readme.range(of: "| \(title) |") else { return XCTFail("README has no '| \(title) |' table") }
-            let table = readme[start.upperBound...].split(separator: "\n", omittingEmptySubsequences: false).dropFirst(2).prefix { $0.hasPrefix("|") }
-            var documented: [String: String] = [:]
-            for row in table {
-                let cells = row.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
-                guard cells.count >= 2 else { continue }
-                for key in cells[0].split(separator: ",") { documented[key.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "`"))] = cells[1] }
-            }
-            let bound = Keymap.standard.bindings.filter { $0.context == context }
-            XCTAssertEqual(Set(documented.keys), Set(bound.map(\.key)), "\(title)")
-            for binding in bound {
-                XCTAssertEqual(documented[binding.key], binding.help, "\(title): \(binding.key)")
-            }
-        }
-    }
 }

@@ -21,8 +21,8 @@ extension FlowRecorder {
     }
 
     /// `bytes` without leading and trailing spaces and tabs. (Foundation's
-    /// `trimmingCharacters(in:)` bridges through `NSString`: about 10 k
-    /// instructions a call.)
+    /// `trimmingCharacters(in:)` bridges through `NSString` on every call;
+    /// docs/BENCHMARKS.md, "Costs behind the code".)
     static func trimmed(_ bytes: Substring.UTF8View) -> Substring.UTF8View {
         var bytes = bytes
         while let first = bytes.first, first == 0x20 || first == 0x09 { bytes.removeFirst() }

@@ -8,8 +8,8 @@ import FoundationNetworking
 ///
 /// corelibs looks every data task's request up in its session's cache before
 /// it creates the task's protocol: a hop to a background queue and, for the
-/// default cache, about 65 k instructions (an identifier hashed from the
-/// request, then the memory and disk indexes). By the time the capture
+/// default cache, an identifier hashed from the request and a search of
+/// the memory and disk indexes (docs/BENCHMARKS.md, "Costs behind the code"). By the time the capture
 /// protocol starts, the original task's lookup has run and its result is the
 /// protocol's `cachedResponse`; the inner task is handed that result instead
 /// of looking again. Everything else goes to the original cache unchanged,

@@ -27,8 +27,8 @@ extension Message {
 
     /// The byte counts of the (at most two) captured bodies this message
     /// carries, 0 for a body it does not carry. Asked for every queued
-    /// message, so it builds nothing (an array of the bodies cost about
-    /// 2.6 k instructions a request).
+    /// message, so it builds nothing (an array of the bodies allocates for
+    /// every request; docs/BENCHMARKS.md, "Costs behind the code").
     var bodyByteCounts: (Int, Int) {
         switch self {
         case .flowStarted(let log):

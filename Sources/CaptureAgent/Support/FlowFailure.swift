@@ -39,8 +39,8 @@ package enum FlowFailure {
 
 /// The MIME type of a `Content-Type` value: `text/html; charset=utf-8` →
 /// `text/html`, byte by byte (this runs for every response; Foundation's
-/// trimming costs more than the rest of it, and `lowercased()` about 1.5 k
-/// instructions, so ASCII is lowered here).
+/// trimming costs more than the rest of it, and `lowercased()` applies
+/// Unicode case mapping, so ASCII is lowered here; docs/BENCHMARKS.md, "Costs behind the code").
 package func mimeType(of contentType: String?) -> String? {
     guard var contentType else { return nil }
     return contentType.withUTF8 { all -> String in

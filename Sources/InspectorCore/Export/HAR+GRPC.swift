@@ -8,7 +8,7 @@ import WireProtocol
 // another tool sees the bytes a gRPC client sent. `_netinspect.grpc` keeps
 // the call whole, as in PROTOCOL.md §4 (service, method, kind, each message
 // with its direction, time and true size, status, trailers), and `--read`
-// restores the flow from it. README "Export" says the same.
+// restores the flow from it. docs/GUIDE.md, "gRPC calls", says the same.
 
 extension HAR.Entry {
     /// Writes a gRPC call's messages as frames, and the call into `_netinspect`.

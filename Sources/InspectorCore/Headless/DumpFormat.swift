@@ -42,8 +42,9 @@ public enum DumpFormat {
     }
 
     /// Appends the line for `log` (without a newline) to `output`, as UTF-8.
-    /// Written as bytes: a String appended to piece by piece cost about 300
-    /// instructions a piece on Linux, and `--dump` writes bytes anyway.
+    /// Written as bytes: a String appended to piece by piece checks and
+    /// grows itself for every piece (docs/BENCHMARKS.md, "Costs behind the code"),
+    /// and `--dump` writes bytes anyway.
     public static func append(_ log: NetworkLog, in zone: TimeZone, app: String? = nil, link: Link? = nil,
                               to output: inout [UInt8]) {
         func add(_ text: String) {

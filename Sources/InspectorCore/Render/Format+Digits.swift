@@ -2,8 +2,8 @@ import Foundation
 
 /// Digits for the list, the detail view and `--dump`, made without
 /// `String(format:)`: on Linux that goes through `NSString` and
-/// `CFStringCreateWithFormat`, about 20 k instructions a call, and a
-/// `--dump` line made five of them (most of netinspect's cost a flow).
+/// `CFStringCreateWithFormat`, and a `--dump` line made five of them, most
+/// of netinspect's cost a flow (docs/BENCHMARKS.md, "Costs behind the code").
 /// Each gives the text `String(format:)` would; `FormattingTests` compares
 /// them on many values, ties included.
 extension Format {

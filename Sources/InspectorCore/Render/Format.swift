@@ -54,7 +54,8 @@ public enum Format {
         let seconds = ((whole % 86_400) + 86_400) % 86_400
         let millis = min(999, Int(((local - Double(whole)) * 1000).rounded(.down)))
         // Written digit by digit into the string's own bytes: the list and
-        // `--dump` make one a flow, and joining padded pieces cost 3 k instructions.
+        // `--dump` make one a flow, and joining padded pieces allocates each
+        // (docs/BENCHMARKS.md, "Costs behind the code").
         return String(unsafeUninitializedCapacity: milliseconds ? 12 : 8) { text in
             func digits(_ value: Int, count: Int, at offset: Int) {
                 var value = value

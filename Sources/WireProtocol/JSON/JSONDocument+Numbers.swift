@@ -54,7 +54,8 @@ extension JSONDocument {
     /// Adds the decimal digits from `start` up to the first other byte (or
     /// `end`) to `mantissa`; how many there were, or nil once the mantissa
     /// would reach 2^53. Eight at a time where eight bytes can be loaded:
-    /// a number's digits cost about 19 instructions each one by one.
+    /// one by one, each digit is a load, a compare and a multiply
+    /// (docs/BENCHMARKS.md, "Costs behind the code").
     @inline(__always)
     private func digits(from start: Int, to end: Int, into mantissa: inout UInt64) -> Int? {
         var index = start

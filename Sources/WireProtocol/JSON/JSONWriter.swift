@@ -94,8 +94,8 @@ struct JSONWriter: ~Copyable {
     /// `value`, and the shortest text that does is that one. Below 1e-4,
     /// where `description` writes an exponent (`2.5e-05`), this writes the
     /// same digits after the point's zeros (`0.000025`), which readers
-    /// parse without one. `description` makes a String and costs about
-    /// 1.3 k instructions a number; a reader's exponent, about as much again.
+    /// parse without one. `description` makes a String for every number,
+    /// and a reader's exponent costs as much again (docs/BENCHMARKS.md, "Costs behind the code").
     private mutating func fixedPoint(_ value: Double) -> Bool {
         let magnitude = abs(value)
         let decimals: Int, scale: Double
@@ -134,9 +134,9 @@ struct JSONWriter: ~Copyable {
     /// `data` as a base64 string (standard alphabet, padded), encoded
     /// straight into the buffer: no `String`, no escape scan (the alphabet
     /// needs none), and no intermediate `Data`. Foundation's
-    /// `base64EncodedData()` cost about 16 k instructions for a 1 KiB body
-    /// on Linux; this, about 4 k: each six bytes are four table lookups of
-    /// two characters and one eight-byte store.
+    /// `base64EncodedData()` cost several times as much on Linux; this takes
+    /// six bytes a step, four table lookups of two characters and one
+    /// eight-byte store (docs/BENCHMARKS.md, "Costs behind the code").
     mutating func base64(_ data: Data) {
         let alphabet = Self.base64Alphabet.utf8Start
         output.append(UInt8(ascii: "\""))
@@ -204,7 +204,7 @@ struct JSONWriter: ~Copyable {
         var utf8 = value.utf8
         // Most strings need no escaping: copy their bytes in one go, from the
         // buffer just scanned (appending the UTF8View went element-wise
-        // through a generic path, about 180 instructions a string).
+        // through a generic path; docs/BENCHMARKS.md, "Costs behind the code").
         let plain = utf8.withContiguousStorageIfAvailable { buffer in
             guard !buffer.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) else { return false }
             output.append(buffer)

@@ -9,7 +9,7 @@ func parseUUID(_ text: String) -> UUID? {
 
 /// Parses the 8-4-4-4-12 hex form from UTF-8 bytes, allocating nothing:
 /// sixteen pairs of digits at fixed offsets, each digit looked up in one
-/// table (a branch per character cost about 650 instructions a UUID).
+/// table (a branch per character cost far more; docs/BENCHMARKS.md, "Costs behind the code").
 func parseUUID(_ chars: UnsafeBufferPointer<UInt8>) -> UUID? {
     guard chars.count == 36, let text = chars.baseAddress else { return nil }
     let dash = UInt8(ascii: "-")

@@ -105,7 +105,8 @@ struct ExampleProgram {
             .joined(separator: "\n") + "\n"
     }
 
-    static var readme: String {
-        get throws { try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8) }
+    /// docs/AGENT.md, where each adapter's section shows the examples' snippets.
+    static var agentGuide: String {
+        get throws { try String(contentsOf: root.appendingPathComponent("docs/AGENT.md"), encoding: .utf8) }
     }
 }

@@ -5,8 +5,9 @@ import WireProtocol
 /// by CRLF, then an empty line.
 ///
 /// Parsed from the block's UTF-8 bytes in one pass: going through
-/// `String`'s views (`split`, `Character`s, `trimmingCharacters`) cost
-/// about 25 k instructions for a six-line request block, on every flow.
+/// `String`'s views (`split`, `Character`s, `trimmingCharacters`) segments
+/// graphemes and bridges through `NSString` for every line, on every flow
+/// (docs/BENCHMARKS.md, "Costs behind the code").
 struct HeaderBlock {
     /// The first non-empty line.
     private(set) var startLine = ""

@@ -80,8 +80,8 @@ enum Libcurl {
 
     /// The time values of one transfer that libcurl had, in seconds; a
     /// value it did not have reads nil. A fixed set of fields rather than a
-    /// dictionary: read on every flow, where a dictionary of eight cost
-    /// about 15 k instructions to fill and read.
+    /// dictionary: read on every flow, where a dictionary of eight hashes
+    /// and allocates to fill and read (docs/BENCHMARKS.md, "Costs behind the code").
     struct Times: Sendable {
         private var values: InlineArray<8, Double> = .init(repeating: -1)
 

@@ -3,8 +3,8 @@
 /// A stored property of a class, found once by name in the runtime's field
 /// metadata and then read (or written) straight in an instance's memory.
 ///
-/// `Mirror` boxes every stored property it walks past, at about half a
-/// million instructions per `URLSessionTask`, and the agent reads a task's
+/// `Mirror` boxes every stored property it walks past, and a
+/// `URLSessionTask` has many (docs/BENCHMARKS.md, "Costs behind the code"); the agent reads a task's
 /// internals on the work queue that every session shares. The field metadata
 /// gives each property's offset and type without touching any value, so a
 /// read is one load and one retain.

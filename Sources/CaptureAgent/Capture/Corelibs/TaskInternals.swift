@@ -64,9 +64,9 @@ struct TaskInternals: @unchecked Sendable {
     /// `startLoading`): the registry it reads is mutated only there.
     ///
     /// Only loads happen here; reflecting what was loaded (``body``,
-    /// ``delivery``, ``completionTaskDelegate``: tens of thousands of
-    /// instructions each) is left to whoever asks, off that queue, which
-    /// every session's tasks share.
+    /// ``delivery``, ``completionTaskDelegate``: reflection boxes values and
+    /// demangles closure types (docs/BENCHMARKS.md, "Costs behind the code")) is left to
+    /// whoever asks, off that queue, which every session's tasks share.
     init(of task: URLSessionTask) {
         let fields = Fields.shared
         session = fields.session.flatMap { $0.value(in: task) as? URLSession }
@@ -88,7 +88,7 @@ struct TaskInternals: @unchecked Sendable {
     /// with `_callCompletionHandlerInline`. Otherwise (a completion handler
     /// on a session without a data delegate, the common case) the body goes
     /// whole, once, and nobody else wants chunks: no reflection needed, which
-    /// saves about 66 k instructions a request.
+    /// spares most requests its cost (docs/BENCHMARKS.md, "Costs behind the code").
     private static func needsBehaviour(of task: URLSessionTask, in session: URLSession) -> Bool {
         if session.delegate is URLSessionDataDelegate { return true }
         // Without a session delegate a task with no completion handler sends
@@ -119,8 +119,9 @@ struct TaskInternals: @unchecked Sendable {
     /// delegate, which corelibs runs with its body thrown away. Decided by
     /// comparing the behaviour's bytes with those of a `.callDelegate` learned
     /// from a probe task (``CallDelegatePattern``): reflecting a behaviour
-    /// that holds a completion handler costs about 50 k instructions on the
-    /// work queue, a byte comparison almost nothing. False when unknown.
+    /// that holds a completion handler demangles the closure's type on the
+    /// work queue, a byte comparison loads a few words
+    /// (docs/BENCHMARKS.md, "Costs behind the code"). False when unknown.
     var isUnobserved: Bool {
         guard let session, session.delegate == nil, let behaviour else { return false }
         return CallDelegatePattern.matches(behaviour)
@@ -209,8 +210,8 @@ struct TaskInternals: @unchecked Sendable {
     }
 
     /// The bytes of `data`, copied region by region. (`Data(data)` takes the
-    /// generic `Sequence` path, one `DispatchData.Iterator.next()` per byte:
-    /// about 25 M instructions per MiB, on the work queue every session shares.)
+    /// generic `Sequence` path, one `DispatchData.Iterator.next()` per byte,
+    /// on the work queue every session shares; docs/BENCHMARKS.md, "Costs behind the code".)
     static func copy(_ data: DispatchData) -> Data {
         var bytes = Data(count: data.count)
         guard !data.isEmpty else { return bytes }
@@ -229,7 +230,7 @@ struct TaskInternals: @unchecked Sendable {
 
     /// The delivery and the task delegate a registry behaviour stands for,
     /// from one reflection of it (each reflection of an enum case with a
-    /// closure payload demangles the closure's type: ~50 k instructions).
+    /// closure payload demangles the closure's type (docs/BENCHMARKS.md, "Costs behind the code")).
     ///
     /// `.callDelegate` is the one case without a payload; the others are
     /// `…CompletionHandler(closure)` and
