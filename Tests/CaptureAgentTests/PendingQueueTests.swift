@@ -87,4 +87,18 @@ final class PendingQueueTests: XCTestCase {
         XCTAssertEqual(queue.bytes, 0)
         XCTAssertEqual(queue.submit(flow.finished), 1, "its start went with the old connection")
     }
+
+    func testItsPeaksAreTheMostEverQueuedOnceItGaveWayAndOutliveEmptying() {
+        var queue = PendingQueue(limits: .init(maximumEvents: 2, maximumBytes: 64 * 1024 * 1024))
+        let flows = (0 ..< 3).map { _ in upload(1000) }
+        for flow in flows { _ = queue.submit(flow.started) }
+        XCTAssertEqual(queue.peakCount, 2, "the third start pushed the oldest out")
+        let peakBytes = queue.peakBytes
+        XCTAssertEqual(peakBytes, queue.bytes)
+        _ = drain(&queue)
+        XCTAssertEqual(queue.removeAll(), 0)
+        XCTAssertEqual(queue.count, 0)
+        XCTAssertEqual(queue.peakCount, 2)
+        XCTAssertEqual(queue.peakBytes, peakBytes)
+    }
 }

@@ -127,6 +127,37 @@ final class FaultInjectionTests: ListenerTestCase {
                        (0 ..< 100).map { .message(id, Self.flow("held/\($0)")) } + [.disconnected(id, reason: nil)])
     }
 
+    /// An agent's end that the full inbox refused arrives once: the next
+    /// agent's hello is what comes after it.
+    func testAnEndTheFullInboxRefusedArrivesOnce() throws {
+        let (_, inbox, _) = try startListener(limits: Inbox.Limits(maximumEvents: 1, maximumBytes: 64 << 20))
+        let agent = try TestAgent(unix: socketPath())
+        try agent.send(.hello(ListenerTesting.hello()))
+        agent.close()
+        // Time for the listener to see the end while the inbox, full with
+        // the hello, refuses it; nothing is drained meanwhile.
+        usleep(300_000)
+        var events: [InboxEvent] = []
+        while !events.contains(where: Self.isDisconnect) {
+            let batch = inbox.wait(timeout: .seconds(5))
+            guard !batch.isEmpty else { break }
+            events += batch
+        }
+        let next = try TestAgent(unix: socketPath())
+        try next.send(.hello(ListenerTesting.hello("Next")))
+        events += inbox.collect(count: 1)
+        guard case .connected(let id, _, _)? = events.first else { return XCTFail("\(events)") }
+        XCTAssertEqual(events.count, 3, "\(events)")
+        XCTAssertEqual(events.dropFirst().first, .disconnected(id, reason: nil))
+        guard case .connected(_, let hello, _)? = events.last else { return XCTFail("\(events)") }
+        XCTAssertEqual(hello.appName, "Next")
+    }
+
+    private static func isDisconnect(_ event: InboxEvent) -> Bool {
+        if case .disconnected = event { return true }
+        return false
+    }
+
     /// A fault behind messages that are held is found once they are out,
     /// and is that connection's reason.
     func testAFaultReadWhileHeldIsTheReasonAfterTheMessagesBeforeIt() throws {

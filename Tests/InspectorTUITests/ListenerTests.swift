@@ -322,12 +322,12 @@ final class ListenerTests: ListenerTestCase {
     }
 
     func testConstantTimeComparison() {
-        XCTAssertTrue(ConnectionHandler.constantTimeEquals("abc", "abc"))
-        XCTAssertFalse(ConnectionHandler.constantTimeEquals("abd", "abc"))
-        XCTAssertFalse(ConnectionHandler.constantTimeEquals("ab", "abc"))
-        XCTAssertFalse(ConnectionHandler.constantTimeEquals("abcd", "abc"))
-        XCTAssertFalse(ConnectionHandler.constantTimeEquals(nil, "abc"))
-        XCTAssertFalse(ConnectionHandler.constantTimeEquals("", "abc"))
+        XCTAssertTrue(AgentConnectionState.constantTimeEquals("abc", "abc"))
+        XCTAssertFalse(AgentConnectionState.constantTimeEquals("abd", "abc"))
+        XCTAssertFalse(AgentConnectionState.constantTimeEquals("ab", "abc"))
+        XCTAssertFalse(AgentConnectionState.constantTimeEquals("abcd", "abc"))
+        XCTAssertFalse(AgentConnectionState.constantTimeEquals(nil, "abc"))
+        XCTAssertFalse(AgentConnectionState.constantTimeEquals("", "abc"))
     }
 
     // MARK: Disconnect reasons

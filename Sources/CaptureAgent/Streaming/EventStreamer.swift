@@ -7,10 +7,11 @@ import WireProtocol
 /// App threads only ever call ``submit(_:)``, which takes a lock for a few
 /// instructions and never touches the socket. While no inspector is
 /// connected, events are counted as dropped without being encoded, so capture
-/// costs next to nothing. The writer connects with backoff (100 ms doubling
-/// to 2 s), sends `hello` then `status` on every new connection, and before
-/// each event sends a `status` whenever the cumulative drop count changed.
-/// What gives way when the queue is full is ``PendingQueue``'s decision.
+/// costs next to nothing. The writer sends `hello` then `status` on every
+/// new connection; when it writes, waits and reconnects is
+/// ``WriterSchedule``'s decision, and what gives way when the queue is full
+/// is ``PendingQueue``'s. The queue's figures in ``currentStatistics`` are
+/// read from the queue itself.
 ///
 /// When the inspector dies, the events it never confirmed are counted as
 /// dropped too (``DeliveryLedger``).
@@ -28,10 +29,11 @@ final class EventStreamer: @unchecked Sendable {
     // Guarded by `condition`.
     private var queue: PendingQueue
     private var isConnected = false
-    private var isStopping = false
-    private var flushDeadline: Date?
+    /// Set by ``stop(timeout:)``: until when the writer may flush, in
+    /// monotonic nanoseconds (``now``).
+    private var stopDeadline: UInt64?
     private var socketDescriptor: Int32 = -1
-    private var reportedDrops = 0
+    /// The agent's counters; the queue's figures are the queue's own.
     private var statistics = CaptureAgent.Statistics()
     /// Listener processes already reported as another user's.
     private var refusedListenerPIDs: Set<Int32> = []
@@ -39,6 +41,8 @@ final class EventStreamer: @unchecked Sendable {
     private var hasTriedOnce = false
 
     // Writer thread only.
+    /// When to write, wait and reconnect.
+    private var schedule = WriterSchedule()
     /// The current connection's receipts, protocol version and control.
     private var viewer: ViewerInput
     /// The frames of one write, reused for every write.
@@ -47,35 +51,13 @@ final class EventStreamer: @unchecked Sendable {
     private var batch: [PendingQueue.Taken] = []
     /// The flow events each flow message of the batch stands for (writer thread).
     private var messageEvents: [Int] = []
-    /// One write carries at most this many messages or (but for one large
-    /// message) bytes: under load a handful of system calls carry what
-    /// would take hundreds, yet the inspector still gets a steady stream.
-    private static let batchMessages = 64
-    private static let batchBytes = 256 * 1024
-    /// How long the writer, woken from idle by an event, waits for more
-    /// before it writes. Waking for every event cost a wakeup, a `send`, and
-    /// on the inspector's side a read, a drain, a print and a receipt: half
-    /// of all the CPU time of both processes went to the kernel at 5,000
-    /// events a second. A millisecond gathers the events of a few requests
-    /// into one write; the inspector shows a flow a millisecond later.
-    private static let coalescingDelayMicroseconds: UInt32 = 1000
-    /// How long a flow's start waits in the queue, at most, for its later
-    /// events to fold into it while the viewer reads version 2
-    /// (``PendingQueue``): a flow that ends within it costs one frame,
-    /// encoded, sent, decoded and acknowledged, instead of two or three.
-    /// The inspector shows a flow up to this much later.
-    static let foldWindowNanoseconds: UInt64 = 5_000_000
 
-    /// Monotonic nanoseconds, for the fold window.
+    /// Monotonic nanoseconds, the clock of the fold window and the stop deadline.
     private static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
     /// A buffer grown past this by a large body is let go after its write.
     private static let keptBufferCapacity = 1 << 20
     /// How long closing waits for the inspector to close its side.
     private static let goodbyeTimeout: TimeInterval = 0.2
-
-    private static let initialBackoff: TimeInterval = 0.1
-    private static let maximumBackoff: TimeInterval = 2
-    private static let idleCheckInterval: TimeInterval = 0.2
     private static let connectTimeout: TimeInterval = 1
 
     /// Where the viewer's rules and replays go, for an agent that accepts
@@ -125,17 +107,12 @@ final class EventStreamer: @unchecked Sendable {
     func submit(_ message: __owned Message) {
         condition.lock()
         defer { condition.unlock() }
-        guard !isStopping else { return }
+        guard stopDeadline == nil else { return }
         guard isConnected else {
             if message.isFlowEvent { statistics.droppedEvents += 1 }
             return
         }
         statistics.droppedEvents += queue.submit(consume message, at: Self.now)
-        statistics.eventsWithBodiesCut = queue.cutMessages
-        statistics.queuedBytes = queue.bytes
-        statistics.queuedEvents = queue.count
-        statistics.peakQueuedBytes = max(statistics.peakQueuedBytes, statistics.queuedBytes)
-        statistics.peakQueuedEvents = max(statistics.peakQueuedEvents, statistics.queuedEvents)
         condition.signal()
     }
 
@@ -146,7 +123,17 @@ final class EventStreamer: @unchecked Sendable {
         statistics.droppedEvents += count
     }
 
-    var currentStatistics: CaptureAgent.Statistics { locked { statistics } }
+    var currentStatistics: CaptureAgent.Statistics {
+        locked {
+            var current = statistics
+            current.queuedEvents = queue.count
+            current.queuedBytes = queue.bytes
+            current.peakQueuedEvents = queue.peakCount
+            current.peakQueuedBytes = queue.peakBytes
+            current.eventsWithBodiesCut = queue.cutMessages
+            return current
+        }
+    }
 
     /// Whether a connection to the inspector is up.
     var connected: Bool { locked { isConnected } }
@@ -162,8 +149,8 @@ final class EventStreamer: @unchecked Sendable {
     func stop(timeout: TimeInterval) {
         let deadline = Date().addingTimeInterval(max(0, timeout))
         condition.lock()
-        isStopping = true
-        flushDeadline = deadline
+        // Capped so that no timeout overflows the clock: a day is forever here.
+        stopDeadline = Self.now + UInt64(min(max(0, timeout), 86_400) * 1e9)
         condition.broadcast()
         while !hasExited, Date() < deadline {
             _ = condition.wait(until: deadline)
@@ -178,19 +165,17 @@ final class EventStreamer: @unchecked Sendable {
     // MARK: - Writer thread
 
     private func run() {
-        var backoff = Self.initialBackoff
-        while !shouldExit() {
+        // Every connection ends with the queue emptied: stopping, there is nothing left to flush.
+        while !locked({ stopDeadline != nil }) {
             let connection = connect()
             locked {
                 hasTriedOnce = true
                 condition.broadcast()
             }
             guard let socket = connection else {
-                waitBeforeRetry(backoff)
-                backoff = min(backoff * 2, Self.maximumBackoff)
+                waitBeforeRetry(schedule.connectFailed())
                 continue
             }
-            backoff = Self.initialBackoff
             serve(socket)
         }
         condition.lock()
@@ -199,10 +184,6 @@ final class EventStreamer: @unchecked Sendable {
         dropQueued()
         condition.broadcast()
         condition.unlock()
-    }
-
-    private func shouldExit() -> Bool {
-        locked { isStopping && (queue.isEmpty || Date() >= (flushDeadline ?? .distantPast) || !isConnected) }
     }
 
     private func connect() -> EventSocket? {
@@ -224,8 +205,8 @@ final class EventStreamer: @unchecked Sendable {
             try viewer.write(outgoing, messageEvents: [], on: socket)
             condition.lock()
             socketDescriptor = socket.descriptor
-            isConnected = !isStopping
-            reportedDrops = drops
+            isConnected = stopDeadline == nil
+            schedule.connected(reportedDrops: drops)
             statistics.connections += 1
             statistics.framesWritten += 2
             condition.unlock()
@@ -264,98 +245,86 @@ final class EventStreamer: @unchecked Sendable {
 
     private func waitBeforeRetry(_ delay: TimeInterval) {
         condition.lock()
-        if !isStopping { _ = condition.wait(until: Date().addingTimeInterval(delay)) }
+        if stopDeadline == nil { _ = condition.wait(until: Date().addingTimeInterval(delay)) }
         condition.unlock()
     }
 
-    /// Writes queued events until the connection fails or the agent stops.
+    /// Writes queued events until the connection fails or the agent stops:
+    /// does what the schedule says, holding the lock only to look at and
+    /// take from the queue.
     private func serve(_ socket: borrowing EventSocket) {
+        condition.lock()
         while true {
-            condition.lock()
-            let wasIdle = queue.isEmpty
-            while queue.isEmpty, !isStopping {
-                if !condition.wait(until: Date().addingTimeInterval(Self.idleCheckInterval)), queue.isEmpty {
-                    condition.unlock()
-                    // Sampled before the check: once the peer is gone the charge reads 0.
-                    viewer.observeUnread(on: socket)
-                    if !viewer.read(from: socket) { return disconnect(lostEvents: 0, peerIsGone: true, socket: socket) }
-                    condition.lock()
-                }
-            }
-            if wasIdle, !isStopping, queue.count < Self.batchMessages {
-                // Woken by the first event after a pause: let the events
-                // just behind it join the same write (see coalescingDelay).
+            queue.foldsLaterEvents = viewer.frameVersion >= 2
+            let now = Self.now
+            switch schedule.next(queue: queue, now: now, stopDeadline: stopDeadline) {
+            case .waitForEvents(let seconds):
+                schedule.waited(timedOut: !condition.wait(until: Date().addingTimeInterval(seconds)))
+            case .checkViewer:
                 condition.unlock()
-                usleep(Self.coalescingDelayMicroseconds)
+                // Sampled before the check: once the peer is gone the charge reads 0.
+                viewer.observeUnread(on: socket)
+                guard viewer.read(from: socket) else { return disconnect(lostEvents: 0, peerIsGone: true, socket: socket) }
                 condition.lock()
-            }
-            if queue.isEmpty || (isStopping && Date() >= (flushDeadline ?? .distantPast)) {
+            case .pause(let microseconds):
+                condition.unlock()
+                usleep(microseconds)
+                condition.lock()
+            case .close:
                 condition.unlock()
                 // We close; the inspector can still read what we wrote.
                 return disconnect(lostEvents: 0, peerIsGone: false, socket: socket)
-            }
-            queue.foldsLaterEvents = viewer.frameVersion >= 2
-            let now = Self.now
-            if !isStopping, case let hold = queue.holdBeforeNext(now: now, window: Self.foldWindowNanoseconds), hold > 0 {
-                // The front flow may still end: give its events the rest of the window to fold in.
+            case .write:
+                batch.removeAll(keepingCapacity: true)
+                statistics.droppedEvents += WriterSchedule.takeBatch(from: &queue, into: &batch, now: now, isStopping: stopDeadline != nil)
+                let drops = statistics.droppedEvents
+                let status = schedule.statusDue(droppedEvents: drops) ? AgentStatus(droppedEvents: drops, queuedEvents: queue.count) : nil
+                guard !batch.isEmpty || status != nil else { continue }
                 condition.unlock()
-                usleep(UInt32(min(hold / 1000 + 1, Self.foldWindowNanoseconds / 1000)))
-                continue
-            }
-            batch.removeAll(keepingCapacity: true)
-            var batchBytes = 0
-            while batch.count < Self.batchMessages, batchBytes < Self.batchBytes,
-                  isStopping || queue.holdBeforeNext(now: now, window: Self.foldWindowNanoseconds) == 0 {
-                let queuedBytes = queue.bytes
-                let count = batch.count
-                statistics.droppedEvents += queue.next(into: &batch)
-                guard batch.count > count else { break }
-                batchBytes += queuedBytes - queue.bytes
-            }
-            statistics.queuedBytes = queue.bytes
-            statistics.queuedEvents = queue.count
-            let drops = statistics.droppedEvents
-            let statusDue = drops != reportedDrops
-            reportedDrops = drops
-            let queued = queue.count
-            condition.unlock()
-            guard !batch.isEmpty || statusDue else { continue }
-
-            outgoing.removeAll(keepingCapacity: true)
-            if statusDue {
-                _ = FrameFitting.append(.status(AgentStatus(droppedEvents: drops, queuedEvents: queued)), to: &outgoing,
-                                        encoder: encoder, version: viewer.frameVersion)
-            }
-            messageEvents.removeAll(keepingCapacity: true)
-            let encoded = FrameFitting.append(batch, to: &outgoing, messageEvents: &messageEvents,
-                                              encoder: encoder, version: viewer.frameVersion)
-            do throws(EventSocket.Failure) {
-                try viewer.write(outgoing, messageEvents: messageEvents, on: socket)
-                locked {
-                    statistics.framesWritten += encoded.frames + (statusDue ? 1 : 0)
-                    statistics.droppedEvents += encoded.unencodable
-                }
-                if outgoing.capacity > Self.keptBufferCapacity { outgoing = [] }
-            } catch {
-                // While stopping, the failure may be `stop()` shutting a stuck
-                // socket down: then the inspector can still read what it holds.
-                // Otherwise the inspector is gone, and what it never confirmed
-                // counts, with one exception: a Unix socket without
-                // ECONNRESET tells that a receipt-less inspector had read
-                // every frame. Over TCP no errno tells that (a peer that read
-                // everything, then died, leaves EPIPE), so it always counts.
-                // Receipts it sent before it went may still wait in our
-                // receive buffer, unread because this thread was blocked in
-                // `send` (a slow inspector fills the socket before 32 events
-                // are written): read them first, or a receipt-less look
-                // would take EPIPE as "read everything" and lose what it
-                // had read but not yet shown, uncounted.
-                _ = viewer.read(from: socket)
-                let leftUnread = error == .system(call: "send", errno: ECONNRESET) || socket.peerLeftUnreadData()
-                let peerIsGone = !locked { isStopping } && (leftUnread || viewer.ledger.acknowledged != nil || !socket.seesUnread)
-                return disconnect(lostEvents: encoded.flowEvents + encoded.unencodable, peerIsGone: peerIsGone, socket: socket)
+                guard let written = write(status: status, on: socket) else { return }
+                condition.lock()
+                statistics.framesWritten += written.frames
+                statistics.droppedEvents += written.unencodable
             }
         }
+    }
+
+    /// Encodes the batch, after `status` if one is due, and sends it in one
+    /// write; nil once the write failed and the connection is down.
+    private func write(status: AgentStatus?, on socket: borrowing EventSocket) -> (frames: Int, unencodable: Int)? {
+        outgoing.removeAll(keepingCapacity: true)
+        if let status {
+            _ = FrameFitting.append(.status(status), to: &outgoing, encoder: encoder, version: viewer.frameVersion)
+        }
+        messageEvents.removeAll(keepingCapacity: true)
+        let encoded = FrameFitting.append(batch, to: &outgoing, messageEvents: &messageEvents,
+                                          encoder: encoder, version: viewer.frameVersion)
+        do throws(EventSocket.Failure) {
+            try viewer.write(outgoing, messageEvents: messageEvents, on: socket)
+        } catch {
+            writeFailed(error, lostEvents: encoded.flowEvents + encoded.unencodable, socket: socket)
+            return nil
+        }
+        if outgoing.capacity > Self.keptBufferCapacity { outgoing = [] }
+        return (encoded.frames + (status == nil ? 0 : 1), encoded.unencodable)
+    }
+
+    /// While stopping, the failure may be `stop()` shutting a stuck socket
+    /// down: then the inspector can still read what it holds. Otherwise the
+    /// inspector is gone, and what it never confirmed counts, with one
+    /// exception: a Unix socket without ECONNRESET tells that a
+    /// receipt-less inspector had read every frame. Over TCP no errno tells
+    /// that (a peer that read everything, then died, leaves EPIPE), so it
+    /// always counts. Receipts it sent before it went may still wait in our
+    /// receive buffer, unread because this thread was blocked in `send` (a
+    /// slow inspector fills the socket before 32 events are written): read
+    /// them first, or a receipt-less look would take EPIPE as "read
+    /// everything" and lose what it had read but not yet shown, uncounted.
+    private func writeFailed(_ error: EventSocket.Failure, lostEvents: Int, socket: borrowing EventSocket) {
+        _ = viewer.read(from: socket)
+        let leftUnread = error == .system(call: "send", errno: ECONNRESET) || socket.peerLeftUnreadData()
+        let peerIsGone = !locked { stopDeadline != nil } && (leftUnread || viewer.ledger.acknowledged != nil || !socket.seesUnread)
+        disconnect(lostEvents: lostEvents, peerIsGone: peerIsGone, socket: socket)
     }
 
     /// Marks the connection down. Events still queued were meant for that
@@ -387,7 +356,5 @@ final class EventStreamer: @unchecked Sendable {
         statistics.droppedEvents += queue.removeAll()
         // The next viewer has not said which version it reads yet.
         queue.foldsLaterEvents = false
-        statistics.queuedBytes = 0
-        statistics.queuedEvents = 0
     }
 }

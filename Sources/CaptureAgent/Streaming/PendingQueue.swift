@@ -72,6 +72,10 @@ struct PendingQueue {
     private(set) var bytes = 0
     /// Messages queued with their bodies cut, since the queue was made.
     private(set) var cutMessages = 0
+    /// The most entries, and estimated bytes, ever queued at once (each
+    /// after the queue gave way), since the queue was made.
+    private(set) var peakCount = 0
+    private(set) var peakBytes = 0
 
     init(limits: EventStreamer.Limits) {
         self.limits = limits
@@ -98,12 +102,20 @@ struct PendingQueue {
         default:
             break
         }
-        if fold(message) { return giveWay() }
+        if fold(message) { return settle() }
         let (cost, cutCost) = message.estimatedFrameSizes(keepingBodyBytes: Self.keptBodyBytes)
         let events = message.isFlowEvent ? 1 : 0
         entries.append(Entry(message: consume message, cost: cost, cutCost: cutCost, events: events, submittedAt: now))
         bytes += cost
-        return giveWay()
+        return settle()
+    }
+
+    /// Gives way (``giveWay()``), then notes the peaks; returns the flow events dropped.
+    private mutating func settle() -> Int {
+        let dropped = giveWay()
+        peakCount = max(peakCount, entries.count)
+        peakBytes = max(peakBytes, bytes)
+        return dropped
     }
 
     /// Folds `message` into its flow's queued start when it can; whether it did.
