@@ -1,5 +1,6 @@
 import Foundation
 @testable import InspectorCore
+import TestSupport
 import WireProtocol
 import XCTest
 

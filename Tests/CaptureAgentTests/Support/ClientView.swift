@@ -4,17 +4,6 @@ import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
 
-/// Polls `condition` every 20 ms for up to `timeout` seconds without
-/// blocking a thread the service's handlers need.
-func waitUntil(timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(timeout)
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
-}
-
 /// What a client sees of one exchange: status, fields (without `Date`, which
 /// differs by the second), body.
 struct ClientView: Equatable, CustomStringConvertible {
