@@ -228,7 +228,11 @@ let package = Package(
         ),
 
         .testTarget(name: "WireProtocolTests", dependencies: ["WireProtocol"], exclude: ["Golden"]),
-        // What the end-to-end tests share: running tmux.
+        .testTarget(name: "FlowFilterTests", dependencies: ["FlowFilter", "WireProtocol"]),
+        // The decoder's fixtures are read from Tests/Protos through TestSupport.
+        .testTarget(name: "ProtobufWireTests", dependencies: ["ProtobufWire", "TestSupport"]),
+        // What the tests share: the netinspect binary, tmux driving it,
+        // running programs, the protobuf fixtures.
         .target(name: "TestSupport", path: "Tests/TestSupport"),
         .testTarget(
             name: "OTLPReceiverTests",
@@ -292,7 +296,6 @@ let package = Package(
             dependencies: [
                 "InspectorCore",
                 "TestSupport",
-                "FlowFilter",
                 "InspectorTUI",
                 "WireProtocol",
                 "ProtobufWire",

@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import TestSupport
 import WireProtocol
 import XCTest
 @testable import CaptureAgent
@@ -10,47 +11,24 @@ import XCTest
 /// `URLSession.shared` captured (this test process made sessions long before
 /// any agent) and `$NETINSPECT` honoured end to end.
 final class AgentDemoTests: XCTestCase {
-    private func demoExecutable() throws -> URL {
-        let directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        let candidate = directory.appendingPathComponent("AgentDemo")
-        guard FileManager.default.isExecutableFile(atPath: candidate.path) else {
-            throw XCTSkip("AgentDemo is not built next to the test bundle (\(candidate.path)); run `swift build --build-tests` first")
-        }
-        return candidate
-    }
-
     func testTheDemoCapturesTheSharedSessionAndItsOwnSession() throws {
-        let executable = try demoExecutable()
         let server = try TestHTTPServer()
         defer { server.shutdown() }
         let inspector = try TestInspector(path: temporarySocketPath("demo"))
         defer { inspector.kill() }
 
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = [server.url("/echo").absoluteString]
-        var environment = ProcessInfo.processInfo.environment
-        environment["NETINSPECT"] = "unix:\(inspector.path)"
-        process.environment = environment
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let finished = eventually(timeout: 30) { !process.isRunning }
-        if !finished { process.terminate() }
-        let stdout = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let run = try ExampleProgram(name: "AgentDemo").run(arguments: [server.url("/echo").absoluteString], inspector: inspector)
+        let (stdout, stderr) = (run.output, run.errorOutput)
 
-        XCTAssertTrue(finished, "AgentDemo did not finish")
-        XCTAssertEqual(process.terminationStatus, 0, stdout + stderr)
+        XCTAssertFalse(run.timedOut, "AgentDemo did not finish")
+        XCTAssertEqual(run.status, 0, stdout + stderr)
         XCTAssertTrue(stdout.contains("shared GET: 200"), stdout)
         XCTAssertTrue(stdout.contains("session POST: 200, 20 bytes"), stdout)
         XCTAssertFalse(stderr.contains("not captured"), stderr)
         XCTAssertEqual(server.requests.map(\.method), ["GET", "GET", "POST"])
 
         guard case .hello(let hello)? = inspector.allMessages.first else { return XCTFail("no hello from the demo") }
-        XCTAssertEqual(hello.processID, Int(process.processIdentifier))
+        XCTAssertEqual(hello.processID, Int(run.processID))
         // start() waited for its first connection, so nothing was dropped.
         let flows = inspector.flows.values.filter { $0.state == .completed }
         XCTAssertEqual(flows.count, 3, "\(inspector.allMessages)")
@@ -90,19 +68,10 @@ final class SharedSessionWarningTests: XCTestCase {
     }
 
     func testStartingAfterASessionExistsWarnsOnceOnStandardError() throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: CommandLine.arguments[0])
-        process.arguments = ["CaptureAgentTests.SharedSessionWarningTests/testProbe"]
-        var environment = ProcessInfo.processInfo.environment
-        environment[Self.probeVariable] = "1"
-        process.environment = environment
-        let errors = Pipe()
-        process.standardError = errors
-        process.standardOutput = Pipe()
-        try process.run()
-        let stderr = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, stderr)
+        let probe = try ProgramRun.collect([CommandLine.arguments[0], "CaptureAgentTests.SharedSessionWarningTests/testProbe"],
+                                           adding: [Self.probeVariable: "1"], timeout: 60)
+        let stderr = probe.errorOutput
+        XCTAssertEqual(probe.status, 0, stderr)
         XCTAssertEqual(stderr.components(separatedBy: "URLSession.shared is not captured").count - 1, 1, stderr)
     }
 }

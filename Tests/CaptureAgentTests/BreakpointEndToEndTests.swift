@@ -5,6 +5,7 @@ import FoundationNetworking
 #if canImport(Glibc)
 import Glibc
 #endif
+import TestSupport
 import WireProtocol
 import XCTest
 @testable import CaptureAgent
@@ -15,7 +16,7 @@ import XCTest
 /// with a captured session; a real loopback server.
 final class BreakpointEndToEndTests: XCTestCase, @unchecked Sendable {
     private var server: TestHTTPServer!
-    private var pane: TmuxInspector?
+    private var pane: TmuxSession?
     private var scratch: URL!
 
     override func setUpWithError() throws {
@@ -61,7 +62,8 @@ final class BreakpointEndToEndTests: XCTestCase, @unchecked Sendable {
         let editor = scratch.appendingPathComponent("edit.sh")
         try Data("#!/bin/sh\nsed -i 's/order=7/order=8/; s/^X-Trace: original$/X-Trace: edited/' \"$1\"\n".utf8).write(to: editor)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: editor.path)
-        let pane = try TmuxInspector(name: #function, environment: ["EDITOR": editor.path, "VISUAL": ""])
+        let pane = try TmuxSession(name: #function, environment: ["EDITOR": editor.path, "VISUAL": ""])
+        try pane.waitUntilListening()
         self.pane = pane
         let socket = pane.socketPath
 

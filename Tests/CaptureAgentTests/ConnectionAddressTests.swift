@@ -14,7 +14,7 @@ import XCTest
 /// captured service that received it has that same text as its peer: what
 /// netinspect links the two by, with nothing added to the traffic.
 final class ConnectionAddressTests: AgentTestCase, @unchecked Sendable {
-    private var service: RunningService!
+    private var service: HummingbirdScenarioService!
 
     override func tearDown() async throws {
         await service?.stop()
@@ -27,16 +27,16 @@ final class ConnectionAddressTests: AgentTestCase, @unchecked Sendable {
     }
 
     func testACallsLocalAddressIsThePeerOfTheRequestTheServiceReceived() async throws {
-        service = try await RunningService.start(captureInto: agent)
+        service = try await HummingbirdScenarioService.start(captureInto: agent)
         var configuration = ahcConfiguration()
         agent.capture(&configuration)
         let httpClient = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let session = URLSession(configuration: sessionConfiguration(captured: true))
         defer { session.invalidateAndCancel() }
 
-        let response = try await httpClient.execute(HTTPClientRequest(url: "http://127.0.0.1:\(service.port)/hello?via=ahc"), timeout: .seconds(10))
+        let response = try await httpClient.execute(HTTPClientRequest(url: "http://127.0.0.1:\(service.port)/text?via=ahc"), timeout: .seconds(10))
         _ = try await response.body.collect(upTo: 1 << 16)
-        _ = try await session.data(from: URL(string: "http://127.0.0.1:\(service.port)/hello?via=urlsession")!)
+        _ = try await session.data(from: URL(string: "http://127.0.0.1:\(service.port)/text?via=urlsession")!)
         try await httpClient.shutdown()
 
         for via in ["ahc", "urlsession"] {

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 
 /// An app that captures only URLSession depends on this package with
@@ -22,16 +23,8 @@ final class DependencyRuleTests: XCTestCase {
         """.write(to: app.appendingPathComponent("Package.swift"), atomically: true, encoding: .utf8)
         try "import CaptureAgent\n".write(to: app.appendingPathComponent("Sources/App/main.swift"), atomically: true, encoding: .utf8)
 
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["swift", "package", "--package-path", app.path, "resolve"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, text)
+        let (status, text) = try ProgramRun.run(["/usr/bin/env", "swift", "package", "--package-path", app.path, "resolve"])
+        XCTAssertEqual(status, 0, text)
 
         // The whole resolved set, not only the absence of the adapters: a
         // package the viewer or an adapter needs must not reach the app either.

@@ -1,6 +1,7 @@
 // Built with the GRPC trait (on by default; Package.swift).
 #if GRPC
 import Foundation
+import TestSupport
 import WireProtocol
 import XCTest
 @testable import CaptureAgent
@@ -9,16 +10,16 @@ import XCTest
 /// `netinspect` in tmux, whose `--proto` names the captured message's
 /// fields: the agent's bytes and the terminal's decoder agree.
 final class GRPCInspectorEndToEndTests: XCTestCase, @unchecked Sendable {
-    private var pane: TmuxInspector?
+    private var pane: TmuxSession?
 
     override func tearDown() {
         pane?.kill()
     }
 
     func testACapturedCallIsShownByMethodAndStatusWithItsMessagesNamedByTheDescriptorSet() async throws {
-        let descriptorSet = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Protos/echo.pb").path
-        let pane = try TmuxInspector(name: #function, arguments: ["--proto", descriptorSet])
+        let descriptorSet = ProtoFixtures.directory.appendingPathComponent("echo.pb").path
+        let pane = try TmuxSession(name: #function, arguments: ["--proto", descriptorSet])
+        try pane.waitUntilListening()
         self.pane = pane
         let agent = try CaptureAgent.start(.init(destination: .unix(path: pane.socketPath)) { $0.initialConnectionWait = 5 })
         defer { agent.stop() }

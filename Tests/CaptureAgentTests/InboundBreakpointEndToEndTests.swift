@@ -1,6 +1,7 @@
 // Built with the Hummingbird and AsyncHTTPClient traits (on by default; Package.swift).
 #if Hummingbird && AsyncHTTPClient
 import Foundation
+import TestSupport
 import WireProtocol
 import XCTest
 @testable import CaptureAgent
@@ -11,7 +12,7 @@ import XCTest
 /// a Hummingbird service in this process with inbound capture; AsyncHTTPClient
 /// as its client.
 final class InboundBreakpointEndToEndTests: XCTestCase, @unchecked Sendable {
-    private var pane: TmuxInspector?
+    private var pane: TmuxSession?
     private var service: (any InboundService)?
     private var scratch: URL!
 
@@ -31,7 +32,8 @@ final class InboundBreakpointEndToEndTests: XCTestCase, @unchecked Sendable {
         let editor = scratch.appendingPathComponent("edit.sh")
         try Data("#!/bin/sh\nsed -i 's/order=7/order=8/' \"$1\"\n".utf8).write(to: editor)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: editor.path)
-        let pane = try TmuxInspector(name: #function, environment: ["EDITOR": editor.path, "VISUAL": ""])
+        let pane = try TmuxSession(name: #function, environment: ["EDITOR": editor.path, "VISUAL": ""])
+        try pane.waitUntilListening()
         self.pane = pane
         let agent = try CaptureAgent.start(.init(destination: .unix(path: pane.socketPath)) {
             $0.allowsControl = true

@@ -21,7 +21,7 @@ import XCTest
 /// inbound flow it was made for as its `parentID`, and a call made outside
 /// any handler names none.
 final class ParentLinkTests: AgentTestCase, @unchecked Sendable {
-    private var service: RunningService!
+    private var service: HummingbirdScenarioService!
     private var httpClient: HTTPClient!
     private var session: URLSession!
     private var cachedSession: URLSession!
@@ -53,7 +53,7 @@ final class ParentLinkTests: AgentTestCase, @unchecked Sendable {
         self.cachedSession = cachedSession
         let agent = agent!
         let target = server.url("/text")
-        service = try await RunningService.start(captureInto: agent) { router in
+        service = try await HummingbirdScenarioService.start(captureInto: agent) { router in
             router.get("checkout/:via") { _, context -> String in
                 let via = Via(rawValue: context.parameters.get("via") ?? "") ?? .ahcAsync
                 return try await Self.callOut(via, to: target, httpClient: httpClient, session: session, cachedSession: cachedSession, agent: agent)

@@ -15,7 +15,7 @@ import XCTest
 /// Hummingbird service whose handler calls the loopback server through a
 /// captured AsyncHTTPClient, both under the same rules.
 final class RuleDirectionTests: AgentTestCase, @unchecked Sendable {
-    private var service: RunningService!
+    private var service: HummingbirdScenarioService!
     private var httpClient: HTTPClient!
     private let handlerRuns = RunCounter()
 
@@ -31,7 +31,7 @@ final class RuleDirectionTests: AgentTestCase, @unchecked Sendable {
         let upstream = server.url("/feature/upstream").absoluteString
         let runs = handlerRuns
         // The handler answers with what its own call got.
-        service = try await RunningService.start(captureInto: agent) { router in
+        service = try await HummingbirdScenarioService.start(captureInto: agent) { router in
             router.get("feature/service") { _, _ -> String in
                 runs.increment()
                 let response = try await httpClient.execute(HTTPClientRequest(url: upstream), timeout: .seconds(10))

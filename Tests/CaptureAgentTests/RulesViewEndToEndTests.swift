@@ -2,6 +2,7 @@ import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
+import TestSupport
 import WireProtocol
 import XCTest
 @testable import CaptureAgent
@@ -14,7 +15,7 @@ final class RulesViewEndToEndTests: XCTestCase, @unchecked Sendable {
     private var serverA: TestHTTPServer!
     private var serverB: TestHTTPServer!
     private var scratch: URL!
-    private var ui: TmuxInspector?
+    private var ui: TmuxSession?
     private var agent: CaptureAgent?
     private var session: URLSession?
 
@@ -53,7 +54,7 @@ final class RulesViewEndToEndTests: XCTestCase, @unchecked Sendable {
     private var mapToB: String { "map-remote |127.0.0.1:\(serverA.port)|127.0.0.1:\(serverB.port)" }
 
     /// Types a rule into the view's prompt, which must be open, and waits until it is added.
-    private func add(_ rule: String, in ui: TmuxInspector) throws {
+    private func add(_ rule: String, in ui: TmuxSession) throws {
         ui.send("a")
         try ui.waitFor("New rule (KIND SPEC):")
         ui.type(rule)
@@ -64,7 +65,8 @@ final class RulesViewEndToEndTests: XCTestCase, @unchecked Sendable {
     func testARuleAddedInTheViewMapsTheNextRequestAndSwitchedOffNoLonger() throws {
         let rulesFile = scratch.appendingPathComponent("rules.txt")
         try "# the team's rules\nmodify-headers /X-Env/staging\n".write(to: rulesFile, atomically: true, encoding: .utf8)
-        let ui = try TmuxInspector(name: #function, arguments: ["--rules", rulesFile.path])
+        let ui = try TmuxSession(name: #function, arguments: ["--rules", rulesFile.path])
+        try ui.waitUntilListening()
         self.ui = ui
         let (agent, session) = try startApp(on: ui.socketPath)
         try ui.waitFor("│ 1 agent")
@@ -123,7 +125,8 @@ final class RulesViewEndToEndTests: XCTestCase, @unchecked Sendable {
     /// app that starts afterwards gets the rules as they are now, for its
     /// very first request.
     func testARuleAddedInTheViewReachesAnAgentThatConnectsAfterwards() throws {
-        let ui = try TmuxInspector(name: #function)
+        let ui = try TmuxSession(name: #function)
+        try ui.waitUntilListening()
         self.ui = ui
         ui.send("R")
         try ui.waitFor("Not saved: netinspect started without --rules FILE")

@@ -12,8 +12,8 @@ final class ServerClientDemoTests: XCTestCase {
         let inspector = try TestInspector(path: temporarySocketPath("scdemo"))
         defer { inspector.kill() }
         let run = try ExampleProgram(name: "ServerClientDemo").run(arguments: [server.url("/text").absoluteString], inspector: inspector)
-        XCTAssertTrue(run.finished, "ServerClientDemo did not finish")
-        XCTAssertEqual(run.status, 0, run.output)
+        XCTAssertFalse(run.timedOut, "ServerClientDemo did not finish")
+        XCTAssertEqual(run.status, 0, run.output + run.errorOutput)
         XCTAssertEqual(server.requests.map(\.uri), ["/text", "/text", "/text/"])
         let flows = inspector.flows.values.filter { $0.state == .completed }.sorted { $0.timing.startedAt < $1.timing.startedAt }
         XCTAssertEqual(flows.map(\.source?.client), [.asyncHTTPClient, .asyncHTTPClient, .openAPI], "\(flows)")

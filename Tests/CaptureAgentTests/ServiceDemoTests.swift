@@ -13,8 +13,8 @@ final class ServiceDemoTests: XCTestCase {
         let inspector = try TestInspector(path: temporarySocketPath("svcdemo"))
         defer { inspector.kill() }
         let run = try ExampleProgram(name: "ServiceDemo").run(arguments: ["--self-test"], inspector: inspector)
-        XCTAssertTrue(run.finished, "ServiceDemo did not finish")
-        XCTAssertEqual(run.status, 0, run.output)
+        XCTAssertFalse(run.timedOut, "ServiceDemo did not finish")
+        XCTAssertEqual(run.status, 0, run.output + run.errorOutput)
 
         let flows = inspector.flows.values.filter { $0.state == .completed }
         let checkouts = flows.filter { $0.isInbound && $0.request.url.hasSuffix("/checkout") }

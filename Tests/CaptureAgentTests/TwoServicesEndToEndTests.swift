@@ -3,6 +3,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOCore
+import TestSupport
 import XCTest
 @testable import CaptureAgent
 
@@ -40,7 +41,8 @@ final class TwoServicesEndToEndTests: XCTestCase {
     }
 
     func testTheCalleesRequestNestsUnderTheCallersCallAndEachInstanceIsNamedByItsProcess() async throws {
-        let ui = try TmuxInspector(name: "twoservices")
+        let ui = try TmuxSession(name: "twoservices")
+        try ui.waitUntilListening()
         defer { ui.kill() }
         let services = try await startServicesAndCheckOut(inspector: "unix:\(ui.socketPath)")
         let (stock, shop) = (services.stock.pid, services.shop.pid)

@@ -35,7 +35,7 @@ final class ArgumentTests: XCTestCase {
     }
 
     func testProtoReadsEachDescriptorSetAndABadOneIsRefusedNamingTheFile() throws {
-        let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/grpc")
+        let directory = GRPCFixtures.directory
         let set = directory.appendingPathComponent("echo.pb").path, source = directory.appendingPathComponent("echo.proto").path
         XCTAssertEqual(try OptionFiles(Netinspect.parse(["--proto", set, "--proto", set])).protoSchema.methods.count, 4)
         XCTAssertThrowsError(try OptionFiles(Netinspect.parse(["--proto", set, "--proto", source]))) { error in

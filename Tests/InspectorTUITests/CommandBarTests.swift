@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 @testable import InspectorCore
 import WireProtocol
 import XCTest
@@ -140,18 +141,10 @@ final class CopyAsTests: XCTestCase {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let code = SwiftCode.make(for: request)
         try code.write(toFile: directory + "/main.swift", atomically: true, encoding: .utf8)
-        let compile = Process()
-        compile.executableURL = URL(fileURLWithPath: swiftc)
-        compile.arguments = [directory + "/main.swift", "-o", directory + "/replay"]
-        try compile.run()
-        compile.waitUntilExit()
-        XCTAssertEqual(compile.terminationStatus, 0, "swiftc refused:\n\(code)")
-        let replay = Process()
-        replay.executableURL = URL(fileURLWithPath: directory + "/replay")
-        replay.standardOutput = FileHandle.nullDevice
-        try replay.run()
-        replay.waitUntilExit()
-        XCTAssertEqual(replay.terminationStatus, 0)
+        let compile = try ProgramRun.run([swiftc, directory + "/main.swift", "-o", directory + "/replay"])
+        XCTAssertEqual(compile.status, 0, "swiftc refused:\n\(code)\n\(compile.output)")
+        let replay = try ProgramRun.run([directory + "/replay"])
+        XCTAssertEqual(replay.status, 0, replay.output)
         let received = try server.recorded(timeout: 30)
         XCTAssertEqual(received.method, "PATCH")
         XCTAssertEqual(received.target, "/orders/7?q=caf%C3%A9&x=%5B1%5D", "escapes kept, brackets encoded once (not %25-encoded again)")

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 import WireProtocol
 @testable import InspectorCore
@@ -10,12 +11,8 @@ final class CurlCommandTests: XCTestCase {
         let server = try OneShotHTTPRecorder()
         var request = request
         request.url = request.url.replacingOccurrences(of: "PORT", with: "\(server.port)")
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/sh")
-        process.arguments = ["-c", CurlCommand.make(for: request) + " --silent --show-error --max-time 10 --output /dev/null"]
-        try process.run()
-        process.waitUntilExit()
-        XCTAssertEqual(process.terminationStatus, 0, "curl failed for:\n\(CurlCommand.make(for: request))")
+        let (status, output) = try ProgramRun.run(["/bin/sh", "-c", CurlCommand.make(for: request) + " --silent --show-error --max-time 10 --output /dev/null"])
+        XCTAssertEqual(status, 0, "curl failed for:\n\(CurlCommand.make(for: request))\n\(output)")
         return try server.recorded(timeout: 10)
     }
 

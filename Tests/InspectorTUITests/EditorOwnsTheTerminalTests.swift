@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Foundation
 import InspectorCore
+import TestSupport
 import WireProtocol
 import XCTest
 

@@ -21,7 +21,7 @@ final class EndToEndTests: XCTestCase {
     private func start(_ function: String = #function, arguments: [String] = []) throws -> TmuxSession {
         let session = try TmuxSession(name: function, arguments: arguments)
         tmux = session
-        try session.waitFor("listening on unix:\(session.socketPath)")
+        try session.waitUntilListening()
         return session
     }
 
@@ -192,10 +192,7 @@ final class EndToEndTests: XCTestCase {
         let ui = try start()
         let pid = ui.processID
         ui.closeTerminal()
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, FileManager.default.fileExists(atPath: ui.socketPath) || kill(pid, 0) == 0 {
-            usleep(50_000)
-        }
+        eventually { !FileManager.default.fileExists(atPath: ui.socketPath) && kill(pid, 0) != 0 }
         XCTAssertFalse(FileManager.default.fileExists(atPath: ui.socketPath), "socket file left behind after SIGHUP")
         XCTAssertNotEqual(kill(pid, 0), 0, "netinspect still runs after its terminal closed")
     }
@@ -212,6 +209,18 @@ final class EndToEndTests: XCTestCase {
 // MARK: - Helpers
 
 enum EndToEnd {
+    /// netinspect in tmux; with `listens`, once it says it is listening.
+    static func start(_ function: String, arguments: [String] = [], listens: Bool = true) throws -> TmuxSession {
+        let session = try TmuxSession(name: function, arguments: arguments, listens: listens)
+        if listens { try session.waitUntilListening() }
+        return session
+    }
+
+    /// A path in the temporary directory no other test uses.
+    static func temporaryPath(_ suffix: String) -> String {
+        NSTemporaryDirectory() + "netinspect-e2e-\(UUID().uuidString)\(suffix)"
+    }
+
     static let hello = Hello(agentName: "CaptureAgent", agentVersion: "0.1.0", appName: "e2e-app", processID: 1, hostName: "test")
 
     static func id(_ number: Int) -> FlowID {
@@ -291,176 +300,6 @@ final class WireClient {
     func write(_ data: Data) throws {
         let written = data.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
         guard written == data.count else { throw E2EError("short write: \(written) of \(data.count)") }
-    }
-}
-
-/// The binary under test in its own tmux server, so the user's tmux is untouched.
-final class TmuxSession {
-    let name: String
-    let socketPath: String
-    private let server: String
-
-    static var binary: URL { NetinspectBinary.url }
-
-    /// Starts `netinspect --listen unix:<socketPath>` followed by `arguments`
-    /// (or, with `listens: false`, `netinspect` with `arguments` alone), with
-    /// `environment` added to its own. With `fromAShell`, an interactive bash
-    /// in the pane starts it as a job, so Ctrl-Z and `fg` work as in a
-    /// person's terminal (``processID`` is then the shell's).
-    init(name function: String, arguments: [String] = [], listens: Bool = true, width: Int = 120, height: Int = 40,
-         environment: [String: String] = [:], fromAShell: Bool = false) throws {
-        guard let tmux = Self.which("tmux") else { throw XCTSkip("tmux is not installed; the end-to-end tests need it") }
-        let binary = Self.binary
-        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-            throw E2EError("netinspect binary not found at \(binary.path); build it with `swift build --build-tests`")
-        }
-        let unique = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        name = "e2e-" + function.filter { $0.isLetter }.prefix(30) + "-" + unique
-        socketPath = "/tmp/netinspect-e2e-\(unique).sock"
-        // One server per session: a server exiting after the previous test's
-        // kill-session must not race this test's new-session.
-        server = "netinspect-tests-\(unique)"
-        Self.tmuxPath = tmux
-        let command = [binary.path] + (listens ? ["--listen", "unix:\(socketPath)"] : []) + arguments
-        try run([
-            "new-session", "-d", "-s", name, "-x", "\(width)", "-y", "\(height)",
-            "-e", "LANG=C.UTF-8", "-e", "TERM=tmux-256color",
-            // Without Swift's backtracer a crash signal takes its default
-            // action, so a crash sent with kill(2) ends the process as a real
-            // fault would (the backtracer treats a sent signal as survivable).
-            "-e", "SWIFT_BACKTRACE=enable=no",
-        ] + environment.sorted { $0.key < $1.key }.flatMap { ["-e", "\($0.key)=\($0.value)"] } + (fromAShell ? ["/bin/bash", "--norc", "--noprofile", "-i", "+o", "history"] : command) + [
-            ";", "set-option", "-t", name, "remain-on-exit", "on",
-            // Accept OSC 52 from the program into tmux's paste buffer.
-            ";", "set-option", "-g", "set-clipboard", "on",
-        ])
-        if fromAShell {
-            type(command.map { "'\($0)'" }.joined(separator: " "))
-            send("Enter")
-        }
-    }
-
-    nonisolated(unsafe) private static var tmuxPath = "/usr/bin/tmux"
-
-    private static func which(_ program: String) -> String? {
-        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        return paths.map { "\($0)/\(program)" }.first { FileManager.default.isExecutableFile(atPath: $0) }
-    }
-
-    @discardableResult
-    private func run(_ arguments: [String]) throws -> String {
-        let argv = [Self.tmuxPath, "-L", server, "-f", "/dev/null"] + arguments
-        let (status, text) = try ProgramRun.run(argv)
-        guard status == 0 else { throw E2EError("tmux \(arguments.joined(separator: " ")) failed (\(status)): \(text)") }
-        return text
-    }
-
-    /// The pane's text now.
-    func capture() -> String {
-        (try? run(["capture-pane", "-p", "-t", name])) ?? ""
-    }
-
-    /// tmux's newest paste buffer: what the program last put on the clipboard with OSC 52.
-    func clipboard() -> String {
-        (try? run(["show-buffer"])) ?? ""
-    }
-
-    /// Sends keys by tmux name (`Enter`, `Tab`, `q`…).
-    func send(_ keys: String...) {
-        _ = try? run(["send-keys", "-t", name] + keys)
-    }
-
-    /// Types text literally.
-    func type(_ text: String) {
-        _ = try? run(["send-keys", "-t", name, "-l", text])
-    }
-
-    /// The netinspect process (the pane runs it directly, without a shell).
-    var processID: pid_t {
-        pid_t((try? run(["display-message", "-p", "-t", name, "#{pane_pid}"]))?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") ?? 0
-    }
-
-    /// Resizes the tmux window, which sends the program SIGWINCH.
-    func resize(width: Int, height: Int) {
-        _ = try? run(["resize-window", "-t", name, "-x", "\(width)", "-y", "\(height)"])
-    }
-
-    /// Polls the screen until it contains `text` (and passes `condition`).
-    /// tmux can be read while netinspect is halfway through drawing a screen
-    /// (a title with no rows under it yet, seen under load), so the screen
-    /// returned is one that read the same twice in a row, or the last of a
-    /// few reads if it keeps changing (a live list).
-    @discardableResult
-    func waitFor(_ text: String, timeout: TimeInterval = 10, where condition: (String) -> Bool = { _ in true }) throws -> String {
-        let deadline = Date().addingTimeInterval(timeout)
-        var screen = ""
-        while Date() < deadline {
-            screen = capture()
-            if screen.contains(text), condition(screen) { return settled(screen) { $0.contains(text) && condition($0) } }
-            usleep(50_000)
-        }
-        throw E2EError("'\(text)' did not appear within \(timeout)s. Screen:\n\(screen)")
-    }
-
-    /// The screen once it reads the same twice 50 ms apart (at most four
-    /// more reads), as long as it still `matches`; else the last that did.
-    private func settled(_ screen: String, matching matches: (String) -> Bool) -> String {
-        var last = screen
-        for _ in 0..<4 {
-            usleep(50_000)
-            let next = capture()
-            guard matches(next) else { return last }
-            if next == last { return next }
-            last = next
-        }
-        return last
-    }
-
-    /// How the process ended.
-    enum Exit: Equatable {
-        case status(Int32)
-        case signal(Int32)
-        /// tmux saw the terminal close but never recorded a status; the
-        /// process has exited all the same.
-        case unknown
-
-        /// Exited with status 0, or tmux could not tell.
-        var isClean: Bool { self == .status(0) || self == .unknown }
-    }
-
-    /// Waits for the process to end.
-    func waitForExit(timeout: TimeInterval = 10) throws -> Exit {
-        let deadline = Date().addingTimeInterval(timeout)
-        let pid = processID
-        while Date() < deadline {
-            let fields = (try? run(["display-message", "-p", "-t", name, "#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}"])) ?? ""
-            let parts = fields.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ":", omittingEmptySubsequences: false)
-            if parts.count == 3, parts[0] == "1" {
-                if let status = Int32(parts[1]) { return .status(status) }
-                if let signal = Int32(parts[2]) { return .signal(signal) }
-                if pid > 0, Self.hasExited(pid) { return .unknown }
-            }
-            usleep(50_000)
-        }
-        throw E2EError("netinspect did not exit within \(timeout)s. Screen:\n\(capture())")
-    }
-
-    /// Whether a process is gone or a zombie (tmux 3.3a sometimes leaves
-    /// the pane's process unreaped when it sees the terminal close first).
-    private static func hasExited(_ pid: pid_t) -> Bool {
-        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8) else { return true }
-        return status.contains("State:\tZ")
-    }
-
-    /// Kills the tmux server, which hangs up the pane's terminal (SIGHUP),
-    /// and leaves the socket file to the program under test.
-    func closeTerminal() {
-        _ = try? run(["kill-server"])
-    }
-
-    func kill() {
-        _ = try? run(["kill-session", "-t", name])
-        try? FileManager.default.removeItem(atPath: socketPath)
     }
 }
 

@@ -7,6 +7,8 @@ enum Fixtures {
     /// 2026-11-21 09:30:00 UTC.
     static let epoch = Date(timeIntervalSince1970: 1_795_253_400)
     static let utc = TimeZone(identifier: "UTC")!
+    /// A terminal wide enough for every column.
+    static let wide = Size(width: 120, height: 30)
 
     static func id(_ number: Int) -> FlowID {
         FlowID(String(format: "00000000-0000-4000-8000-%012d", number))!
@@ -101,6 +103,11 @@ enum Fixtures {
 }
 
 extension AppState {
+    /// The screen rendered at `size`, as text.
+    func screen(size: Size = Fixtures.wide) -> String {
+        Renderer.render(self, size: size).text
+    }
+
     /// Sends keys by their keymap spelling, e.g. `press("j", "enter")`.
     @discardableResult
     mutating func press(_ specs: String...) -> Effect {

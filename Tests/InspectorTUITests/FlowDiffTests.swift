@@ -142,4 +142,16 @@ final class FlowDiffTests: XCTestCase {
         state.press("g", "m", "j", "j", "+")
         XCTAssertEqual(state.mode, .diff(DiffState(base: 0, other: 2)))
     }
+
+    func testDiffDrawsAnAddedHeaderUnderOther() {
+        let base = Fixtures.started(1, headers: [HTTPHeader(name: "Accept", value: "text/html")])
+        let other = Fixtures.started(2, headers: [HTTPHeader(name: "Accept", value: "application/json"), HTTPHeader(name: "X-Added", value: "yes")])
+        let lines = FlowDiff(base: base, other: other).lines(width: 100).map(\.text)
+        let heading = lines.firstIndex { $0.contains("Request headers") }!
+        let columns = lines[(heading + 1)...].first { $0.contains("base") && $0.contains("other") }!
+        let added = lines[(heading + 1)...].first { $0.hasPrefix("+ X-Added") }!
+        let otherColumn = columns.distance(from: columns.startIndex, to: columns.range(of: "other")!.lowerBound)
+        let valueColumn = added.distance(from: added.startIndex, to: added.range(of: "yes")!.lowerBound)
+        XCTAssertEqual(valueColumn, otherColumn, "\(columns)\n\(added)")
+    }
 }

@@ -1,17 +1,16 @@
 import Foundation
 import InspectorCore
 import ProtobufWire
+import TestSupport
 import WireProtocol
 
-/// gRPC calls for the tests, with messages made by protoc from
-/// `Fixtures/grpc/echo.proto` (how: that file's header).
+/// gRPC calls for the tests, with the messages protoc made for the
+/// decoder (``ProtoFixtures/decoder``).
 enum GRPCFixtures {
-    static var directory: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/grpc")
-    }
+    static var directory: URL { ProtoFixtures.decoder }
 
     static func bytes(_ name: String) throws -> [UInt8] {
-        [UInt8](try Data(contentsOf: directory.appendingPathComponent(name)))
+        try ProtoFixtures.decoderBytes(name)
     }
 
     static func schema() throws -> ProtoSchema {

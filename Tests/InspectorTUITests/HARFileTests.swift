@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 import WireProtocol
 @testable import InspectorCore
@@ -172,16 +173,9 @@ enum HARSchemaValidator {
                 print("/".join(map(str, e.absolute_path)) + ": " + e.message)
             sys.exit(1 if errors else 0)
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script, fixtures.appendingPathComponent("har-1.2.schema.json").path, har.path]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        switch process.terminationStatus {
+        let (status, text) = try ProgramRun.run(["/usr/bin/env", "python3", "-c", script,
+                                                 fixtures.appendingPathComponent("har-1.2.schema.json").path, har.path])
+        switch status {
         case 0: return
         case 3 where ProcessInfo.processInfo.environment["CI"] == nil:
             throw XCTSkip("python3 jsonschema is not installed (pip install jsonschema)")

@@ -1,5 +1,6 @@
 import Foundation
 import InspectorCore
+import TestSupport
 import WireProtocol
 import XCTest
 
@@ -29,7 +30,7 @@ final class HeadlessEndToEndTests: XCTestCase {
         _ = FileManager.default.createFile(atPath: stdout.path, contents: nil)
         _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
         let process = Process()
-        process.executableURL = TmuxSession.binary
+        process.executableURL = NetinspectBinary.url
         process.arguments = arguments
         process.standardOutput = try FileHandle(forWritingTo: stdout)
         process.standardError = try FileHandle(forWritingTo: stderr)
@@ -125,8 +126,7 @@ final class HeadlessEndToEndTests: XCTestCase {
         try ui.waitFor("/copy-me")
         ui.send("C")
         try ui.waitFor("curl command, sent to the clipboard")
-        let deadline = Date().addingTimeInterval(5)
-        while !ui.clipboard().contains("/copy-me"), Date() < deadline { usleep(50_000) }
+        eventually { ui.clipboard().contains("/copy-me") }
         XCTAssertTrue(ui.clipboard().hasPrefix("curl --globoff --path-as-is"), "tmux buffer: \(ui.clipboard())")
         ui.send("q")
         try ui.waitFor("1/1 flows", where: { !$0.contains("curl command") })

@@ -1,5 +1,6 @@
 import Foundation
 @testable import InspectorCore
+import TestSupport
 import XCTest
 
 /// README's "Try it" paragraph, followed literally with the real binary in

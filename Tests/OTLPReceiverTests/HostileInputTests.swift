@@ -5,6 +5,7 @@ import Foundation
 import InspectorCore
 import OTLPReceiver
 import ProtobufWire
+import TestSupport
 import Testing
 import WireProtocol
 
@@ -134,7 +135,7 @@ import WireProtocol
         // 1 GiB of zeros in about a megabyte of gzip.
         let bomb = FileManager.default.temporaryDirectory.appendingPathComponent("otlp-bomb-\(UUID()).gz").path
         defer { try? FileManager.default.removeItem(atPath: bomb) }
-        try Subprocess.run("/bin/sh", ["-c", "head -c 1073741824 /dev/zero | gzip -1 > \(bomb)"])
+        _ = try ProgramRun.run(["/bin/sh", "-c", "head -c 1073741824 /dev/zero | gzip -1 > \(bomb)"])
         let before = Self.peakResidentBytes()
         let reply = try Subprocess.post(url, file: bomb, headers: ["Content-Type: application/x-protobuf", "Content-Encoding: gzip"])
         #expect(reply.status == 413)
@@ -148,7 +149,7 @@ import WireProtocol
     @Test func aGzippedExportIsAccepted() throws {
         let plain = try Subprocess.temporaryFile(Spans.export([Spans.span(id: 1, kind: .server)]).protobufBytes())
         defer { try? FileManager.default.removeItem(atPath: plain) }
-        try Subprocess.run("/usr/bin/gzip", ["-k", "-f", plain])
+        _ = try ProgramRun.run(["/usr/bin/gzip", "-k", "-f", plain])
         defer { try? FileManager.default.removeItem(atPath: plain + ".gz") }
         let reply = try Subprocess.post(url, file: plain + ".gz", headers: ["Content-Type: application/x-protobuf", "Content-Encoding: gzip"])
         #expect(reply.status == 200)

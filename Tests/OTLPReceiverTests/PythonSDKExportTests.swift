@@ -1,5 +1,6 @@
 import Foundation
 import OTLPReceiver
+import TestSupport
 import Testing
 import WireProtocol
 
@@ -12,11 +13,11 @@ import WireProtocol
 
     @Test(arguments: ["protobuf", "json"])
     func sdkSpansBecomeFlowsWithTheirParentLinks(encoding: String) throws {
-        let inspector = try InspectorProcess(["--listen", "otlp:127.0.0.1:0", "--token", "fleet-secret"])
+        let inspector = try InspectorProcess(listen: "otlp:127.0.0.1:0", arguments: ["--token", "fleet-secret"])
         let port = try inspector.listeningPort()
-        let export = try Subprocess.run("/usr/bin/env", ["python3", Self.script, "http://127.0.0.1:\(port)/v1/traces", encoding, "fleet-secret"])
+        let export = try ProgramRun.collect(["/usr/bin/env", "python3", Self.script, "http://127.0.0.1:\(port)/v1/traces", encoding, "fleet-secret"])
         try #require(export.status == 0, "the exporter failed: \(export.errorOutput)")
-        let ids = try #require(try JSONSerialization.jsonObject(with: export.output) as? [String: String])
+        let ids = try #require(try JSONSerialization.jsonObject(with: Data(export.output.utf8)) as? [String: String])
         func flowID(_ span: String) throws -> String {
             let trace = try #require(Self.bytes(hex: ids["trace"] ?? ""))
             return SpanFlow.flowID(trace: trace, span: try #require(Self.bytes(hex: ids[span] ?? ""))).description
@@ -28,7 +29,7 @@ import WireProtocol
         // corrected once the handler span between it and the server arrives.
         let latest = try inspector.waitFor("the server flow and every client linked to it") { () -> [String: [String: Any]]? in
             var latest: [String: [String: Any]] = [:]
-            for flow in inspector.flows { if let id = flow["id"] as? String { latest[id] = flow } }
+            for flow in inspector.jsonLines { if let id = flow["id"] as? String { latest[id] = flow } }
             guard latest[server] != nil, clients.allSatisfy({ latest[$0]?["parentID"] as? String == server }) else { return nil }
             return latest
         }
@@ -65,12 +66,12 @@ import WireProtocol
 
     /// A fleet's flows are told apart in CI by the service each came from.
     @Test func eachJSONLineNamesTheServiceItsSpanCameFrom() throws {
-        let inspector = try InspectorProcess(["--listen", "otlp:127.0.0.1:0"])
+        let inspector = try InspectorProcess(listen: "otlp:127.0.0.1:0")
         let port = try inspector.listeningPort()
-        let export = try Subprocess.run("/usr/bin/env", ["python3", Self.script, "http://127.0.0.1:\(port)/v1/traces", "protobuf", "", "checkout-py"])
+        let export = try ProgramRun.collect(["/usr/bin/env", "python3", Self.script, "http://127.0.0.1:\(port)/v1/traces", "protobuf", "", "checkout-py"])
         try #require(export.status == 0, "the exporter failed: \(export.errorOutput)")
         let flows = try inspector.waitFor("the server flow") { () -> [[String: Any]]? in
-            let flows = inspector.flows
+            let flows = inspector.jsonLines
             return flows.contains { $0["direction"] as? String == "inbound" } ? flows : nil
         }
         let server = try #require(flows.first { $0["direction"] as? String == "inbound" })
@@ -81,12 +82,12 @@ import WireProtocol
     }
 
     @Test func aRequestWithoutTheTokenIsRefusedAndNothingIsShown() throws {
-        let inspector = try InspectorProcess(["--listen", "otlp:127.0.0.1:0", "--token", "fleet-secret"])
+        let inspector = try InspectorProcess(listen: "otlp:127.0.0.1:0", arguments: ["--token", "fleet-secret"])
         let port = try inspector.listeningPort()
-        let export = try Subprocess.run("/usr/bin/env", ["python3", Self.script, "http://127.0.0.1:\(port)/v1/traces", "json"])
+        let export = try ProgramRun.collect(["/usr/bin/env", "python3", Self.script, "http://127.0.0.1:\(port)/v1/traces", "json"])
         // The SDK logs a failed export and carries on.
         #expect(export.errorOutput.contains("HTTP Error 401"))
-        #expect(inspector.flows.isEmpty)
+        #expect(inspector.jsonLines.isEmpty)
     }
 
     private static func request(_ flow: [String: Any]) -> [String: Any] { flow["request"] as? [String: Any] ?? [:] }

@@ -1,6 +1,7 @@
 import Foundation
 import InspectorCore
 import OTLPReceiver
+import TestSupport
 import Testing
 import WireProtocol
 
@@ -35,7 +36,7 @@ import WireProtocol
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let (certificate, key) = ("\(directory)/cert.pem", "\(directory)/key.pem")
-        let made = try Subprocess.run("/usr/bin/openssl", [
+        let made = try ProgramRun.collect(["/usr/bin/openssl",
             "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1",
             "-subj", "/CN=netinspect test", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key, "-out", certificate,
         ])

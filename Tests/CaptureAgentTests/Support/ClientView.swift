@@ -4,17 +4,6 @@ import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
 
-/// Polls `condition` every 20 ms for up to `timeout` seconds without
-/// blocking a thread the service's handlers need.
-func waitUntil(timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .seconds(timeout)
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
-}
-
 /// What a client sees of one exchange: status, fields (without `Date`, which
 /// differs by the second), body.
 struct ClientView: Equatable, CustomStringConvertible {
@@ -51,17 +40,23 @@ struct ClientView: Equatable, CustomStringConvertible {
         fields.first { $0.hasPrefix(name + ": ") }.map { String($0.dropFirst(name.count + 2)) }
     }
 
-    /// Seconds since the request went out at which each body chunk arrived.
-    static func chunkArrivals(_ url: String) async throws -> [Double] {
-        let start = ContinuousClock.now
-        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(20))
-        var arrivals: [Double] = []
-        for try await _ in response.body {
-            let elapsed = start.duration(to: .now)
-            arrivals.append(Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
+    #if Hummingbird || Vapor
+    /// Reads a stream served in lockstep with `gate`: its body, and for
+    /// each chunk the client got, how many chunks the handler had begun to
+    /// write by then (`[1, 2, 3]` when each arrived before the next was written).
+    static func lockstep(_ url: String, gate: StreamGate) async throws -> (body: String, writtenWhenSeen: [Int]) {
+        let response = try await HTTPClient.shared.execute(HTTPClientRequest(url: url), timeout: .seconds(30))
+        var bytes: [UInt8] = [], writtenWhenSeen: [Int] = []
+        for try await part in response.body {
+            bytes += part.readableBytesView
+            let complete = bytes.filter { $0 == UInt8(ascii: "\n") }.count
+            while writtenWhenSeen.count < complete {
+                writtenWhenSeen.append(gate.clientHas(writtenWhenSeen.count + 1))
+            }
         }
-        return arrivals
+        return (String(decoding: bytes, as: UTF8.self), writtenWhenSeen)
     }
+    #endif
 }
 
 #endif

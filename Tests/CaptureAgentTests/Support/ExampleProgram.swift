@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import XCTest
 @testable import CaptureAgent
 
@@ -10,31 +11,19 @@ struct ExampleProgram {
 
     let name: String
 
-    struct Run {
-        var finished: Bool
-        var status: Int32
-        var output: String
-    }
-
-    /// Runs the program built beside the test bundle; skips the test when
-    /// it is not there.
-    func run(arguments: [String], inspector: TestInspector, timeout: TimeInterval = 30) throws -> Run {
+    /// The program built beside the test bundle; skips the test when it is not there.
+    private func executable() throws -> URL {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw XCTSkip("\(name) is not built next to the test bundle; run `swift build --build-tests` first")
         }
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment.merging(["NETINSPECT": "unix:\(inspector.path)"]) { $1 }
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
-        try process.run()
-        let finished = eventually(timeout: timeout) { !process.isRunning }
-        if !finished { process.terminate() }
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        return Run(finished: finished, status: process.terminationStatus, output: text)
+        return executable
+    }
+
+    /// Runs it to its end (killed after `timeout`, a bound for a hung
+    /// program) with its agent sending to `inspector`.
+    func run(arguments: [String], inspector: TestInspector, timeout: TimeInterval = 30) throws -> ProgramRun.Finished {
+        try ProgramRun.collect([try executable().path] + arguments, adding: ["NETINSPECT": "unix:\(inspector.path)"], timeout: timeout)
     }
 
     /// A program left running (a service), its output collected as it comes.
@@ -86,11 +75,7 @@ struct ExampleProgram {
     /// sending to the inspector at `endpoint` (`unix:PATH`), and leaves it
     /// running; skips the test when it is not built.
     func launch(arguments: [String], inspector endpoint: String) throws -> Running {
-        let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
-        guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-            throw XCTSkip("\(name) is not built next to the test bundle; run `swift build --build-tests` first")
-        }
-        return try Running(executable: executable, arguments: arguments, environment: ["NETINSPECT": endpoint])
+        try Running(executable: try executable(), arguments: arguments, environment: ["NETINSPECT": endpoint])
     }
 
     /// The lines between `// snippet:NAME:begin` and `// snippet:NAME:end` in

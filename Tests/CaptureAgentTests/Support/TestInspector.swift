@@ -173,17 +173,6 @@ private final class DecodingHandler: ChannelInboundHandler {
     }
 }
 
-/// Polls `condition` until it holds or `timeout` passes.
-@discardableResult
-func eventually(timeout: TimeInterval = 10, _ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    while Date() < deadline {
-        if condition() { return true }
-        usleep(10_000)
-    }
-    return condition()
-}
-
 /// A socket path under /tmp unique to this test run.
 func temporarySocketPath(_ name: String) -> String {
     "/tmp/ni-\(getpid())-\(name).sock"

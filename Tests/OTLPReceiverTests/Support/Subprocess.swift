@@ -1,28 +1,9 @@
 import Foundation
+import TestSupport
 
-/// Runs a program to completion and returns what it printed.
-struct Subprocess {
-    var status: Int32
-    var output: Data
-    var errorOutput: String
-
-    @discardableResult
-    static func run(_ executable: String, _ arguments: [String]) throws -> Subprocess {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        // Read before waiting: a full pipe would block the child for ever.
-        let outputData = output.fileHandleForReading.readDataToEndOfFile()
-        let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Subprocess(status: process.terminationStatus, output: outputData, errorOutput: String(decoding: errorData, as: UTF8.self))
-    }
-
+/// curl and temporary files for the receiver's tests; programs run
+/// through TestSupport's `ProgramRun`.
+enum Subprocess {
     /// The reply curl got to a POST of `body`.
     struct Reply {
         var status: Int
@@ -33,10 +14,10 @@ struct Subprocess {
     static func post(_ url: String, file: String, headers: [String] = [], extra: [String] = []) throws -> Reply {
         let replyFile = FileManager.default.temporaryDirectory.appendingPathComponent("otlp-reply-\(UUID()).bin").path
         defer { try? FileManager.default.removeItem(atPath: replyFile) }
-        let result = try run("/usr/bin/curl", ["-s", "-o", replyFile, "-w", "%{http_code}", "--data-binary", "@\(file)"]
+        let result = try ProgramRun.collect(["/usr/bin/curl", "-s", "-o", replyFile, "-w", "%{http_code}", "--data-binary", "@\(file)"]
             + headers.flatMap { ["-H", $0] } + extra + [url])
         let body = (try? Data(contentsOf: URL(fileURLWithPath: replyFile))) ?? Data()
-        return Reply(status: Int(String(decoding: result.output, as: UTF8.self)) ?? -1, body: body)
+        return Reply(status: Int(result.output) ?? -1, body: body)
     }
 
     /// Writes bytes to a new temporary file and returns its path.

@@ -1,10 +1,10 @@
 import Foundation
-@testable import InspectorCore
 import ProtobufWire
+import TestSupport
 import XCTest
 
 /// The protobuf decoder and the descriptor-set reader, on bytes protoc made
-/// (`Fixtures/grpc`, see echo.proto for how).
+/// (`Tests/Protos/decoder`, see echo.proto there for how).
 final class ProtobufDecodingTests: XCTestCase {
     private func lines(_ bytes: [UInt8], type: String? = nil, schema: ProtoSchema? = nil) throws -> [String] {
         try DecodedMessage(bytes: bytes, typeName: type, schema: schema).lines(schema: schema).map {
@@ -12,8 +12,14 @@ final class ProtobufDecodingTests: XCTestCase {
         }
     }
 
+    private func schema() throws -> ProtoSchema {
+        var schema = ProtoSchema()
+        try schema.add(descriptorSet: try ProtoFixtures.decoderBytes("echo.pb"))
+        return schema
+    }
+
     func testRawDecodingShowsNumbersWireReadingsNestedMessagesTextAndHex() throws {
-        XCTAssertEqual(try lines(try GRPCFixtures.bytes("request.bin")), [
+        XCTAssertEqual(try lines(try ProtoFixtures.decoderBytes("request.bin")), [
             #"1: "hello, gRPC"  # string"#,
             "2: 18446744073709551614  # varint · int64 -2 · sint 9223372036854775807",
             "3: 2  # varint · sint 1",
@@ -29,8 +35,8 @@ final class ProtobufDecodingTests: XCTestCase {
     }
 
     func testTheSchemaNamesFieldsTypesEnumValuesAndPackedRepeats() throws {
-        let schema = try GRPCFixtures.schema()
-        XCTAssertEqual(try lines(try GRPCFixtures.bytes("request.bin"), type: "echo.EchoRequest", schema: schema), [
+        let schema = try schema()
+        XCTAssertEqual(try lines(try ProtoFixtures.decoderBytes("request.bin"), type: "echo.EchoRequest", schema: schema), [
             #"text (1): "hello, gRPC"  # string"#,
             "count (2): -2  # int32",
             "mood (3): GRUMPY (2)  # echo.Mood",
@@ -43,7 +49,7 @@ final class ProtobufDecodingTests: XCTestCase {
             "ratio (7): 0.5  # double",
             "loud (8): true  # bool",
         ])
-        XCTAssertEqual(try lines(try GRPCFixtures.bytes("response.bin"), type: "echo.EchoResponse", schema: schema), [
+        XCTAssertEqual(try lines(try ProtoFixtures.decoderBytes("response.bin"), type: "echo.EchoResponse", schema: schema), [
             #"text (1): "hello, gRPC"  # string"#,
             "path (2): {  # echo.Point",
             "  x (1): 1  # sint32",
@@ -59,7 +65,7 @@ final class ProtobufDecodingTests: XCTestCase {
     }
 
     func testTheDescriptorSetGivesEachMethodItsTypesAndShape() throws {
-        let schema = try GRPCFixtures.schema()
+        let schema = try schema()
         XCTAssertEqual(schema.files, ["echo.proto"])
         XCTAssertEqual(Set(schema.methods.keys), ["/echo.Echo/Get", "/echo.Echo/Collect", "/echo.Echo/Expand", "/echo.Echo/Update"])
         let update = try XCTUnwrap(schema.method("/echo.Echo/Update"))
@@ -72,30 +78,15 @@ final class ProtobufDecodingTests: XCTestCase {
     }
 
     func testAddingTheSameSetTwiceKeepsOneCopyOfEachFile() throws {
-        var schema = try GRPCFixtures.schema()
-        try schema.add(descriptorSet: try GRPCFixtures.bytes("echo.pb"))
+        var schema = try schema()
+        try schema.add(descriptorSet: try ProtoFixtures.decoderBytes("echo.pb"))
         XCTAssertEqual(schema.files, ["echo.proto"])
-    }
-
-    func testAProtoSourceGivenForADescriptorSetIsRefusedNamingTheFile() throws {
-        let path = GRPCFixtures.directory.appendingPathComponent("echo.proto").path
-        XCTAssertThrowsError(try ProtoSchema.load(paths: [path])) { error in
-            let text = "\(error)"
-            XCTAssertTrue(text.hasPrefix(path + ": not a descriptor set ("), text)
-            XCTAssertTrue(text.contains("protoc --descriptor_set_out"), text)
-        }
-    }
-
-    func testAMissingFileIsNamed() {
-        XCTAssertThrowsError(try ProtoSchema.load(paths: ["/nonexistent/echo.pb"])) { error in
-            XCTAssertTrue("\(error)".hasPrefix("/nonexistent/echo.pb: cannot be read"), "\(error)")
-        }
     }
 
     func testAnEmptySetAndATruncatedSetAreRefused() throws {
         var schema = ProtoSchema()
         XCTAssertThrowsError(try schema.add(descriptorSet: [])) { XCTAssertEqual($0 as? ProtoSchemaError, .noFiles) }
-        let set = try GRPCFixtures.bytes("echo.pb")
+        let set = try ProtoFixtures.decoderBytes("echo.pb")
         XCTAssertThrowsError(try schema.add(descriptorSet: Array(set.dropLast(7)))) { error in
             guard case .notADescriptorSet? = error as? ProtoSchemaError else { return XCTFail("\(error)") }
         }
