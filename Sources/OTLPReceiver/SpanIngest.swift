@@ -142,7 +142,10 @@ public final class SpanIngest: Sendable {
         return id
     }
 
-    /// The hello an agent in that service would have sent.
+    /// The hello an agent in that service would have sent. Without
+    /// `host.name` the host is the exporter's, its port left out: an
+    /// exporter opens a new connection, from a new port, after an idle
+    /// close or a restart, and must stay the same service.
     static func hello(for resource: Attributes, peer: String) -> Hello {
         let sdk = [resource["telemetry.sdk.language"]?.text, resource["telemetry.sdk.version"]?.text].compactMap { $0 }
         return Hello(
@@ -150,18 +153,7 @@ public final class SpanIngest: Sendable {
             agentVersion: sdk.joined(separator: " "),
             appName: resource["service.name"]?.text ?? "unknown_service",
             processID: resource["process.pid"]?.integer ?? 0,
-            hostName: resource.first("host.name", "service.instance.id")?.text ?? host(of: peer)
+            hostName: resource.first("host.name", "service.instance.id")?.text ?? URLAuthority(address: peer).host
         )
-    }
-
-    /// The host of a peer address (`10.0.0.5:40001`, `[::1]:5000`): an
-    /// exporter opens a new connection, from a new port, after an idle close
-    /// or a restart, and must stay the same service.
-    static func host(of peer: String) -> String {
-        if peer.hasPrefix("["), let close = peer.firstIndex(of: "]") {
-            return String(peer[peer.index(after: peer.startIndex) ..< close])
-        }
-        guard let colon = peer.lastIndex(of: ":"), peer.firstIndex(of: ":") == colon else { return peer }
-        return String(peer[..<colon])
     }
 }

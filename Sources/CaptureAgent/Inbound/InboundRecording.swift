@@ -59,7 +59,7 @@ package final class InboundRecording: Sendable {
         taskID: Int
     ) {
         let configuration = agent.configuration
-        let host = URLComponents(string: url)?.host ?? ""
+        let host = URLAuthority(url: url).host
         guard agent.isCapturing, configuration.shouldCapture(host: host, url: url) else { return nil }
         self.agent = agent
         let started = Self.startControl(of: agent, method: method, url: url, headers: headers)

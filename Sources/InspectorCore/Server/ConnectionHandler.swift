@@ -74,7 +74,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         shared.eventLoop.preconditionInEventLoop()
-        peer = Self.describe(remote: context.channel.remoteAddress, local: context.channel.localAddress)
+        peer = PeerAddress.of(remote: context.channel.remoteAddress, local: context.channel.localAddress)
         if let timeout = shared.helloTimeout {
             helloDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
                 if self.connection == nil { self.close(reason: "no hello within \(timeout.secondsText)") }
@@ -275,13 +275,6 @@ final class ConnectionHandler: ChannelDuplexHandler {
             difference |= left ^ right
         }
         return difference == 0
-    }
-
-    static func describe(remote: SocketAddress?, local: SocketAddress?) -> String {
-        if let remote, let ip = remote.ipAddress, let port = remote.port {
-            return ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
-        }
-        return local?.pathname.map { "unix:\($0)" } ?? "unknown peer"
     }
 
     /// An I/O error as the operating system words it, e.g. "Connection reset by peer".
