@@ -93,8 +93,7 @@ final class OTLPRequestHandler: ChannelInboundHandler {
     private var tooLarge: String { "the body is larger than \(configuration.maximumBodySize) bytes" }
 
     private func start(_ head: HTTPRequestHead) -> State {
-        let encoding: OTLPReply.Encoding? = switch head.headers["content-type"].first?.split(separator: ";").first?
-            .trimmingCharacters(in: .whitespaces).lowercased() {
+        let encoding: OTLPReply.Encoding? = switch MediaType.essence(of: head.headers["content-type"].first) {
         case "application/x-protobuf": .protobuf
         case "application/json": .json
         default: nil

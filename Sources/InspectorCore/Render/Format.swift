@@ -159,11 +159,10 @@ public enum Format {
         return DecodedText.url(raw) ?? raw
     }
 
-    /// A MIME type without parameters and without the `application/` prefix.
+    /// A MIME type's essence (``MediaType``) without the `application/` prefix.
     public static func shortContentType(_ type: String?) -> String {
-        guard let type else { return "" }
-        let bare = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
-        return bare.hasPrefix("application/") ? String(bare.dropFirst("application/".count)) : bare
+        let essence = MediaType.essence(of: type) ?? ""
+        return essence.hasPrefix("application/") ? String(essence.dropFirst("application/".count)) : essence
     }
 
     /// The status column: the code, else what became of the flow. One label
