@@ -47,8 +47,6 @@ public final class SpanIngest: Sendable {
         var statistics = Statistics()
     }
 
-    /// The first connection number of OpenTelemetry services.
-    static let firstConnectionNumber: UInt64 = 1 << 62
     /// Service instances tracked one by one; later ones share one entry.
     let maximumServices: Int
     private let inbox: Inbox
@@ -135,7 +133,7 @@ public final class SpanIngest: Sendable {
             if let known = state.services[key] { return known }
             hello = Hello(agentName: hello.agentName, agentVersion: "", appName: "other services", processID: 0, hostName: "")
         }
-        let id = ConnectionID(Self.firstConnectionNumber + UInt64(state.services.count))
+        let id = ConnectionID.otlpService(state.services.count)
         state.services[key] = id
         state.statistics.services = state.services.count
         inbox.post(.connected(id, hello, peer: peer))
