@@ -312,15 +312,15 @@ enum Key {
         }
     }
 
-    static func defaultPort(scheme: some StringProtocol) -> Int {
-        scheme.utf8.count == 5 && scheme.lowercased() == "https" ? 443 : 80
+    static func defaultPort(scheme: String) -> Int {
+        URLAuthority.defaultPort(ofScheme: scheme) ?? 80
     }
 
     /// From a parsed URL (a redirect's target, or a URL text ``of(urlText:)``
     /// cannot read by itself).
     static func of(_ url: URL) -> String? {
-        guard var host = url.host, !host.isEmpty else { return nil }
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        // `URL.host` is without brackets (`URLComponents.host` keeps them).
+        guard let host = url.host, !host.isEmpty else { return nil }
         return make(host: host, port: url.port ?? defaultPort(scheme: url.scheme ?? "http"),
                     path: url.path(percentEncoded: false), query: url.query(percentEncoded: true))
     }
@@ -368,18 +368,9 @@ enum Key {
 
     /// From `host[:port]` (or `[v6]:port`) and path-and-query bytes.
     private static func of(authority: UnsafeBufferPointer<UInt8>, uri: UnsafeBufferPointer<UInt8>, defaultPort: Int) -> String {
-        var hostStart = 0
-        var hostEnd = authority.count
-        var port = defaultPort
-        if authority.first == UInt8(ascii: "["), let close = authority.firstIndex(of: UInt8(ascii: "]")) {
-            hostStart = 1
-            hostEnd = close
-            if close + 1 < authority.count, authority[close + 1] == UInt8(ascii: ":"), let number = number(authority, from: close + 2) { port = number }
-        } else if let colon = authority.lastIndex(of: UInt8(ascii: ":")), let number = number(authority, from: colon + 1) {
-            hostEnd = colon
-            port = number
-        }
-        let host = UnsafeBufferPointer(rebasing: authority[hostStart ..< hostEnd])
+        let located = URLAuthority.locate(authority: authority)
+        let host = UnsafeBufferPointer(rebasing: authority[located.host])
+        let port = located.port ?? defaultPort
         let question = uri.firstIndex(of: UInt8(ascii: "?"))
         let path = UnsafeBufferPointer(rebasing: uri[..<(question ?? uri.count)])
         let query = question.map { UnsafeBufferPointer(rebasing: uri[($0 + 1)...]) }
@@ -388,16 +379,5 @@ enum Key {
         let raw = String(decoding: path, as: UTF8.self)
         var decoded = raw.removingPercentEncoding ?? raw
         return decoded.withUTF8 { build(host: host, port: port, path: $0, query: query) }
-    }
-
-    /// The decimal number in `bytes[start...]`, all digits; nil if there is none.
-    private static func number(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
-        guard start < bytes.count, bytes.count - start <= 9 else { return nil }
-        var value = 0
-        for byte in bytes[start...] {
-            guard byte >= UInt8(ascii: "0"), byte <= UInt8(ascii: "9") else { return nil }
-            value = value * 10 + Int(byte - UInt8(ascii: "0"))
-        }
-        return value
     }
 }

@@ -72,7 +72,7 @@ final class ChannelExchange: @unchecked Sendable {
             recorder.source = CaptureSource(client: .asyncHTTPClient, path: .wire)
             recorder.parentID = claimed.traced?.parentID
             recorder.localAddress = localAddress.flatMap { address in
-                address.ipAddress.flatMap { ip in address.port.map { EndpointText.of(ip: ip, port: $0) } }
+                address.ipAddress.flatMap { ip in address.port.map { PeerAddress.text(host: ip, port: $0) } }
             }
             // An async request's wait for this connection (connecting
             // included: AsyncHTTPClient does not say which) is `blocked`.

@@ -126,8 +126,7 @@ public struct InboundCaptureMiddleware<Context: RequestContext>: RouterMiddlewar
 
     static func peer(of context: Context) -> String? {
         guard let address = (context as? any RemoteAddressRequestContext)?.remoteAddress else { return nil }
-        if let ip = address.ipAddress, let port = address.port { return EndpointText.of(ip: ip, port: port) }
-        return address.pathname
+        return PeerAddress.text(ip: address.ipAddress, port: address.port, unixPath: address.pathname)
     }
 }
 

@@ -98,8 +98,7 @@ public struct InboundCaptureMiddleware: AsyncMiddleware {
 
     static func peer(of request: Vapor.Request) -> String? {
         guard let address = request.remoteAddress else { return nil }
-        if let ip = address.ipAddress, let port = address.port { return EndpointText.of(ip: ip, port: port) }
-        return address.pathname
+        return PeerAddress.text(ip: address.ipAddress, port: address.port, unixPath: address.pathname)
     }
 }
 #endif

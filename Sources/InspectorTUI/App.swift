@@ -37,7 +37,7 @@ struct App {
     }
 
     private mutating func open(_ flows: [NetworkLog], from path: String) {
-        let source = ConnectionID(0)
+        let source = ConnectionID.file
         let hello = Hello(agentName: Session.fileAgentName, agentVersion: "", appName: (path as NSString).lastPathComponent,
                           processID: 0, hostName: ProcessInfo.processInfo.hostName)
         let events = [InboxEvent.connected(source, hello, peer: path)] + flows.map { .message(source, .flowStarted($0)) }

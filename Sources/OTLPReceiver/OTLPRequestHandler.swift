@@ -1,6 +1,8 @@
+import InspectorCore
 import NIOCore
 import NIOHTTP1
 import NIOHTTPCompression
+import WireProtocol
 
 /// One OTLP/HTTP connection: `POST /v1/traces` requests in, replies out.
 ///
@@ -33,7 +35,7 @@ final class OTLPRequestHandler: ChannelInboundHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
-        peer = context.remoteAddress.map { "\($0.ipAddress ?? "?"):\($0.port ?? 0)" } ?? peer
+        peer = PeerAddress.of(remote: context.remoteAddress, local: context.localAddress)
         context.fireChannelActive()
     }
 
@@ -91,8 +93,7 @@ final class OTLPRequestHandler: ChannelInboundHandler {
     private var tooLarge: String { "the body is larger than \(configuration.maximumBodySize) bytes" }
 
     private func start(_ head: HTTPRequestHead) -> State {
-        let encoding: OTLPReply.Encoding? = switch head.headers["content-type"].first?.split(separator: ";").first?
-            .trimmingCharacters(in: .whitespaces).lowercased() {
+        let encoding: OTLPReply.Encoding? = switch MediaType.essence(of: head.headers["content-type"].first) {
         case "application/x-protobuf": .protobuf
         case "application/json": .json
         default: nil

@@ -93,10 +93,11 @@ public enum SpanFlow {
         let port = inbound
             ? attributes.first("server.port", "net.host.port")?.integer
             : attributes.first("server.port", "net.peer.port")?.integer
-        // A byte search: `String.contains(_:)` goes through Foundation
-        // (docs/BENCHMARKS.md, "Costs behind the code").
-        if let port, let name = host, !name.utf8.contains(UInt8(ascii: ":")), port != (scheme == "https" ? 443 : 80) {
-            host = "\(name):\(port)"
+        // The conventions write an IPv6 address bare; old ones put a port in `http.host`.
+        if let name = host {
+            var authority = URLAuthority(address: name)
+            if authority.port == nil, let port, port != URLAuthority.defaultPort(ofScheme: scheme) { authority.port = port }
+            host = authority.text
         }
         var target = attributes["http.target"]?.text ?? attributes["url.path"]?.text ?? "/"
         if attributes["http.target"] == nil, let query = attributes["url.query"]?.text, !query.isEmpty {

@@ -47,8 +47,6 @@ public final class SpanIngest: Sendable {
         var statistics = Statistics()
     }
 
-    /// The first connection number of OpenTelemetry services.
-    static let firstConnectionNumber: UInt64 = 1 << 62
     /// Service instances tracked one by one; later ones share one entry.
     let maximumServices: Int
     private let inbox: Inbox
@@ -135,14 +133,17 @@ public final class SpanIngest: Sendable {
             if let known = state.services[key] { return known }
             hello = Hello(agentName: hello.agentName, agentVersion: "", appName: "other services", processID: 0, hostName: "")
         }
-        let id = ConnectionID(Self.firstConnectionNumber + UInt64(state.services.count))
+        let id = ConnectionID.otlpService(state.services.count)
         state.services[key] = id
         state.statistics.services = state.services.count
         inbox.post(.connected(id, hello, peer: peer))
         return id
     }
 
-    /// The hello an agent in that service would have sent.
+    /// The hello an agent in that service would have sent. Without
+    /// `host.name` the host is the exporter's, its port left out: an
+    /// exporter opens a new connection, from a new port, after an idle
+    /// close or a restart, and must stay the same service.
     static func hello(for resource: Attributes, peer: String) -> Hello {
         let sdk = [resource["telemetry.sdk.language"]?.text, resource["telemetry.sdk.version"]?.text].compactMap { $0 }
         return Hello(
@@ -150,18 +151,7 @@ public final class SpanIngest: Sendable {
             agentVersion: sdk.joined(separator: " "),
             appName: resource["service.name"]?.text ?? "unknown_service",
             processID: resource["process.pid"]?.integer ?? 0,
-            hostName: resource.first("host.name", "service.instance.id")?.text ?? host(of: peer)
+            hostName: resource.first("host.name", "service.instance.id")?.text ?? URLAuthority(address: peer).host
         )
-    }
-
-    /// The host of a peer address (`10.0.0.5:40001`, `[::1]:5000`): an
-    /// exporter opens a new connection, from a new port, after an idle close
-    /// or a restart, and must stay the same service.
-    static func host(of peer: String) -> String {
-        if peer.hasPrefix("["), let close = peer.firstIndex(of: "]") {
-            return String(peer[peer.index(after: peer.startIndex) ..< close])
-        }
-        guard let colon = peer.lastIndex(of: ":"), peer.firstIndex(of: ":") == colon else { return peer }
-        return String(peer[..<colon])
     }
 }

@@ -38,17 +38,17 @@ public enum Endpoint: Sendable, Hashable, CustomStringConvertible {
             }
             self = .unix(path: path)
         } else if text.hasPrefix("tcp:") {
-            let rest = text.dropFirst("tcp:".count)
-            guard let colon = rest.lastIndex(of: ":") else {
-                throw ParseError(description: "'\(text)': expected tcp:HOST:PORT")
-            }
-            var host = String(rest[..<colon])
-            if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-            guard !host.isEmpty else { throw ParseError(description: "'\(text)': tcp: needs a host") }
-            guard let port = Int(rest[rest.index(after: colon)...]), (0...65535).contains(port) else {
+            let rest = String(text.dropFirst("tcp:".count))
+            guard rest.utf8.contains(UInt8(ascii: ":")) else { throw ParseError(description: "'\(text)': expected tcp:HOST:PORT") }
+            let authority = URLAuthority(address: rest)
+            guard !authority.host.isEmpty else { throw ParseError(description: "'\(text)': tcp: needs a host") }
+            guard let port = authority.port else {
+                if !rest.hasPrefix("["), authority.host.utf8.contains(UInt8(ascii: ":")) {
+                    throw ParseError(description: "'\(text)': an IPv6 address takes brackets: tcp:[ADDRESS]:PORT")
+                }
                 throw ParseError(description: "'\(text)': port must be a number from 0 to 65535")
             }
-            self = .tcp(host: host, port: port)
+            self = .tcp(host: authority.host, port: port)
         } else {
             throw ParseError(description: "'\(text)': expected unix:PATH or tcp:HOST:PORT")
         }
@@ -74,7 +74,7 @@ public enum Endpoint: Sendable, Hashable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unix(let path): "unix:\(path)"
-        case let .tcp(host, port): host.contains(":") ? "tcp:[\(host)]:\(port)" : "tcp:\(host):\(port)"
+        case let .tcp(host, port): "tcp:" + PeerAddress.text(host: host, port: port)
         }
     }
 }

@@ -70,9 +70,15 @@ final class FilterOperatorTests: FilterTestCase {
         assertMisses("~d ::1:9000", flow(url: "http://[::1]:9000/x"))
     }
 
+    func testDomainMatchesAnIPv6HostWithoutItsBrackets() {
+        assertMatches("~d [::1]", flow(url: "http://[::1]:9000/x"))
+        assertMisses("~d [", flow(url: "http://[::1]:9000/x"), "brackets are not part of the host")
+        assertMatches("~d fe80::1", flow(url: "http://[fe80::1]/x"))
+    }
+
     func testDomainWithAPortParsesToHostAndPort() {
         XCTAssertEqual(parse("~d 127.0.0.1:8000"), .domain(FilterPattern(literal: "127.0.0.1"), port: 8000))
-        XCTAssertEqual(parse("~d [::1]:8080"), .domain(FilterPattern(literal: "[::1]"), port: 8080))
+        XCTAssertEqual(parse("~d [::1]:8080"), .domain(FilterPattern(literal: "::1"), port: 8080), "the host as the host column shows it")
         XCTAssertEqual(parse("~d example.com"), .domain(FilterPattern(literal: "example.com"), port: nil))
         XCTAssertEqual(parse("~d host:99999"), .domain(FilterPattern(literal: "host:99999"), port: nil), "no such port")
     }

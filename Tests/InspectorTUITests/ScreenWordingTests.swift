@@ -30,7 +30,7 @@ final class ScreenWordingTests: XCTestCase {
     func testViewingAFileSaysFileNotAgent() {
         var state = AppState(size: Fixtures.wide, timeZone: Fixtures.utc)
         let hello = Hello(agentName: Session.fileAgentName, agentVersion: "", appName: "shop.har", processID: 0, hostName: "h")
-        _ = Reducer.reduce(&state, .inbox([.connected(ConnectionID(0), hello, peer: "shop.har"), .message(ConnectionID(0), .flowStarted(Fixtures.started(1)))],
+        _ = Reducer.reduce(&state, .inbox([.connected(.file, hello, peer: "shop.har"), .message(.file, .flowStarted(Fixtures.started(1)))],
                                           at: Fixtures.epoch))
         let bar = state.screen().split(separator: "\n").last.map(String.init) ?? ""
         XCTAssertTrue(bar.contains("file: shop.har"), bar)

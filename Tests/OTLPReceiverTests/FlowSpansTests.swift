@@ -87,6 +87,22 @@ import WireProtocol
         #expect(back.state == .completed)
     }
 
+    /// The conventions write an IPv6 server address without brackets; the
+    /// receiver puts them back, with the port.
+    @Test func aServiceOnIPv6ReadsBackWithItsAddressAndPort() throws {
+        let tracer = Self.tracer()
+        let spans = FlowSpans(.enabled, tracer: tracer)
+        var log = NetworkLog(request: Request(method: "GET", url: "http://[::1]:8080/items?x=1"),
+                             timing: Timing(startedAt: Date(timeIntervalSince1970: 1_800_000_000)))
+        log.direction = .inbound
+        spans.observe(.flowStarted(log))
+        spans.observe(.flowFinished(FlowFinished(id: log.id, state: .completed, response: Response(statusCode: 200),
+                                                 timing: Timing(startedAt: log.timing.startedAt, finished: 0.01))))
+        let span = try #require(tracer.finishedSpans.first)
+        #expect(span.attributes["server.address"]?.toSpanAttribute() == .string("::1"))
+        #expect(try Self.received(span).request.url == "http://[::1]:8080/items?x=1")
+    }
+
     @Test func bodiesStayOutUnlessTheAppOptsIn() throws {
         let tracer = Self.tracer()
         let spans = FlowSpans(.enabled, tracer: tracer)

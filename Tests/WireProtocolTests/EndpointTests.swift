@@ -23,6 +23,7 @@ final class EndpointTests: XCTestCase {
             ("tcp::80", "needs a host"),
             ("tcp:localhost:http", "port must be a number"),
             ("tcp:localhost:70000", "port must be a number"),
+            ("tcp:::1:9123", "an IPv6 address takes brackets: tcp:[ADDRESS]:PORT"),
             ("unix:/" + String(repeating: "a", count: 103), "the limit is 103"),
         ]
         for (text, message) in cases {

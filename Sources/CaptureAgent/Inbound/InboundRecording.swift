@@ -59,7 +59,7 @@ package final class InboundRecording: Sendable {
         taskID: Int
     ) {
         let configuration = agent.configuration
-        let host = URLComponents(string: url)?.host ?? ""
+        let host = URLAuthority(url: url).host
         guard agent.isCapturing, configuration.shouldCapture(host: host, url: url) else { return nil }
         self.agent = agent
         let started = Self.startControl(of: agent, method: method, url: url, headers: headers)
@@ -109,9 +109,7 @@ package final class InboundRecording: Sendable {
             guard !state.responded, !state.finished else { return nil }
             state.responded = true
             if !state.requestEnded { state.requestEnded = true; state.recorder?.markRequestSent() }
-            let mimeType = headers.first { HTTPHeader.namesMatch($0.name, "Content-Type") }
-                .map { $0.value.split(separator: ";")[0].trimmingCharacters(in: .whitespaces).lowercased() }
-            return state.recorder?.received(statusCode: statusCode, headers: headers, mimeType: mimeType)
+            return state.recorder?.received(statusCode: statusCode, headers: headers, mimeType: mimeType(of: headers.first("Content-Type")))
         }
         if let message { agent.emit(message) }
     }

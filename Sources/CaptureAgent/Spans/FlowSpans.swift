@@ -66,17 +66,17 @@ enum FlowSpanAttributes {
     static func attributes(of log: NetworkLog, includingBodies: Bool) -> SpanAttributes {
         var attributes = SpanAttributes()
         attributes["http.request.method"] = log.request.method
-        let components = URLComponents(string: log.request.url)
+        // The address without an IPv6 address's brackets, as the conventions write it.
+        let authority = URLAuthority(url: log.request.url)
+        attributes["server.address"] = authority.host.isEmpty ? nil : authority.host
+        attributes["server.port"] = authority.port
         if log.isInbound {
+            let components = URLComponents(string: log.request.url)
             attributes["url.scheme"] = components?.scheme
-            attributes["server.address"] = components?.host
-            attributes["server.port"] = components?.port
             attributes["url.path"] = components?.percentEncodedPath
             attributes["url.query"] = components?.percentEncodedQuery
         } else {
             attributes["url.full"] = log.request.url
-            attributes["server.address"] = components?.host
-            attributes["server.port"] = components?.port
         }
         for (name, values) in grouped(log.request.headersAsSent) { attributes["http.request.header.\(name)"] = values }
         if let response = log.response {

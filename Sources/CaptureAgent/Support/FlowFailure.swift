@@ -37,23 +37,9 @@ package enum FlowFailure {
     package static let killed = FlowError(domain: "CaptureAgent", code: 0, message: "killed at a breakpoint")
 }
 
-/// The MIME type of a `Content-Type` value: `text/html; charset=utf-8` →
-/// `text/html`, byte by byte (this runs for every response; Foundation's
-/// trimming costs more than the rest of it, and `lowercased()` applies
-/// Unicode case mapping, so ASCII is lowered here; docs/BENCHMARKS.md, "Costs behind the code").
+/// The MIME type of a `Content-Type` value, as every adapter records it
+/// in a response's `mimeType`: `text/html; charset=utf-8` → `text/html`
+/// (``MediaType/essence(of:)``).
 package func mimeType(of contentType: String?) -> String? {
-    guard var contentType else { return nil }
-    return contentType.withUTF8 { all -> String in
-        var start = 0
-        var end = all.firstIndex(of: UInt8(ascii: ";")) ?? all.count
-        func isBlank(_ byte: UInt8) -> Bool { byte == UInt8(ascii: " ") || byte == UInt8(ascii: "\t") }
-        while start < end, isBlank(all[start]) { start += 1 }
-        while end > start, isBlank(all[end - 1]) { end -= 1 }
-        let bytes = UnsafeBufferPointer(rebasing: all[start ..< end])
-        guard bytes.allSatisfy({ $0 < 0x80 }) else { return String(decoding: bytes, as: UTF8.self).lowercased() }
-        return String(unsafeUninitializedCapacity: bytes.count) { out in
-            for index in bytes.indices { out[index] = bytes[index].lowercasedASCII }
-            return bytes.count
-        }
-    }
+    MediaType.essence(of: contentType)
 }

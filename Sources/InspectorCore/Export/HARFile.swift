@@ -149,7 +149,7 @@ extension HAR.Request {
             queryString: queryItems(of: request.url),
             postData: request.body.map { body in
                 let (text, encoding) = textOrBase64(body.data)
-                let params = encoding == nil && mimeType(contentType) == "application/x-www-form-urlencoded"
+                let params = encoding == nil && MediaType(contentType).isForm
                     ? formFields(text).map { HAR.NameValue(name: $0.name, value: $0.value) } : []
                 return HAR.PostData(mimeType: contentType, params: params, text: text, encoding: encoding)
             },
@@ -245,7 +245,7 @@ extension NetworkLog {
                 let data = bodyData(text: content["text"]?.stringValue, encoding: content["encoding"]?.stringValue)
                 return capturedBody(data, record: ours?["responseBody"], declaredSize: content["size"]?.intValue)
             }
-            let declaredMime = content?["mimeType"]?.stringValue.flatMap { $0.isEmpty || $0 == "x-unknown" ? nil : mimeType($0) }
+            let declaredMime = content?["mimeType"]?.stringValue.flatMap { $0.isEmpty || $0 == "x-unknown" ? nil : MediaType.essence(of: $0) }
             parsedResponse = WireProtocol.Response(statusCode: status, headers: headers(response["headers"]),
                                                    body: body, mimeType: declaredMime)
         }
@@ -342,11 +342,6 @@ private func capturedBody(_ data: Data, record: JSONValue?, declaredSize: Int?) 
 }
 
 // MARK: - Shared text helpers
-
-/// The media type without parameters, lowercased: "application/json".
-func mimeType(_ contentType: String) -> String {
-    String(contentType.prefix { $0 != ";" }).trimmingCharacters(in: .whitespaces).lowercased()
-}
 
 /// Fields of an `application/x-www-form-urlencoded` body, percent-decoded,
 /// `+` read as a space, in order.

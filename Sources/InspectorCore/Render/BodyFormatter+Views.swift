@@ -1,4 +1,5 @@
 import Foundation
+import WireProtocol
 
 /// What an image body is, read from its first bytes: the format's own
 /// header, not the declared type.
@@ -98,8 +99,8 @@ extension BodyFormatter {
             let content = separator.map { part[$0.upperBound...] } ?? part
             let headers = head.split(separator: "\r\n").map(String.init)
             let disposition = headers.first { $0.lowercased().hasPrefix("content-disposition:") } ?? ""
-            let name = parameter("name", in: disposition)
-            let file = parameter("filename", in: disposition)
+            let name = MediaType.parameter("name", in: disposition)
+            let file = MediaType.parameter("filename", in: disposition)
             let type = headers.first { $0.lowercased().hasPrefix("content-type:") }.map { String($0.dropFirst("content-type:".count)).trimmingSpaces() }
             if !lines.isEmpty { lines.append("") }
             var title = "Part \(number + 1)"
@@ -118,18 +119,6 @@ extension BodyFormatter {
             }
         }
         return lines
-    }
-
-    /// A parameter of a header value: `name="x"` or `name=x`.
-    static func parameter(_ name: String, in header: String) -> String? {
-        for item in header.split(separator: ";").dropFirst() {
-            let pair = item.split(separator: "=", maxSplits: 1)
-            guard pair.count == 2, pair[0].trimmingSpaces().lowercased() == name else { continue }
-            var value = pair[1].trimmingSpaces()
-            if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
-            return value
-        }
-        return nil
     }
 
     // MARK: XML and HTML

@@ -29,20 +29,20 @@ public enum BodyFormatter {
 
     /// Picks the kind from the declared type, then from the bytes.
     public static func kind(of data: Data, contentType: String?) -> Kind {
-        let type = contentType?.lowercased() ?? ""
-        if type.contains("x-www-form-urlencoded") { return .form }
-        if type.contains("json") { return .json }
-        if type.hasPrefix("multipart/"), let contentType, parameter("boundary", in: contentType) != nil { return .multipart }
+        let type = MediaType(contentType ?? "")
+        if type.isForm { return .form }
+        if type.isJSON { return .json }
+        if type.isMultipart, type.parameter("boundary") != nil { return .multipart }
         if ImageInfo(data) != nil { return .image }
-        if type.contains("xml") || type.contains("html") { return .markup }
+        if type.isMarkup { return .markup }
         guard let text = String(data: data, encoding: .utf8), !looksBinary(text) else {
             // A body cut in the middle of a UTF-8 sequence is still text.
             if data.count > 3, let text = String(data: data.dropLast(3), encoding: .utf8), !looksBinary(text) {
-                return type.isEmpty && looksLikeJSON(text) ? .json : .text
+                return type.essence.isEmpty && looksLikeJSON(text) ? .json : .text
             }
             return .binary
         }
-        if type.isEmpty, looksLikeJSON(text) { return .json }
+        if type.essence.isEmpty, looksLikeJSON(text) { return .json }
         return .text
     }
 
@@ -97,7 +97,7 @@ public enum BodyFormatter {
         }
         case .binary: content = hexDump(body.data, limit: limit)
         case .image: content = ImageInfo(body.data).map { image($0, data: body.data, size: body.size) } ?? hexDump(body.data, limit: limit)
-        case .multipart: content = multipart(body.data, boundary: contentType.flatMap { parameter("boundary", in: $0) } ?? "")
+        case .multipart: content = multipart(body.data, boundary: contentType.flatMap { MediaType($0).parameter("boundary") } ?? "")
         case .markup: content = markup(decodedText(body.data), limit: limit)
         }
         lines += content.prefix(limit)

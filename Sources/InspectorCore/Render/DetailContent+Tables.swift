@@ -54,10 +54,10 @@ extension DetailContent {
             // A map-local answer never reached the host its URL names.
             return [StyledLine([Span("Connection    ", .heading), Span("none: answered from \(path) by a map-local rule", .dim)])]
         }
-        guard let url = URL(string: log.request.url), let scheme = url.scheme?.lowercased(), let host = url.host else { return [] }
-        let port = url.port ?? (scheme == "https" ? 443 : 80)
-        let display = host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)"
-        var lines = [StyledLine([Span("Connection    ", .heading), Span("\(scheme)://\(display)")])]
+        guard let url = URL(string: log.request.url), let scheme = url.scheme?.lowercased(), url.host != nil else { return [] }
+        var authority = URLAuthority(url: log.request.url)
+        authority.port = authority.port ?? URLAuthority.defaultPort(ofScheme: scheme) ?? 80
+        var lines = [StyledLine([Span("Connection    ", .heading), Span("\(scheme)://\(authority.text)")])]
         if let phases = log.timing.phases {
             var facts: [String] = []
             if let tls = phases.tls, tls > 0 { facts.append("TLS handshake \(Format.milliseconds(tls))") }

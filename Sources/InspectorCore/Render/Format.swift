@@ -146,16 +146,10 @@ public enum Format {
     }
 
     /// `host:port` when the URL names a port (`http://127.0.0.1:8765/x` →
-    /// `127.0.0.1:8765`), lowercased; nil when it has the scheme's default.
+    /// `127.0.0.1:8765`, `[::1]:8080`), lowercased; nil when it names none.
     public static func hostAndPort(of url: String) -> String? {
-        var rest = Substring(url)
-        if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
-        var authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        if let at = authority.lastIndex(of: "@") { authority = authority[authority.index(after: at)...] }
-        guard let colon = authority.lastIndex(of: ":"), !authority[colon...].contains("]"),
-              authority.index(after: colon) < authority.endIndex,
-              authority[authority.index(after: colon)...].allSatisfy({ $0.isASCII && $0.isNumber }) else { return nil }
-        return authority.lowercased()
+        let authority = URLAuthority(url: url)
+        return authority.port.map { PeerAddress.text(host: authority.host.lowercased(), port: $0) }
     }
 
     /// The path and query as a person reads them: percent-escapes decoded
@@ -166,11 +160,10 @@ public enum Format {
         return DecodedText.url(raw) ?? raw
     }
 
-    /// A MIME type without parameters and without the `application/` prefix.
+    /// A MIME type's essence (``MediaType``) without the `application/` prefix.
     public static func shortContentType(_ type: String?) -> String {
-        guard let type else { return "" }
-        let bare = type.split(separator: ";").first.map { $0.trimmingCharacters(in: .whitespaces) } ?? ""
-        return bare.hasPrefix("application/") ? String(bare.dropFirst("application/".count)) : bare
+        let essence = MediaType.essence(of: type) ?? ""
+        return essence.hasPrefix("application/") ? String(essence.dropFirst("application/".count)) : essence
     }
 
     /// The status column: the code, else what became of the flow. One label

@@ -180,7 +180,7 @@ public enum Renderer {
         } else {
             parts.append(state.follows ? "follow" : "no follow")
         }
-        if session.listening.isEmpty, let file = session.agents.first(where: { $0.hello.agentName == Session.fileAgentName }) {
+        if session.listening.isEmpty, let file = session.agents.first(where: { $0.connection == .file }) {
             parts.append("file: \(file.hello.appName)")
         } else {
             let agents = session.connectedAgents

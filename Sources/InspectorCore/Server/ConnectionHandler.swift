@@ -46,7 +46,7 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         shared.eventLoop.preconditionInEventLoop()
-        state.opened(peer: Self.describe(remote: context.channel.remoteAddress, local: context.channel.localAddress))
+        state.opened(peer: PeerAddress.of(remote: context.channel.remoteAddress, local: context.channel.localAddress))
         if let timeout = shared.helloTimeout {
             helloDeadline = context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(timeout.nanoseconds)) {
                 self.carryOut(self.state.helloTimedOut(after: timeout, isShuttingDown: self.shared.isShuttingDown))
@@ -152,13 +152,6 @@ final class ConnectionHandler: ChannelDuplexHandler {
 
     private func carryOut(_ action: AgentConnectionState.CloseAction) {
         if action == .closeChannel { context?.close(promise: nil) }
-    }
-
-    static func describe(remote: SocketAddress?, local: SocketAddress?) -> String {
-        if let remote, let ip = remote.ipAddress, let port = remote.port {
-            return ip.contains(":") ? "[\(ip)]:\(port)" : "\(ip):\(port)"
-        }
-        return local?.pathname.map { "unix:\($0)" } ?? "unknown peer"
     }
 
     /// An I/O error as the operating system words it, e.g. "Connection reset by peer".

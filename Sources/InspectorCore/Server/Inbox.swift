@@ -6,17 +6,6 @@ import Darwin
 import NIOConcurrencyHelpers
 import WireProtocol
 
-/// Identifies one agent connection for as long as the listener runs.
-public struct ConnectionID: Hashable, Sendable, CustomStringConvertible {
-    /// Numbers count up from 1 in the order connections were accepted.
-    public var rawValue: UInt64
-
-    /// Wraps a number.
-    public init(_ rawValue: UInt64) { self.rawValue = rawValue }
-
-    public var description: String { "#\(rawValue)" }
-}
-
 /// What the listener tells the UI.
 public enum InboxEvent: Sendable, Equatable {
     /// The listener is bound: one per endpoint, with the real port for `tcp:…:0`.

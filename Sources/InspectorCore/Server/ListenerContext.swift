@@ -33,7 +33,7 @@ final class ListenerContext: Sendable {
     }
 
     func nextConnectionID() -> ConnectionID {
-        ConnectionID(lastConnectionNumber.add(1, ordering: .relaxed).newValue)
+        .agent(lastConnectionNumber.add(1, ordering: .relaxed).newValue)
     }
 
     /// Set before the listener closes its connections, so they say why.

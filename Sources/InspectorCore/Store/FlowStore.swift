@@ -329,32 +329,9 @@ public struct FlowStore: Sendable {
         records[index].revision += 1
     }
 
-    /// The host part of a URL, lowercased, without user info or port, read
-    /// from the UTF-8 bytes: `String.range(of:)` bridged through `NSString`.
+    /// A URL's host (``URLAuthority``), lowercased, for the host column.
     static func host(of url: String) -> String {
-        var url = url
-        return url.withUTF8 { bytes in
-            var start = 0
-            var end = bytes.count
-            var index = 0
-            while index < end, bytes[index] != UInt8(ascii: "/") {
-                if bytes[index] == UInt8(ascii: ":"), index + 2 < end,
-                   bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") {
-                    start = index + 3
-                    break
-                }
-                index += 1
-            }
-            if let cut = bytes[start...].firstIndex(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") }) {
-                end = cut
-            }
-            if let at = bytes[start..<end].lastIndex(of: UInt8(ascii: "@")) { start = at + 1 }
-            if start < end, bytes[start] == UInt8(ascii: "["), let close = bytes[start..<end].firstIndex(of: UInt8(ascii: "]")) {
-                return String(decoding: UnsafeBufferPointer(rebasing: bytes[(start + 1)..<close]), as: UTF8.self).lowercased()
-            }
-            if let colon = bytes[start..<end].lastIndex(of: UInt8(ascii: ":")) { end = colon }
-            return String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self).lowercased()
-        }
+        URLAuthority(url: url).host.lowercased()
     }
 }
 

@@ -24,9 +24,7 @@ public struct AgentInfo: Sendable, Equatable {
     public var isConnected: Bool
 
     /// Whether this is an app's agent, not netinspect's own client nor a file.
-    public var isApp: Bool {
-        hello.agentName != Session.fileAgentName && hello.agentName != OwnRequest.clientName
-    }
+    public var isApp: Bool { connection.isApp }
 }
 
 /// One line of the event log: connections, rejections, disconnections.
@@ -57,7 +55,7 @@ public struct SessionEvent: Sendable, Equatable {
 /// ```
 public struct Session: Sendable {
     /// The `agentName` of the pseudo-agent that brings the flows of a file
-    /// opened with `--read`; its connection is logged as "Opened PATH".
+    /// opened with `--read` (``ConnectionID/file``).
     public static let fileAgentName = "netinspect --read"
 
     /// The flows.
@@ -102,7 +100,7 @@ public struct Session: Sendable {
             agentIndex[connection] = agents.count
             agents.append(AgentInfo(connection: connection, hello: hello, peer: peer, isConnected: true))
             store.setOrigin(FlowOrigin(app: hello.appName, processID: hello.processID, host: hello.hostName), ofAgent: agents.count - 1)
-            if hello.agentName == Self.fileAgentName {
+            if connection == .file {
                 log("Opened \(peer)", at: date)
             } else {
                 log("\(hello.appName) (pid \(hello.processID) on \(hello.hostName)) connected from \(peer)"

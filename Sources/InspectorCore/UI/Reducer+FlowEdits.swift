@@ -49,7 +49,7 @@ extension Reducer {
         let last = URL(string: log.request.url)?.lastPathComponent ?? ""
         let base = last.isEmpty || last == "/" ? "body" : last
         guard !base.contains("."), let type else { return base }
-        let subtype = Format.shortContentType(type).split(separator: "/").last.map(String.init) ?? ""
+        let subtype = String(MediaType(type).subtype)
         let known = ["json": "json", "html": "html", "plain": "txt", "xml": "xml", "png": "png", "jpeg": "jpg", "gif": "gif",
                      "javascript": "js", "css": "css", "pdf": "pdf", "x-www-form-urlencoded": "txt"]
         return known[subtype].map { "\(base).\($0)" } ?? base

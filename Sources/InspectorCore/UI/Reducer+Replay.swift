@@ -20,8 +20,8 @@ public struct OwnRequest: Sendable, Equatable {
     public var isEdited: Bool
 
     /// The connection netinspect's own client's flows arrive on, as if from
-    /// one more agent (connection ids of agents count up from 1).
-    public static let connection = ConnectionID(UInt64.max)
+    /// one more agent.
+    public static let connection = ConnectionID.netinspect
     /// The app name of that pseudo-agent, and the client of its flows.
     public static let clientName = "netinspect"
 }
@@ -100,7 +100,7 @@ extension Reducer {
         guard agentReplays(record.log),
               let index = record.agent, state.session.agents.indices.contains(index) else { return nil }
         let agent = state.session.agents[index]
-        guard agent.isConnected, agent.hello.acceptsControl, agent.hello.agentName != Session.fileAgentName,
+        guard agent.isConnected, agent.hello.acceptsControl, agent.connection != .file,
               (record.log.request.body?.size ?? 0) <= agentReplayBytes,
               newerFlows(than: record, in: state.session.store, upTo: agentReplayDepth) < agentReplayDepth else { return nil }
         return agent
@@ -109,7 +109,7 @@ extension Reducer {
     /// Why the app's agent cannot replay `record`, for the notice.
     private static func appReplayObstacle(_ record: FlowStore.Record, in state: AppState) -> String {
         guard let index = record.agent, state.session.agents.indices.contains(index),
-              state.session.agents[index].hello.agentName != Session.fileAgentName else {
+              state.session.agents[index].connection != .file else {
             return "This flow came from a file, not a live app"
         }
         let agent = state.session.agents[index]

@@ -77,7 +77,7 @@ final class ReplayClient: Sendable {
             let headers = answer.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
             let body = size == 0 ? nil : CapturedBody(data: data, size: size, isTruncated: size > data.count)
             let response = Response(statusCode: Int(answer.status.code), headers: headers, body: body,
-                                    mimeType: answer.headers.first(name: "Content-Type").map { String($0.split(separator: ";")[0]) })
+                                    mimeType: MediaType.essence(of: answer.headers.first(name: "Content-Type")))
             return FlowFinished(id: id, state: .completed, response: response, timing: timing)
         } catch {
             timing.finished = Date().timeIntervalSince(started)

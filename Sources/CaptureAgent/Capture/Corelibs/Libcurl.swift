@@ -1,4 +1,5 @@
 import Foundation
+import WireProtocol
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
@@ -121,7 +122,7 @@ enum Libcurl {
               withUnsafeMutablePointer(to: &port, { functions.getInfo(handle, localPort, UnsafeMutableRawPointer($0)) }) == 0,
               let ip, port > 0 else { return nil }
         let text = String(cString: ip)
-        return text.isEmpty ? nil : EndpointText.of(ip: text, port: port)
+        return text.isEmpty ? nil : PeerAddress.text(host: text, port: port)
     }
 
     /// All the time values of `handle`'s last transfer that libcurl has.
