@@ -214,10 +214,10 @@ final class TracedRequest: @unchecked Sendable {
     }
 
     /// The flow of a request that never reached a connection.
-    private func makeRecorder(method: String, url: String, start: FlowClock.Start?) -> FlowRecorder {
+    private func makeRecorder(id: FlowID, taskID: Int, method: String, url: String, start: FlowClock.Start?) -> FlowRecorder {
         var recorder = FlowRecorder(
-            method: method, url: url, headers: [],
-            sessionID: client.clientID, taskID: client.nextTaskID(),
+            id: id, method: method, url: url, headers: [],
+            sessionID: client.clientID, taskID: taskID,
             configuration: client.configuration, clock: client.agent.clock, start: start
         )
         recorder.source = CaptureSource(client: .asyncHTTPClient, path: .tracer)
@@ -277,10 +277,16 @@ final class TracedRequest: @unchecked Sendable {
         if unsent, let key { client.withdraw(self, key: key) }
         if let error, unsent, let url, let parsed = URL(string: url), client.shouldCapture(parsed) {
             // Never reached a connection: refused, DNS, connect or pool timeout, cancelled while waiting.
-            var recorder = makeRecorder(method: method, url: url, start: start)
-            if let key, let hops = client.claimRedirect(key: key) { recorder.continuing(after: hops) }
-            client.emit(recorder.started())
-            client.emit(recorder.finished(state: ErrorDescription.state(for: error), error: FlowFailure.describe(error), requestBody: nil))
+            let taskID = client.nextTaskID()
+            let hops = key.flatMap { client.claimRedirect(key: $0) }
+            let flow = FlowRecording(agent: client.agent) { id in
+                var recorder = makeRecorder(id: id, taskID: taskID, method: method, url: url, start: start)
+                if let hops { recorder.continuing(after: hops) }
+                return recorder
+            }
+            flow.finish { recorder, _ in
+                recorder.finished(state: ErrorDescription.state(for: error), error: FlowFailure.describe(error), requestBody: nil)
+            }
         }
         for waiter in waiters { waiter(error) }
     }

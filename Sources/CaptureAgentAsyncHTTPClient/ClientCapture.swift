@@ -115,19 +115,6 @@ final class ClientCapture: Sendable {
         agent.emit(message)
     }
 
-    /// Whether a flow starting now builds its events: only while an
-    /// inspector is connected. A flow that starts without one builds
-    /// nothing and counts its events as dropped when it ends, as the
-    /// URLSession path does; it stays unrecorded if an inspector connects
-    /// meanwhile, so no inspector ever gets a flow's later events without
-    /// its start.
-    var isRecording: Bool { agent.isRecording }
-
-    /// Counts `count` events of an unrecorded flow as dropped.
-    func dropped(_ count: Int) {
-        agent.countDropped(count)
-    }
-
     // MARK: - Requests the tracer saw
 
     func announce(_ request: TracedRequest, key: String) {

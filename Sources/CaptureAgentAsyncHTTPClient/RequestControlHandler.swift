@@ -95,7 +95,7 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
     private func start(_ appHead: HTTPRequestHead, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
         reset()
         let agent = exchange.client.agent
-        guard agent.allowsControl, let flow = exchange.flow, !flow.isDone, let url = URL(string: flow.url) else {
+        guard agent.allowsControl, let flow = exchange.flow, !flow.recording.isFinished, let url = URL(string: flow.url) else {
             exchange.control = nil
             return context.write(wrapOutboundOut(.head(appHead)), promise: promise)
         }
@@ -151,7 +151,7 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
             }
         case .collecting:
             let ready = bodyIsStreamed ? ExchangeControl.RequestAction.send : exchange.requestReady(body: body)
-            guard ready == .hold, let id = exchange.flow?.recorder?.id else { return flushKept(context: context, end: true) }
+            guard ready == .hold, let id = exchange.flow?.recording.id else { return flushKept(context: context, end: true) }
             mode = .held(id)
             let loop = context.eventLoop
             let bound = NIOLoopBound((self, context), eventLoop: loop)

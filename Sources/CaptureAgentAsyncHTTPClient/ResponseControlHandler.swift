@@ -48,7 +48,7 @@ final class ResponseControlHandler: ChannelDuplexHandler, RemovableChannelHandle
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
-            guard head.status.code >= 200, let flow = exchange.flow, !flow.isDone, exchange.responseArrived() == .hold else {
+            guard head.status.code >= 200, let flow = exchange.flow, !flow.recording.isFinished, exchange.responseArrived() == .hold else {
                 return context.fireChannelRead(data)
             }
             flow.isHeldByControl = true
@@ -67,12 +67,12 @@ final class ResponseControlHandler: ChannelDuplexHandler, RemovableChannelHandle
                 context.fireChannelRead(wrapInboundOut(.body(kept.body)))
             }
         case .end:
-            guard var kept = held, !kept.waiting, let recorder = kept.flow.recorder else { return context.fireChannelRead(data) }
+            guard var kept = held, !kept.waiting, kept.flow.recording.isBuilt else { return context.fireChannelRead(data) }
             kept.waiting = true
             held = kept
             let loop = context.eventLoop
             let bound = NIOLoopBound((self, context), eventLoop: loop)
-            exchange.client.agent.hold(recorder.id, phase: .response, response: recorder.currentResponse) { decision in
+            exchange.client.agent.hold(kept.flow.recording.id, phase: .response, response: kept.flow.recording.log?.response) { decision in
                 loop.execute { bound.value.0.released(decision, context: bound.value.1) }
             }
         }
@@ -88,7 +88,7 @@ final class ResponseControlHandler: ChannelDuplexHandler, RemovableChannelHandle
         if let kept = held {
             held = nil
             exchange.finishHeld(kept.flow, as: .cancelled)
-            if kept.waiting, let id = kept.flow.recorder?.id { exchange.client.agent.breakpoints.decide(id, .release(.cancelled)) }
+            if kept.waiting { exchange.client.agent.breakpoints.decide(kept.flow.recording.id, .release(.cancelled)) }
         }
         context.close(mode: mode, promise: promise)
     }
@@ -125,7 +125,7 @@ final class ResponseControlHandler: ChannelDuplexHandler, RemovableChannelHandle
         held = nil
         let arrived = ExchangeResponse(statusCode: Int(kept.head.status.code), headers: kept.head.headers.list,
                                        body: Data(kept.body.readableBytesView))
-        let outcome = control.responseDecided(decision, held: arrived, original: kept.flow.recorder?.currentResponse)
+        let outcome = control.responseDecided(decision, held: arrived, original: kept.flow.recording.log?.response)
         exchange.control = control
         switch outcome {
         case .kill:

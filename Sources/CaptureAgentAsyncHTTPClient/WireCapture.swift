@@ -42,7 +42,7 @@ final class ChannelExchange: @unchecked Sendable {
 
     func requestHead(_ head: HTTPRequestHead, eventLoop: EventLoop, localAddress: SocketAddress?) {
         guard !isDisabled else { return }
-        if let flow, !flow.isDone {
+        if let flow, !flow.recording.isFinished {
             // A new request on a channel that never finished the last one.
             finish(flow, state: .failed, error: FlowError(
                 domain: "CaptureAgent", code: 0,
@@ -54,11 +54,11 @@ final class ChannelExchange: @unchecked Sendable {
         headBeforeDecompressor = nil
         guard let target = target(of: head), shouldCapture(target) else { return }
         let claimed = client.claim(key: target.key)
-        let flow: WireFlow
-        if client.isRecording {
+        let recording = FlowRecording(agent: client.agent) { id in
             let (appHeaders, added) = Self.split(wire: head.headers, app: appHead.headers)
             let start = client.agent.clock.start()
             var recorder = FlowRecorder(
+                id: id,
                 method: head.method.rawValue,
                 url: target.url,
                 headers: appHeaders,
@@ -80,15 +80,9 @@ final class ChannelExchange: @unchecked Sendable {
             recorder.measurePhases(source: "AsyncHTTPClient", blocked: blocked)
             if let hops = claimed.hops { recorder.continuing(after: hops) }
             if let origin = client.replayOrigin { recorder.setChanges(origin.changes) }
-            client.emit(recorder.started())
-            flow = WireFlow(recorder: recorder, method: head.method.rawValue, url: target.url, eventLoop: eventLoop,
-                            limit: client.configuration.bodyCaptureLimit)
-        } else {
-            // No inspector: nothing is built, the events are counted as
-            // dropped when the flow ends (`flowStarted` now).
-            flow = WireFlow(recorder: nil, method: head.method.rawValue, url: target.url, eventLoop: eventLoop, limit: 0)
-            flow.unsentEvents = 1
+            return recorder
         }
+        let flow = WireFlow(recording: recording, method: head.method.rawValue, url: target.url, eventLoop: eventLoop)
         if let traced = claimed.traced {
             flow.traced = traced
             traced.carried(by: flow)
@@ -97,60 +91,69 @@ final class ChannelExchange: @unchecked Sendable {
     }
 
     func requestBody(_ data: IOData) {
-        guard let flow, !flow.isDone, flow.recorder != nil else { return }
+        guard let flow else { return }
         switch data {
         case .byteBuffer(let buffer):
-            buffer.withUnsafeReadableBytes { flow.requestBody.append($0) }
+            buffer.withUnsafeReadableBytes { flow.recording.requestBody($0) }
         case .fileRegion(let region):
             // Sent by the kernel from a file: counted, not read.
-            flow.unreadRequestBytes += region.readableBytes
+            flow.recording.requestBodyUnread(region.readableBytes)
         }
     }
 
     func requestEnd() {
-        guard let flow, !flow.isDone else { return }
-        flow.recorder?.markRequestSent()
+        flow?.recording.requestEnded()
     }
 
     // MARK: Response, as it comes from the codec (head) or the decompressor (body)
 
     func responseHead(_ head: HTTPResponseHead) {
-        guard let flow, !flow.isDone else { return }
+        guard let flow else { return }
         // 1xx heads are interim: the final one follows.
         if head.status.code >= 100, head.status.code < 200, head.status != .switchingProtocols { return }
-        if flow.recorder != nil {
+        let redirect = Self.redirect(head, from: flow.url)
+        var hops: [RedirectHop]?
+        let taken = flow.recording.respond(replacing: true) { recorder in
             let headers = head.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
-            let mimeType = mimeType(of: head.headers.first(name: "content-type"))
-            client.emit(flow.recorder!.received(statusCode: Int(head.status.code), headers: headers, mimeType: mimeType))
+            let event = recorder.received(statusCode: Int(head.status.code), headers: headers,
+                                          mimeType: mimeType(of: head.headers.first(name: "content-type")))
             if decodes {
                 let coding = head.headers.first(name: "content-encoding")?.lowercased()
-                flow.recorder!.responseBodyIsDecoded = coding == "gzip" || coding == "deflate"
+                recorder.responseBodyIsDecoded = coding == "gzip" || coding == "deflate"
             }
-        } else {
-            flow.unsentEvents += 1  // flowResponse
+            if let redirect {
+                var hop = recorder
+                hop.redirected(statusCode: Int(head.status.code), from: redirect.base, to: redirect.target)
+                hops = hop.redirectHops
+            }
+            return event
         }
-        if (300 ..< 400).contains(Int(head.status.code)), let location = head.headers.first(name: "location"),
-           let base = URL(string: flow.url), let target = URL(string: location, relativeTo: base)?.absoluteURL, let key = Key.of(target) {
+        if taken, let redirect {
             flow.isRedirect = true
-            if var hop = flow.recorder {
-                hop.redirected(statusCode: Int(head.status.code), from: base, to: target)
-                client.expectRedirect(to: key, hops: hop.redirectHops)
-            }
+            if let hops { client.expectRedirect(to: redirect.key, hops: hops) }
             // An async request keeps its span across hops: the next hop carries it on.
             if let traced = flow.traced, traced.isOpen {
-                traced.redirected(to: target, status: Int(head.status.code), method: flow.method)
-                client.announce(traced, key: key)
+                traced.redirected(to: redirect.target, status: Int(head.status.code), method: flow.method)
+                client.announce(traced, key: redirect.key)
             }
         }
+    }
+
+    /// Where a redirect head sends the request next, if it is one.
+    private static func redirect(_ head: HTTPResponseHead, from url: String) -> (base: URL, target: URL, key: String)? {
+        guard (300 ..< 400).contains(Int(head.status.code)), let location = head.headers.first(name: "location"),
+              let base = URL(string: url), let target = URL(string: location, relativeTo: base)?.absoluteURL, let key = Key.of(target)
+        else { return nil }
+        return (base, target, key)
     }
 
     func responseBody(_ buffer: ByteBuffer) {
-        guard let flow, !flow.isDone, flow.recorder != nil else { return }
-        buffer.withUnsafeReadableBytes { flow.recorder!.receivedBody($0) }
+        guard let flow else { return }
+        buffer.withUnsafeReadableBytes { flow.recording.responseBody($0) }
     }
 
     func responseEnd() {
-        guard let flow, !flow.isDone else { return }
+        guard let flow else { return }
         // A response held at a breakpoint ends when the viewer lets it go (``finishHeld(_:as:)``).
         if !flow.isHeldByControl { finish(flow, state: .completed, error: nil) }
         self.flow = nil
@@ -160,7 +163,7 @@ final class ChannelExchange: @unchecked Sendable {
 
     /// Something went wrong on the channel; AsyncHTTPClient will close it.
     func caught(_ error: Error) {
-        guard let flow, !flow.isDone, flow.channelError == nil else { return }
+        guard let flow, !flow.recording.isFinished, flow.channelError == nil else { return }
         flow.channelError = error
     }
 
@@ -168,7 +171,7 @@ final class ChannelExchange: @unchecked Sendable {
     /// closed it (`byClient`: cancelled, timed out, or done with a redirect),
     /// or the peer did.
     func interrupted(byClient: Bool) {
-        guard let flow, !flow.isDone else { return }
+        guard let flow, !flow.recording.isFinished else { return }
         self.flow = nil
         if byClient, flow.isRedirect, flow.channelError == nil {
             // AsyncHTTPClient follows a redirect as soon as its head arrives
@@ -212,16 +215,7 @@ final class ChannelExchange: @unchecked Sendable {
     }
 
     func finish(_ flow: WireFlow, state: FlowState, error: FlowError?) {
-        guard !flow.isDone else { return }
-        flow.isDone = true
-        guard let recorder = flow.recorder else {
-            return client.dropped(flow.unsentEvents + 1)  // + flowFinished
-        }
-        var body = flow.requestBody.captured
-        if flow.unreadRequestBytes > 0 {
-            body = CapturedBody(data: body.data, size: body.size + flow.unreadRequestBytes, isTruncated: true)
-        }
-        client.emit(recorder.finished(state: state, error: error, requestBody: body.size > 0 ? body : nil))
+        flow.recording.finish { recorder, parts in recorder.finished(state: state, error: error, requestBody: parts.requestBody) }
     }
 
     // MARK: Helpers
@@ -286,31 +280,26 @@ final class ChannelExchange: @unchecked Sendable {
     }
 }
 
-/// One captured exchange on a channel.
+/// One captured exchange on a channel: its flow (which makes the events,
+/// or counts them when it is not built) and what the channel learns of the
+/// exchange on the way.
 final class WireFlow: @unchecked Sendable {
-    // Touched only on `eventLoop` (the traced request hands errors over there).
-    /// nil: the flow started while no inspector was connected and records nothing.
-    var recorder: FlowRecorder?
-    /// Events an unrecorded flow would have sent so far.
-    var unsentEvents = 0
+    let recording: FlowRecording
     let method: String
     let url: String
     let eventLoop: EventLoop
-    var requestBody: BodyCapture
-    var unreadRequestBytes = 0
+    // Touched only on `eventLoop` (the traced request hands errors over there).
     var traced: TracedRequest?
     var isRedirect = false
     var channelError: Error?
-    var isDone = false
     /// A breakpoint holds the response: the flow ends when the viewer decides.
     var isHeldByControl = false
 
-    init(recorder: FlowRecorder?, method: String, url: String, eventLoop: EventLoop, limit: Int) {
-        self.recorder = recorder
+    init(recording: FlowRecording, method: String, url: String, eventLoop: EventLoop) {
+        self.recording = recording
         self.method = method
         self.url = url
         self.eventLoop = eventLoop
-        self.requestBody = BodyCapture(limit: limit)
     }
 }
 

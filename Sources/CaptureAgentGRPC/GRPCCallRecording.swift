@@ -6,28 +6,20 @@ import GRPCCore
 import WireProtocol
 
 /// The record of one gRPC call, client or server side, as one flow: the
-/// transport wrappers report each part as it goes by and this type builds
-/// the events (`flowStarted`, `flowResponse`, one `grpcMessage` per message,
-/// `flowFinished` with the status) exactly once each and in order.
+/// transport wrappers report each part as it goes by, and this translates
+/// grpc-swift's types for the call's ``FlowRecording``, which makes the
+/// events (`flowStarted`, `flowResponse`, one `grpcMessage` per message,
+/// `flowFinished` with the status) exactly once each and in order, or
+/// counts them when the call is not built.
 ///
 /// Thread-safe: a call's request parts are written on one task and its
 /// response parts read on another, and either may end it.
-final class GRPCCallRecording: Sendable {
-    private struct State {
-        /// Nil when no inspector was connected (and no spans are made) as
-        /// the call started: its events are counted as dropped instead.
-        var recorder: FlowRecorder?
-        var kept = 0
-        var dropped = 0
-        var requestEnded = false
-        var responded = false
-        var finished = false
-    }
+struct GRPCCallRecording: Sendable {
+    private let flow: FlowRecording
+    private let agent: CaptureAgent
 
     /// The flow's id: what a server handler's client calls name as their parent.
-    let id: FlowID
-    private let agent: CaptureAgent
-    private let state: Locked<State>
+    var id: FlowID { flow.id }
 
     /// Starts recording a call whose request metadata is `metadata` and sends
     /// `flowStarted`; nil when the agent is not capturing or the call's URL
@@ -38,9 +30,8 @@ final class GRPCCallRecording: Sendable {
         let url = endpoint.url(for: descriptor)
         guard agent.isCapturing, agent.configuration.shouldCapture(host: endpoint.host, url: url) else { return nil }
         self.agent = agent
-        var recorder: FlowRecorder?
-        if agent.isRecording {
-            var flow = FlowRecorder(method: "POST", url: url, headers: metadata.headers, sessionID: sessionID, taskID: taskID,
+        flow = FlowRecording(agent: agent) { id in
+            var flow = FlowRecorder(id: id, method: "POST", url: url, headers: metadata.headers, sessionID: sessionID, taskID: taskID,
                                     configuration: agent.configuration, clock: agent.clock)
             flow.source = CaptureSource(client: .grpcSwift, path: .inPlace)
             flow.direction = direction
@@ -48,56 +39,37 @@ final class GRPCCallRecording: Sendable {
             flow.peer = endpoint.peer
             flow.grpc = GRPCCall(service: descriptor.service.fullyQualifiedService, method: descriptor.method,
                                  kind: descriptor.type.map(GRPCCallKind.init))
-            recorder = flow
+            return flow
         }
-        id = recorder?.id ?? FlowID()
-        state = Locked(State(recorder: recorder))
-        if let recorder { agent.emit(recorder.started()) }
     }
 
     /// The flow as it stands, for a breakpoint's filter; nil when unbuilt.
-    var log: NetworkLog? {
-        state.withLock { $0.recorder?.log }
-    }
+    var log: NetworkLog? { flow.log }
 
     /// A message went by: its bytes are kept up to the body capture limit,
     /// and past the call's message limit only counted.
     func message(_ direction: GRPCMessage.Direction, _ bytes: some GRPCContiguousBytes) {
         let cap = agent.configuration.bodyCaptureLimit
-        let limit = agent.configuration.grpcMessageLimit
-        state.withLock { state in
-            guard let recorder = state.recorder, !state.finished else { return }
-            guard state.kept < limit else { return state.dropped += 1 }
-            state.kept += 1
+        flow.message(limit: agent.configuration.grpcMessageLimit) { recorder in
             let body = bytes.withUnsafeBytes { raw in
                 CapturedBody(data: Data(raw.prefix(cap)), size: raw.count, isTruncated: raw.count > cap)
             }
-            let message = GRPCMessage(direction: direction, at: recorder.elapsed, body: body)
-            // Sent under the lock: a call's events leave in the order they happened.
-            agent.emit(.grpcMessage(GRPCMessageEvent(id: recorder.id, message: message)))
+            return .grpcMessage(GRPCMessageEvent(id: recorder.id, message: GRPCMessage(direction: direction, at: recorder.elapsed, body: body)))
         }
     }
 
     /// The client has sent its last message (half-close).
     func requestEnded() {
-        state.withLock { state in
-            guard !state.requestEnded, !state.finished else { return }
-            state.requestEnded = true
-            state.recorder?.markRequestSent()
-        }
+        flow.requestEnded()
     }
 
     /// The server's initial metadata: the response head (HTTP/2 status 200).
     func responded(_ metadata: Metadata) {
-        state.withLock { state in respond(&state, headers: metadata.headers) }
+        flow.respond { Self.head(&$0, headers: metadata.headers) }
     }
 
-    private func respond(_ state: inout State, headers: [HTTPHeader]) {
-        guard !state.responded, !state.finished else { return }
-        state.responded = true
-        if let message = state.recorder?.received(statusCode: 200, headers: headers, mimeType: "application/grpc") {
-            agent.emit(message)
-        }
+    private static func head(_ recorder: inout FlowRecorder, headers: [HTTPHeader]) -> Message {
+        recorder.received(statusCode: 200, headers: headers, mimeType: "application/grpc")
     }
 
     /// The call ended with `status` and `trailers`, as the server sent them
@@ -105,16 +77,12 @@ final class GRPCCallRecording: Sendable {
     /// connection), as the client library reports them. `error`: how the
     /// flow failed when the call did not end with a status of its own.
     func finished(_ status: Status, trailers: Metadata = [:], error: FlowError? = nil) {
-        state.withLock { state in
-            guard !state.finished else { return }
-            // A trailers-only answer is still an HTTP/2 response head.
-            if error == nil { respond(&state, headers: []) }
-            state.finished = true
-            guard let recorder = state.recorder else { return agent.countDropped(state.responded ? 3 : 2) }
+        // A trailers-only answer is still an HTTP/2 response head.
+        flow.finish(responding: error == nil ? { Self.head(&$0, headers: []) } : nil) { recorder, parts in
             let outcome = GRPCOutcome(status: GRPCStatus(status), trailers: agent.configuration.redacting(trailers.headers),
-                                      droppedMessages: state.dropped)
+                                      droppedMessages: parts.droppedMessages)
             let flowState: FlowState = status.code == .cancelled ? .cancelled : error == nil ? .completed : .failed
-            agent.emit(recorder.finished(state: flowState, error: error, requestBody: nil, grpc: outcome))
+            return recorder.finished(state: flowState, error: error, requestBody: nil, grpc: outcome)
         }
     }
 
@@ -125,10 +93,10 @@ final class GRPCCallRecording: Sendable {
     }
 
     /// Whether the response head has been recorded.
-    var hasResponded: Bool { state.withLock { $0.responded } }
+    var hasResponded: Bool { flow.hasResponded }
 
     /// Whether the call has ended (a later end is ignored).
-    var isFinished: Bool { state.withLock { $0.finished } }
+    var isFinished: Bool { flow.isFinished }
 }
 
 /// Where a call goes (client) or came in (server), as the flow's URL and

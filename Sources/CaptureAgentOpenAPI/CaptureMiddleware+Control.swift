@@ -53,22 +53,19 @@ extension CaptureMiddleware {
 
     /// Holds a request the breakpoint filter matched; the log shows an edit.
     /// Throws `CancellationError` for a kill or the task's cancellation.
-    func holdRequest(_ outgoing: inout Outgoing, control: inout ExchangeControl, recorder: inout FlowRecorder) async throws {
-        let decision = await agent.hold(recorder.id, phase: .request)
+    func holdRequest(_ outgoing: inout Outgoing, control: inout ExchangeControl, flow: OpenAPIFlow) async throws {
+        let decision = await agent.hold(flow.id, phase: .request)
         switch control.requestDecided(decision) {
         case .kill:
-            agent.emit(recorder.finished(state: .cancelled, error: FlowFailure.killed, requestBody: nil))
+            flow.finish(state: .cancelled, error: FlowFailure.killed)
             throw CancellationError()
         case .cancelled:
-            agent.emit(recorder.finished(state: .cancelled, error: FlowFailure.describe(CancellationError()), requestBody: nil))
+            flow.finish(state: .cancelled, error: FlowFailure.describe(CancellationError()))
             throw CancellationError()
         case .send(let exchange, let edited):
             guard edited else { return }
             outgoing.apply(exchange)
-            recorder.replaceRequest(method: exchange.method, url: exchange.url, headers: exchange.headers,
-                                    body: exchange.bodyStreams ? nil : exchange.body.map { CapturedBody(data: $0) })
-            if let changes = control.changes { recorder.setChanges(changes) }
-            agent.emit(recorder.started())
+            flow.replaceRequest(exchange, changes: control.changes)
         }
     }
 
@@ -78,7 +75,7 @@ extension CaptureMiddleware {
     /// unknown or excessive length, goes on unheld).
     func holdResponse(_ response: HTTPResponse, body: HTTPBody?, flow: OpenAPIFlow,
                       control: inout ExchangeControl) async throws -> (HTTPResponse, HTTPBody?)? {
-        guard control.responseArrived(flow.log) == .hold else { return nil }
+        guard flow.withLog({ control.responseArrived($0()) }) == .hold else { return nil }
         var data = Data()
         if let body {
             switch body.length {
@@ -94,8 +91,9 @@ extension CaptureMiddleware {
         }
         data.withUnsafeBytes { flow.responseChunk(ArraySlice($0)) }
         let held = ExchangeResponse(statusCode: response.status.code, headers: response.headerFields.headers, body: data)
-        let decision = await agent.hold(flow.id, phase: .response, response: flow.log.response)
-        switch control.responseDecided(decision, held: held, original: flow.log.response) {
+        let original = flow.log?.response
+        let decision = await agent.hold(flow.id, phase: .response, response: original)
+        switch control.responseDecided(decision, held: held, original: original) {
         case .kill, .cancelled:
             flow.finish(error: CancellationError())
             throw CancellationError()

@@ -70,15 +70,18 @@ public struct CaptureMiddleware: ClientMiddleware {
                 return answer(response, for: outgoing, changes: control.changes, operationID: operationID)
             }
         }
-        var recorder = makeRecorder(for: outgoing, operationID: operationID)
-        if let changes = control.changes { recorder.setChanges(changes) }
-        agent.emit(recorder.started())
-        if control.requestReady(recorder.log) == .hold {
-            try await holdRequest(&outgoing, control: &control, recorder: &recorder)
+        // The viewer's control needs the log even with no inspector to see it.
+        let taskID = flowNumbers.next()
+        let flow = OpenAPIFlow(FlowRecording(agent: agent, building: control.policy.canChange) { id in
+            var recorder = makeRecorder(id: id, taskID: taskID, for: outgoing, operationID: operationID)
+            if let changes = control.changes { recorder.setChanges(changes) }
+            return recorder
+        })
+        if flow.withLog({ control.requestReady($0()) }) == .hold {
+            try await holdRequest(&outgoing, control: &control, flow: flow)
         }
-        let flow = OpenAPIFlow(agent: agent, recorder: recorder)
 
-        let sentBody = outgoing.body.map { BodyTap(flow: flow, side: .request).tee($0) }
+        let sentBody = outgoing.body.map { flow.tee($0, side: .request) }
         let response: HTTPResponse
         let responseBody: HTTPBody?
         do {
@@ -91,20 +94,23 @@ public struct CaptureMiddleware: ClientMiddleware {
         if let held = try await holdResponse(response, body: responseBody, flow: flow, control: &control) {
             return held
         }
-        guard let responseBody else {
+        guard let responseBody, flow.isBuilt else {
+            // No body, or none to copy: the flow ends now (a flow that is
+            // not built only counts its end).
             flow.finish(error: nil)
-            return (response, nil)
+            return (response, responseBody)
         }
-        return (response, BodyTap(flow: flow, side: .response).tee(responseBody))
+        return (response, flow.tee(responseBody, side: .response))
     }
 
-    private func makeRecorder(for outgoing: Outgoing, operationID: String) -> FlowRecorder {
+    private func makeRecorder(id: FlowID, taskID: Int, for outgoing: Outgoing, operationID: String) -> FlowRecorder {
         var recorder = FlowRecorder(
+            id: id,
             method: outgoing.request.method.rawValue,
             url: outgoing.url,
             headers: outgoing.request.headerFields.headers,
             sessionID: clientID,
-            taskID: flowNumbers.next(),
+            taskID: taskID,
             configuration: agent.configuration,
             clock: agent.clock
         )
@@ -116,14 +122,20 @@ public struct CaptureMiddleware: ClientMiddleware {
     /// A map-local rule answered: no transport, no network.
     private func answer(_ response: ExchangeResponse, for outgoing: Outgoing, changes: FlowChanges?,
                         operationID: String) -> (HTTPResponse, HTTPBody?) {
-        var recorder = makeRecorder(for: outgoing, operationID: operationID)
-        if let changes { recorder.setChanges(changes) }
-        agent.emit(recorder.started())
-        recorder.markRequestSent()
-        agent.emit(recorder.received(statusCode: response.statusCode, headers: response.headers,
-                                     mimeType: mimeType(of: response.headers.first("Content-Type"))))
-        response.body.withUnsafeBytes { recorder.receivedBody($0) }
-        agent.emit(recorder.finished(state: .completed, error: nil, requestBody: nil))
+        let taskID = flowNumbers.next()
+        let flow = FlowRecording(agent: agent, building: true) { id in
+            var recorder = makeRecorder(id: id, taskID: taskID, for: outgoing, operationID: operationID)
+            if let changes { recorder.setChanges(changes) }
+            return recorder
+        }
+        flow.requestEnded()
+        flow.respond { recorder in
+            let event = recorder.received(statusCode: response.statusCode, headers: response.headers,
+                                          mimeType: mimeType(of: response.headers.first("Content-Type")))
+            response.body.withUnsafeBytes { recorder.receivedBody($0) }
+            return event
+        }
+        flow.finish { recorder, _ in recorder.finished(state: .completed, error: nil, requestBody: nil) }
         let head = HTTPResponse(status: HTTPResponse.Status(code: response.statusCode), headerFields: HTTPFields(response.headers))
         return (head, HTTPBody(response.body))
     }
@@ -141,64 +153,73 @@ public struct CaptureMiddleware: ClientMiddleware {
     }
 }
 
-/// One operation's exchange: the recorder and the request body's copy,
-/// behind a lock (the transport and the app pull bodies on tasks of their
-/// own). Kept alive by the body taps until the response body is done with.
-final class OpenAPIFlow: @unchecked Sendable {
-    private let agent: CaptureAgent
-    private let lock = NSLock()
-    // Behind `lock`.
-    private var recorder: FlowRecorder
-    private var requestBody: BodyCapture
-    private var finished = false
+/// One operation's exchange, in `HTTPTypes` terms, reported to its
+/// ``FlowRecording`` (which owns the recorder and its lock: the transport
+/// and the app pull bodies on tasks of their own). Kept alive by the body
+/// taps until the response body is done with.
+struct OpenAPIFlow: Sendable {
+    private let flow: FlowRecording
 
-    init(agent: CaptureAgent, recorder: FlowRecorder) {
-        self.agent = agent
-        self.recorder = recorder
-        self.requestBody = BodyCapture(limit: agent.configuration.bodyCaptureLimit)
+    init(_ flow: FlowRecording) {
+        self.flow = flow
     }
 
-    private func locked<T>(_ body: () -> T) -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return body()
+    var id: FlowID { flow.id }
+
+    /// Whether the flow builds its events (else there is nothing to copy).
+    var isBuilt: Bool { flow.isBuilt }
+
+    /// The flow as it stands (what a held response shows); nil when not built.
+    var log: NetworkLog? { flow.log }
+
+    /// ``FlowRecording/withLog(_:)``: what a breakpoint's filter reads.
+    func withLog<Result>(_ body: (() -> NetworkLog) -> Result) -> Result? { flow.withLog(body) }
+
+    /// `body`, copied into the flow as its consumer pulls it (only for a built flow).
+    func tee(_ body: HTTPBody, side: BodyTap.Side) -> HTTPBody {
+        guard flow.isBuilt else { return body }
+        return BodyTap(flow: self, side: side).tee(body)
     }
 
-    var id: FlowID { locked { recorder.id } }
-
-    /// The flow as it stands (what a breakpoint's filter sees).
-    var log: NetworkLog { locked { recorder.log } }
+    /// A person edited the request at a breakpoint: the log shows what is sent instead.
+    func replaceRequest(_ exchange: ExchangeRequest, changes: FlowChanges?) {
+        flow.update { recorder in
+            recorder.replaceRequest(method: exchange.method, url: exchange.url, headers: exchange.headers,
+                                    body: exchange.bodyStreams ? nil : exchange.body.map { CapturedBody(data: $0) })
+            if let changes { recorder.setChanges(changes) }
+        }
+        flow.restart()
+    }
 
     /// A person edited the response at a breakpoint: the log shows what the
     /// app gets, and (`changes`) what the server had answered.
     func replaceResponse(_ response: HTTPResponse, body: Data, changes: FlowChanges?) {
-        let event = locked { () -> Message in
+        flow.respond(replacing: true) { recorder in
             if let changes { recorder.setChanges(changes, afterStart: true) }
             let event = recorder.received(statusCode: response.status.code, headers: response.headerFields.headers,
                                           mimeType: mimeType(of: response.headerFields[.contentType]))
             body.withUnsafeBytes { recorder.receivedBody($0) }
             return event
         }
-        agent.emit(event)
     }
 
     func requestChunk(_ chunk: ArraySlice<UInt8>) {
-        locked { chunk.withUnsafeBytes { requestBody.append($0) } }
+        chunk.withUnsafeBytes { flow.requestBody($0) }
     }
 
     func requestSent() {
-        locked { recorder.markRequestSent() }
+        flow.requestEnded()
     }
 
     func responseChunk(_ chunk: ArraySlice<UInt8>) {
-        locked { chunk.withUnsafeBytes { recorder.receivedBody($0) } }
+        chunk.withUnsafeBytes { flow.responseBody($0) }
     }
 
     func received(_ response: HTTPResponse) {
-        let mimeType = mimeType(of: response.headerFields[.contentType])
-        let headers = response.headerFields.headers
-        let event = locked { recorder.received(statusCode: response.status.code, headers: headers, mimeType: mimeType) }
-        agent.emit(event)
+        flow.respond { recorder in
+            recorder.received(statusCode: response.status.code, headers: response.headerFields.headers,
+                              mimeType: mimeType(of: response.headerFields[.contentType]))
+        }
     }
 
     func responseEnded(_ outcome: BodyTap.Outcome) {
@@ -225,14 +246,8 @@ final class OpenAPIFlow: @unchecked Sendable {
         finish(state: cancelled ? .cancelled : .failed, error: FlowFailure.describe(cause))
     }
 
-    private func finish(state: FlowState, error: FlowError?) {
-        let message = locked { () -> Message? in
-            guard !finished else { return nil }
-            finished = true
-            let body = requestBody.captured
-            return recorder.finished(state: state, error: error, requestBody: body.size > 0 ? body : nil)
-        }
-        if let message { agent.emit(message) }
+    func finish(state: FlowState, error: FlowError?) {
+        flow.finish { recorder, parts in recorder.finished(state: state, error: error, requestBody: parts.requestBody) }
     }
 }
 

@@ -49,104 +49,122 @@ final class VaporClientFlows: Sendable {
             }
         }
         if let origin { control.isReplay(of: origin) }
-        var recorder = FlowRecorder(method: outgoing.method, url: outgoing.url.absoluteString, headers: outgoing.headers,
-                                    sessionID: sessionID, taskID: flowNumbers.next(), configuration: agent.configuration, clock: agent.clock)
-        recorder.source = CaptureSource(client: .vaporClient)
-        recorder.parentID = parent
-        if let body = outgoing.body { recorder.setRequestBody(recorder.capped(body)) }
-        if let changes = control.changes { recorder.setChanges(changes) }
-        if agent.allowsControl { agent.replays.remember(recorder.id, request: app, sender: VaporClientReplay(flows: self, configuration: client.configuration)) }
-        agent.emit(recorder.started())
-        if let localAnswer {
-            recorder.markRequestSent()
-            return respond(with: localAnswer, recorder: &recorder, allocator: client.byteBufferAllocator)
+        // The viewer's control needs the log even with no inspector to see it.
+        let taskID = flowNumbers.next()
+        let flow = FlowRecording(agent: agent, building: control.policy.canChange) { id in
+            var recorder = FlowRecorder(id: id, method: outgoing.method, url: outgoing.url.absoluteString, headers: outgoing.headers,
+                                        sessionID: sessionID, taskID: taskID, configuration: agent.configuration, clock: agent.clock)
+            recorder.source = CaptureSource(client: .vaporClient)
+            recorder.parentID = parent
+            if let body = outgoing.body { recorder.setRequestBody(recorder.capped(body)) }
+            if let changes = control.changes { recorder.setChanges(changes) }
+            return recorder
         }
-        if control.requestReady(recorder.log) == .hold {
-            try await holdRequest(&outgoing, control: &control, recorder: &recorder)
+        if agent.allowsControl, flow.isBuilt {
+            agent.replays.remember(flow.id, request: app, sender: VaporClientReplay(flows: self, configuration: client.configuration))
+        }
+        if let localAnswer {
+            flow.requestEnded()
+            return respond(with: localAnswer, flow: flow, allocator: client.byteBufferAllocator)
+        }
+        if flow.withLog({ control.requestReady($0()) }) == .hold {
+            try await holdRequest(&outgoing, control: &control, flow: flow)
         }
         let response: HTTPClient.Response
         do {
             response = try await client.send(outgoing, deadline: deadline)
         } catch {
             let cancelled = FlowFailure.isCancellation(error) || (error as? HTTPClientError) == .cancelled
-            agent.emit(recorder.finished(state: cancelled ? .cancelled : .failed, error: FlowFailure.describe(error), requestBody: nil))
+            flow.finish { recorder, _ in
+                recorder.finished(state: cancelled ? .cancelled : .failed, error: FlowFailure.describe(error), requestBody: nil)
+            }
             throw error
         }
         let fields = response.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
-        agent.emit(recorder.received(statusCode: Int(response.status.code), headers: fields,
-                                     mimeType: mimeType(of: response.headers.first(name: "Content-Type"))))
-        response.body?.withUnsafeReadableBytes { recorder.receivedBody($0) }
-        if control.responseArrived(recorder.log) == .hold {
+        flow.respond { recorder in
+            let event = recorder.received(statusCode: Int(response.status.code), headers: fields,
+                                          mimeType: mimeType(of: response.headers.first(name: "Content-Type")))
+            response.body?.withUnsafeReadableBytes { recorder.receivedBody($0) }
+            return event
+        }
+        if flow.withLog({ control.responseArrived($0()) }) == .hold {
             let body = response.body.map { Data($0.readableBytesView) } ?? Data()
             guard body.count <= control.holdLimit else {
                 control.bodyOutgrewHold()
-                return finish(response, recorder: recorder, allocator: client.byteBufferAllocator)
+                return finish(response, flow: flow, allocator: client.byteBufferAllocator)
             }
             let held = ExchangeResponse(statusCode: Int(response.status.code), headers: fields, body: body)
-            if let edited = try await holdResponse(held, control: &control, recorder: &recorder) {
-                return respond(with: edited, recorder: &recorder, allocator: client.byteBufferAllocator, replacing: true)
+            if let edited = try await holdResponse(held, control: &control, flow: flow) {
+                return respond(with: edited, flow: flow, allocator: client.byteBufferAllocator, replacing: true)
             }
         }
-        return finish(response, recorder: recorder, allocator: client.byteBufferAllocator)
+        return finish(response, flow: flow, allocator: client.byteBufferAllocator)
     }
 
     /// Holds a request a breakpoint matched. Throws for a kill
     /// (`HTTPClientError.cancelled`, as a cancelled AsyncHTTPClient request)
     /// or the caller's cancellation.
-    private func holdRequest(_ outgoing: inout ExchangeRequest, control: inout ExchangeControl, recorder: inout FlowRecorder) async throws {
-        let decision = await agent.hold(recorder.id, phase: .request)
+    private func holdRequest(_ outgoing: inout ExchangeRequest, control: inout ExchangeControl, flow: FlowRecording) async throws {
+        let decision = await agent.hold(flow.id, phase: .request)
         switch control.requestDecided(decision) {
         case .kill:
-            agent.emit(recorder.finished(state: .cancelled, error: FlowFailure.killed, requestBody: nil))
+            flow.finish { recorder, _ in recorder.finished(state: .cancelled, error: FlowFailure.killed, requestBody: nil) }
             throw HTTPClientError.cancelled
         case .cancelled:
-            agent.emit(recorder.finished(state: .cancelled, error: FlowFailure.describe(CancellationError()), requestBody: nil))
+            flow.finish { recorder, _ in
+                recorder.finished(state: .cancelled, error: FlowFailure.describe(CancellationError()), requestBody: nil)
+            }
             throw CancellationError()
         case .send(let request, let edited):
             guard edited else { return }
             outgoing = request
-            recorder.replaceRequest(method: request.method, url: request.url, headers: request.headers,
-                                    body: request.body.map(recorder.capped))
-            if let changes = control.changes { recorder.setChanges(changes) }
-            agent.emit(recorder.started())
+            flow.update { recorder in
+                recorder.replaceRequest(method: request.method, url: request.url, headers: request.headers,
+                                        body: request.body.map(recorder.capped))
+                if let changes = control.changes { recorder.setChanges(changes) }
+            }
+            flow.restart()
         }
     }
 
     /// Holds a whole response a breakpoint matched; returns a person's edit,
     /// or nil to give the app the response as it came.
     private func holdResponse(_ held: ExchangeResponse, control: inout ExchangeControl,
-                              recorder: inout FlowRecorder) async throws -> ExchangeResponse? {
-        let original = recorder.currentResponse
-        let decision = await agent.hold(recorder.id, phase: .response, response: original)
+                              flow: FlowRecording) async throws -> ExchangeResponse? {
+        let original = flow.log?.response
+        let decision = await agent.hold(flow.id, phase: .response, response: original)
         switch control.responseDecided(decision, held: held, original: original) {
         case .kill, .cancelled:
-            agent.emit(recorder.finished(state: .cancelled, error: FlowFailure.killed, requestBody: nil))
+            flow.finish { recorder, _ in recorder.finished(state: .cancelled, error: FlowFailure.killed, requestBody: nil) }
             throw HTTPClientError.cancelled
         case .deliver(let delivered, let edited):
             guard edited else { return nil }
-            if let changes = control.changes { recorder.setChanges(changes, afterStart: true) }
+            if let changes = control.changes { flow.update { $0.setChanges(changes, afterStart: true) } }
             return delivered
         }
     }
 
     /// The app gets a response the control core made (map local, an edit).
-    private func respond(with answer: ExchangeResponse, recorder: inout FlowRecorder, allocator: ByteBufferAllocator,
+    private func respond(with answer: ExchangeResponse, flow: FlowRecording, allocator: ByteBufferAllocator,
                          replacing: Bool = false) -> ClientResponse {
         let mime = mimeType(of: answer.headers.first("Content-Type"))
         if replacing {
-            recorder.replaceResponse(statusCode: answer.statusCode, headers: answer.headers, mimeType: mime, body: answer.body)
+            flow.update { $0.replaceResponse(statusCode: answer.statusCode, headers: answer.headers, mimeType: mime, body: answer.body) }
         } else {
-            agent.emit(recorder.received(statusCode: answer.statusCode, headers: answer.headers, mimeType: mime))
-            answer.body.withUnsafeBytes { recorder.receivedBody($0) }
+            flow.respond { recorder in
+                let event = recorder.received(statusCode: answer.statusCode, headers: answer.headers, mimeType: mime)
+                answer.body.withUnsafeBytes { recorder.receivedBody($0) }
+                return event
+            }
         }
-        agent.emit(recorder.finished(state: .completed, error: nil, requestBody: nil))
+        flow.finish { recorder, _ in recorder.finished(state: .completed, error: nil, requestBody: nil) }
         return ClientResponse(status: HTTPResponseStatus(statusCode: answer.statusCode),
                               headers: HTTPHeaders(answer.headers.map { ($0.name, $0.value) }),
                               body: ByteBuffer(bytes: answer.body), byteBufferAllocator: allocator)
     }
 
-    private func finish(_ response: HTTPClient.Response, recorder: FlowRecorder, allocator: ByteBufferAllocator) -> ClientResponse {
-        agent.emit(recorder.finished(state: .completed, error: nil, requestBody: nil))
+    private func finish(_ response: HTTPClient.Response, flow: FlowRecording, allocator: ByteBufferAllocator) -> ClientResponse {
+        flow.finish { recorder, _ in recorder.finished(state: .completed, error: nil, requestBody: nil) }
         return ClientResponse(response, allocator: allocator)
     }
 }

@@ -18,6 +18,11 @@ package struct BodyCapture {
         if room > 0 { prefix.append(contentsOf: bytes.prefix(room)) }
     }
 
+    /// Bytes that went by unread (a file the kernel sent): counted, not kept.
+    package mutating func skip(_ count: Int) {
+        size += max(0, count)
+    }
+
     package mutating func append(_ data: Data) {
         data.withUnsafeBytes { append($0) }
     }

@@ -12,7 +12,7 @@ import WireProtocol
 /// protocol and the AsyncHTTPClient and OpenAPI products, which describe
 /// their exchanges with plain values instead of Foundation's types.
 package struct FlowRecorder {
-    package let id = FlowID()
+    package let id: FlowID
     private let sessionID: Int
     private let taskID: Int
     let configuration: CaptureAgent.Configuration
@@ -55,33 +55,10 @@ package struct FlowRecorder {
     /// names one (what URLSession flows start with; the other clients say).
     package var responseBodyIsDecoded: Bool? = false
 
-    init(
-        request urlRequest: URLRequest,
-        additionalHeaders: [AnyHashable: Any]?,
-        sessionID: Int,
-        taskID: Int,
-        configuration: CaptureAgent.Configuration,
-        clock: FlowClock,
-        start: FlowClock.Start? = nil,
-        path: CaptureSource.Path = .resent
-    ) {
-        self.init(
-            method: urlRequest.httpMethod ?? "GET",
-            url: urlRequest.url,
-            headers: Self.requestHeaders(urlRequest.allHTTPHeaderFields ?? [:], additional: additionalHeaders),
-            sessionID: sessionID,
-            taskID: taskID,
-            configuration: configuration,
-            clock: clock,
-            start: start
-        )
-        source = CaptureSource(client: .urlSession, path: path)
-        responseBodyIsDecoded = nil
-    }
-
     /// A flow for a request described by plain values; `headers` as the app
     /// set them, in order. The URL and headers are redacted here.
     package init(
+        id: FlowID = FlowID(),
         method: String,
         url: URL?,
         headers: [HTTPHeader],
@@ -91,13 +68,14 @@ package struct FlowRecorder {
         clock: FlowClock,
         start: FlowClock.Start? = nil
     ) {
-        self.init(method: method, redactedURL: url.map(configuration.redacting) ?? "", headers: headers,
+        self.init(id: id, method: method, redactedURL: url.map(configuration.redacting) ?? "", headers: headers,
                   sessionID: sessionID, taskID: taskID, configuration: configuration, clock: clock, start: start)
     }
 
     /// The same, for a URL given as text (redacted here too: parsed only
     /// when it has a query or credentials to redact).
     package init(
+        id: FlowID = FlowID(),
         method: String,
         url: String,
         headers: [HTTPHeader],
@@ -107,11 +85,12 @@ package struct FlowRecorder {
         clock: FlowClock,
         start: FlowClock.Start? = nil
     ) {
-        self.init(method: method, redactedURL: configuration.redacting(urlText: url), headers: headers,
+        self.init(id: id, method: method, redactedURL: configuration.redacting(urlText: url), headers: headers,
                   sessionID: sessionID, taskID: taskID, configuration: configuration, clock: clock, start: start)
     }
 
     private init(
+        id: FlowID,
         method: String,
         redactedURL: String,
         headers: [HTTPHeader],
@@ -121,6 +100,7 @@ package struct FlowRecorder {
         clock: FlowClock,
         start: FlowClock.Start?
     ) {
+        self.id = id
         self.sessionID = sessionID
         self.taskID = taskID
         self.configuration = configuration

@@ -72,12 +72,9 @@ final class RecordingClient: NSObject, URLProtocolClient, @unchecked Sendable {
 final class InPlaceFlow: @unchecked Sendable {
     private let agent: CaptureAgent
     private let queue: DispatchQueue
-    /// Whether an inspector was connected when the task started. Without
-    /// one the flow's events would only be counted as dropped, so none is
-    /// built: the flow reads nothing and counts its events at the end.
-    private let recording: Bool
-    /// Events the flow would have sent (when not recording).
-    private let unsent = Locked(0)
+    /// The flow's events. A flow that is not built (no inspector was
+    /// connected when the task started) reads nothing and only counts them.
+    private let flow: FlowRecording
     private let start: FlowClock.Start
     private weak var task: URLSessionTask?
     /// Set once, synchronously, by whichever end comes first.
@@ -86,7 +83,6 @@ final class InPlaceFlow: @unchecked Sendable {
     private var easyHandle: UnsafeMutableRawPointer?
     private var watchingHeaders = false
     /// Touched only on `queue`.
-    private var recorder: FlowRecorder?
     private var responseBody: Data?
     private var sawResponse = false
     /// Read on the work queue only: what a retry needs.
@@ -106,34 +102,38 @@ final class InPlaceFlow: @unchecked Sendable {
         self.task = task
         self.internals = internals
         start = agent.clock.start()
-        recording = agent.isRecording
-        queue = recording ? DispatchQueue(label: "netinspect.CaptureAgent.inPlace") : Self.idleQueue
-        guard recording else {
-            unsent.withLock { $0 = 1 }  // flowStarted
+        let flow = FlowRecording(agent: agent)
+        self.flow = flow
+        queue = flow.isBuilt ? DispatchQueue(label: "netinspect.CaptureAgent.inPlace") : Self.idleQueue
+        guard flow.isBuilt else {
+            flow.start()
             return
         }
         let taskID = task.taskIdentifier
         let originalRequest = request
         queue.async { [start] in
             let session = internals.session
-            var recorder = FlowRecorder(
-                request: originalRequest,
-                additionalHeaders: session?.configuration.httpAdditionalHeaders,
-                sessionID: agent.demuxes.sessionID(for: session),
-                taskID: taskID,
-                configuration: agent.configuration,
-                clock: agent.clock,
-                start: start,
-                path: .inPlace
-            )
-            recorder.parentID = parentID
-            recorder.setRequestBody(Self.requestBody(internals.body, of: recorder))
-            let body: Data? = if case .data(let data)? = internals.body { data } else { nil }
-            if let origin = agent.rememberForReplay(recorder.id, task: task, request: originalRequest, body: body, session: session) {
-                recorder.setChanges(origin.changes)
+            flow.build { id in
+                var recorder = FlowRecorder(
+                    id: id,
+                    request: originalRequest,
+                    additionalHeaders: session?.configuration.httpAdditionalHeaders,
+                    sessionID: agent.demuxes.sessionID(for: session),
+                    taskID: taskID,
+                    configuration: agent.configuration,
+                    clock: agent.clock,
+                    start: start,
+                    path: .inPlace
+                )
+                recorder.parentID = parentID
+                recorder.setRequestBody(Self.requestBody(internals.body, of: recorder))
+                let body: Data? = if case .data(let data)? = internals.body { data } else { nil }
+                if let origin = agent.rememberForReplay(id, task: task, request: originalRequest, body: body, session: session) {
+                    recorder.setChanges(origin.changes)
+                }
+                return recorder
             }
-            agent.emit(recorder.started())
-            self.recorder = recorder
+            flow.start()
         }
     }
 
@@ -155,28 +155,29 @@ final class InPlaceFlow: @unchecked Sendable {
             observedProtocol = ObjectIdentifier(native)
             ObservedProtocols.insert(native)
         }
-        guard recording, !done.current, easyHandle == nil, let handle = NativeProtocolFields.shared.easyHandle(of: native) else { return }
+        guard flow.isBuilt, !done.current, easyHandle == nil, let handle = NativeProtocolFields.shared.easyHandle(of: native) else { return }
         easyHandle = handle
         watchingHeaders = Libcurl.watchHeaders(of: handle)
     }
 
     func received(_ response: URLResponse) {
-        guard recording else {
-            unsent.withLock { $0 += 1 }  // flowResponse
+        // An unbuilt flow only counts the head (`make` is not called).
+        guard flow.isBuilt else {
+            flow.respond(replacing: true) { $0.received(response, at: nil) }
             return
         }
         let now = agent.clock.offset(since: start)
         queue.async {
-            guard var recorder = self.recorder else { return }
-            self.sawResponse = true
-            self.agent.emit(recorder.received(response, at: now))
-            self.recorder = recorder
+            self.flow.respond(replacing: true) { recorder in
+                self.sawResponse = true
+                return recorder.received(response, at: now)
+            }
         }
     }
 
     /// `didLoad` replaces what the client stores: keep the last one.
     func loaded(_ data: Data) {
-        guard recording else { return }
+        guard flow.isBuilt else { return }
         queue.async { self.responseBody = data }
     }
 
@@ -198,8 +199,9 @@ final class InPlaceFlow: @unchecked Sendable {
         let task = self.task
         let response = task?.response ?? partial.response
         finishedStatus = (response as? HTTPURLResponse)?.statusCode
-        guard recording else {
-            agent.countDropped(unsent.current + 1)  // + flowFinished
+        // An unbuilt flow counts its events (`make` is not called).
+        guard flow.isBuilt else {
+            flow.finish { recorder, _ in recorder.finished(error: error, requestBody: nil) }
             return
         }
         let finishedAt = agent.clock.offset(since: start)
@@ -216,22 +218,22 @@ final class InPlaceFlow: @unchecked Sendable {
         agent.finishing.enter()
         queue.async {
             defer { self.agent.finishing.leave() }
-            guard var recorder = self.recorder else { return }
-            self.recorder = nil
-            if let response, !self.sawResponse { _ = recorder.received(response, at: nil) }
-            if let file {
-                defer { try? file.close() }
-                recorder.setResponseBody(BodyCapture.capturing(file, limit: limit))
-            } else if let body = self.responseBody ?? partial.body {
-                recorder.setResponseBody(recorder.capped(body))
+            defer { try? file?.close() }
+            self.flow.finish { recorder, _ in
+                if let response, !self.sawResponse { _ = recorder.received(response, at: nil) }
+                if let file {
+                    recorder.setResponseBody(BodyCapture.capturing(file, limit: limit))
+                } else if let body = self.responseBody ?? partial.body {
+                    recorder.setResponseBody(recorder.capped(body))
+                }
+                recorder.setTransfer(times: times, endingAt: finishedAt, observedHead: self.sawResponse)
+                recorder.connected(from: localAddress)
+                if let originalURL, let finalURL {
+                    recorder.setRedirects(Self.hops(from: originalURL, to: finalURL, exchanges: seen?.exchanges ?? []))
+                }
+                if let block = seen?.exchanges.first?.headerOut, !block.isEmpty { recorder.setSentHeaders(block) }
+                return recorder.finished(error: error, requestBody: nil, at: finishedAt)
             }
-            recorder.setTransfer(times: times, endingAt: finishedAt, observedHead: self.sawResponse)
-            recorder.connected(from: localAddress)
-            if let originalURL, let finalURL {
-                recorder.setRedirects(Self.hops(from: originalURL, to: finalURL, exchanges: seen?.exchanges ?? []))
-            }
-            if let block = seen?.exchanges.first?.headerOut, !block.isEmpty { recorder.setSentHeaders(block) }
-            self.agent.emit(recorder.finished(error: error, requestBody: nil, at: finishedAt))
             self.responseBody = nil
         }
     }

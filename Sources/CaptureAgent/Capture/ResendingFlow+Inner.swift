@@ -13,7 +13,7 @@ extension ResendingFlow {
             guard !self.clientIsDone, let task = self.task, let original = self.original, let delegate = task.delegate else {
                 // Without a delegate corelibs follows with the session's cookies added.
                 let configured = self.original.map { Self.addingCookies(to: newRequest, from: $0.configuration) } ?? newRequest
-                self.recorder?.redirected(response, to: configured)
+                self.flow?.update { $0.redirected(response, to: configured) }
                 self.follows(configured)
                 return decide(configured)
             }
@@ -23,7 +23,7 @@ extension ResendingFlow {
                 delegate.urlSession(original, task: task, willPerformHTTPRedirection: response, newRequest: newRequest) { decision in
                     self.queue.async {
                         if let decision {
-                            self.recorder?.redirected(response, to: decision)
+                            self.flow?.update { $0.redirected(response, to: decision) }
                             self.follows(decision)
                         }
                         decide(decision)
@@ -75,7 +75,7 @@ extension ResendingFlow {
 
     func innerDidSendBody(_ sent: Int64, total: Int64, expected: Int64) {
         queue.async {
-            self.recorder?.markRequestSent()
+            self.flow?.update { $0.markRequestSent() }
             guard !self.clientIsDone, let task = self.task, let original = self.original, let delegate = self.uploadDelegate else { return }
             self.countSent(total)
             original.delegateQueue.addOperation {
@@ -90,9 +90,9 @@ extension ResendingFlow {
             // as in its own transfer, only the last response's body counts.
             self.bufferedBody = Data()
             self.countResponseHead()
-            if let event = self.recorder?.received(response) { self.agent?.emit(event) }
+            self.flow?.respond(replacing: true) { $0.received(response) }
             // A breakpoint decides on the response head; the app sees it once the hold ends.
-            if let recorder = self.recorder, self.control.responseArrived(recorder.log) == .hold {
+            if self.flow?.withLog({ self.control.responseArrived($0()) }) == .hold {
                 self.heldResponse = HeldResponse(head: response)
                 return
             }
@@ -104,7 +104,7 @@ extension ResendingFlow {
 
     func innerDidReceive(_ data: Data) {
         queue.async {
-            self.recorder?.receivedBody(data)
+            data.withUnsafeBytes { self.flow?.responseBody($0) }
             if var held = self.heldResponse {
                 held.body.append(data)
                 guard held.body.count > self.control.holdLimit else {
@@ -143,10 +143,10 @@ extension ResendingFlow {
 
     func innerDidComplete(error: Error?) {
         queue.async {
-            if self.heldResponse != nil, error == nil, let agent = self.agent, let recorder = self.recorder, !self.clientIsDone {
+            if self.heldResponse != nil, error == nil, let agent = self.agent, let flow = self.flow, !flow.isFinished, !self.clientIsDone {
                 // The whole response is in: hold it for the viewer.
                 self.heldResponse?.complete = true
-                agent.hold(recorder.id, phase: .response, response: recorder.currentResponse) { decision in
+                agent.hold(flow.id, phase: .response, response: flow.log?.response) { decision in
                     self.queue.async { self.endResponseHold(decision) }
                 }
                 return
@@ -157,10 +157,8 @@ extension ResendingFlow {
                 self.withClient { client, owner in client.urlProtocol(owner, didReceive: held.head, cacheStoragePolicy: .notAllowed) }
                 self.forward(held.body)
             }
-            if let recorder = self.recorder {
-                self.agent?.emit(recorder.finished(error: error, requestBody: self.requestStream.current?.captured))
-                self.recorder = nil
-            }
+            let streamed = self.requestStream.current?.captured
+            self.flow?.finish { recorder, _ in recorder.finished(error: error, requestBody: streamed) }
             self.letGoOfTask()
             let body = self.delivery == .wholeBodyOnce ? self.bufferedBody : Data()
             self.bufferedBody = Data()

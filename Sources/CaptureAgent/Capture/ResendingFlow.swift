@@ -20,7 +20,9 @@ final class ResendingFlow: @unchecked Sendable {
     var task: URLSessionTask?
     var innerTask: URLSessionTask?
     var original: URLSession?
-    var recorder: FlowRecorder?
+    /// The exchange's flow, once started: its recorder, its events and what
+    /// they count when it is not built.
+    var flow: FlowRecording?
     /// Set on `queue` or (for streamed uploads) on the inner work queue.
     let requestStream = Locked<TeeInputStream?>(nil)
     /// What a streamed upload's body request needs, readable off `queue`.
@@ -116,7 +118,7 @@ final class ResendingFlow: @unchecked Sendable {
         clientGate.withLock { $0 = true }
         queue.async {
             // A held flow ends here: the hold's decision finds the client done.
-            if self.heldRequest != nil || self.heldResponse?.complete == true, let id = self.recorder?.id {
+            if self.heldRequest != nil || self.heldResponse?.complete == true, let id = self.flow?.id {
                 self.agent?.breakpoints.decide(id, .release(.cancelled))
             }
             self.innerTask?.cancel()
@@ -158,28 +160,34 @@ final class ResendingFlow: @unchecked Sendable {
         completionTaskDelegate = consumer.completionTaskDelegate as? URLSessionDataDelegate
         uploadDelegate = delivery == .delegateChunks ? task.delegate : consumer.completionTaskDelegate
         let demux = agent.demuxes.demux(for: internals.session)
-        var recorder = FlowRecorder(
-            request: request,
-            additionalHeaders: internals.session?.configuration.httpAdditionalHeaders,
-            sessionID: demux.sessionID,
-            taskID: task.taskIdentifier,
-            configuration: agent.configuration,
-            clock: agent.clock
-        )
-        recorder.parentID = parentID
-
-        let appBody: Data? = if case .data(let data)? = internals.body { data } else { nil }
-        if let origin = agent.rememberForReplay(recorder.id, task: task, request: appRequest, body: appBody, session: internals.session) {
-            control.isReplay(of: origin)
+        // The viewer's control needs the log even with no inspector to see it.
+        let flow = FlowRecording(agent: agent, building: control.policy.canChange)
+        flow.build { id in
+            var recorder = FlowRecorder(
+                id: id,
+                request: request,
+                additionalHeaders: internals.session?.configuration.httpAdditionalHeaders,
+                sessionID: demux.sessionID,
+                taskID: task.taskIdentifier,
+                configuration: agent.configuration,
+                clock: agent.clock
+            )
+            recorder.parentID = parentID
+            let appBody: Data? = if case .data(let data)? = internals.body { data } else { nil }
+            if let origin = agent.rememberForReplay(id, task: task, request: appRequest, body: appBody, session: internals.session) {
+                control.isReplay(of: origin)
+            }
+            if let changes = control.changes { recorder.setChanges(changes) }
+            return recorder
         }
-        if let changes = control.changes { recorder.setChanges(changes) }
+        self.flow = flow
 
         if task is URLSessionDownloadTask {
             // corelibs hands a custom protocol's download to the app as a nil
             // file URL (a force-unwrap crash in `download(for:)`): refuse it clearly.
             let error = Self.downloadUnsupportedError(for: request)
-            agent.emit(recorder.started())
-            agent.emit(recorder.finished(error: error, requestBody: nil))
+            flow.start()
+            flow.finish { recorder, _ in recorder.finished(error: error, requestBody: nil) }
             fail(error)
             self.task = nil
             original = nil
@@ -187,35 +195,40 @@ final class ResendingFlow: @unchecked Sendable {
         }
 
         let body = internals.body ?? Self.body(in: request, of: task)
-        var pending = recorder
-        let action = control.requestReady({
-            if case .data(let data) = body { pending.setRequestBody(pending.capped(data)) }
-            return pending.log
-        }())
+        let action = flow.withLog { log in
+            control.requestReady({
+                var pending = log()
+                if case .data(let data) = body { pending.request.body = CapturedBody(capturing: data, cap: agent.configuration.bodyCaptureLimit) }
+                return pending
+            }())
+        }
         if action == .hold {
-            self.recorder = pending
-            agent.emit(pending.started())
+            if case .data(let data) = body { flow.update { $0.setRequestBody($0.capped(data)) } }
+            flow.start()
             heldRequest = HeldRequest(request: request, body: body, internals: internals, cachedResponse: cachedResponse, demux: demux)
-            agent.hold(pending.id, phase: .request) { decision in
+            agent.hold(flow.id, phase: .request) { decision in
                 self.queue.async { self.endRequestHold(decision) }
             }
             return
         }
-        launch(request: request, body: body, recorder: recorder, announce: true, internals: internals, cachedResponse: cachedResponse, demux: demux)
+        launch(request: request, body: body, announce: .first, internals: internals, cachedResponse: cachedResponse, demux: demux)
     }
 
-    /// Sends `request` through the inner session; `announce`: emit `flowStarted` first.
-    private func launch(request: URLRequest, body: TaskInternals.Body, recorder recorded: FlowRecorder, announce: Bool,
+    /// Whether `flowStarted` goes out as a request is sent: the first time,
+    /// again (a person edited the held request), or not (sent when held).
+    private enum Announce { case first, again, no }
+
+    /// Sends `request` through the inner session, announcing it first as `announce` says.
+    private func launch(request: URLRequest, body: TaskInternals.Body, announce: Announce,
                         internals: TaskInternals, cachedResponse: CachedURLResponse?, demux: Demux) {
-        guard let agent, let task else { return }
-        var recorder = recorded
+        guard let agent, let task, let flow else { return }
         let limit = agent.configuration.bodyCaptureLimit
         let make: (URLSession) -> URLSessionTask
         switch body {
         case .none:
             make = { $0.dataTask(with: request) }
         case .data(let data):
-            recorder.setRequestBody(recorder.capped(data))
+            flow.update { $0.setRequestBody($0.capped(data)) }
             // An upload task's own body wins over `httpBody`, as in corelibs.
             if task is URLSessionUploadTask {
                 make = { $0.uploadTask(with: request, from: data) }
@@ -223,7 +236,7 @@ final class ResendingFlow: @unchecked Sendable {
                 make = { $0.dataTask(with: request) }
             }
         case .file(let url):
-            recorder.setRequestBody(BodyCapture.capturing(fileAt: url, limit: limit))
+            flow.update { $0.setRequestBody(BodyCapture.capturing(fileAt: url, limit: limit)) }
             make = { $0.uploadTask(with: request, fromFile: url) }
         case .stream(let stream):
             let tee = TeeInputStream(source: stream, limit: limit)
@@ -238,9 +251,12 @@ final class ResendingFlow: @unchecked Sendable {
             make = { $0.uploadTask(withStreamedRequest: request) }
         }
 
-        self.recorder = recorder
         countBodyToSend(body)
-        if announce { agent.emit(recorder.started()) }
+        switch announce {
+        case .first: flow.start()
+        case .again: flow.restart()
+        case .no: break
+        }
         // The demux may have been invalidated since it was looked up (the
         // agent stopped); a fresh one serves, else the task fails cleanly.
         guard let inner = demux.task(for: self, cachedResponse: cachedResponse, make)
@@ -250,14 +266,14 @@ final class ResendingFlow: @unchecked Sendable {
         }
         innerTask = inner
         inner.resume()
-        if case .none = body { self.recorder?.markRequestSent() }
+        if case .none = body { flow.update { $0.markRequestSent() } }
     }
 
     // MARK: - Breakpoints (on `queue`)
 
     /// The viewer (or a timeout, or the app) decided about a held request.
     private func endRequestHold(_ decision: Breakpoints.Decision) {
-        guard let held = heldRequest, var recorder else { return }
+        guard let held = heldRequest, let flow else { return }
         heldRequest = nil
         switch control.requestDecided(decision) {
         case .kill:
@@ -272,11 +288,14 @@ final class ResendingFlow: @unchecked Sendable {
             if edited {
                 request = held.request.applying(exchange)
                 if !exchange.bodyStreams { body = exchange.body.map { .data($0) } ?? .none }
-                recorder.replaceRequest(request, additionalHeaders: held.internals.session?.configuration.httpAdditionalHeaders,
-                                        keepingBody: exchange.bodyStreams)
-                if let changes = control.changes { recorder.setChanges(changes) }
+                let changes = control.changes
+                flow.update { recorder in
+                    recorder.replaceRequest(request, additionalHeaders: held.internals.session?.configuration.httpAdditionalHeaders,
+                                            keepingBody: exchange.bodyStreams)
+                    if let changes { recorder.setChanges(changes) }
+                }
             }
-            launch(request: request, body: body, recorder: recorder, announce: edited, internals: held.internals,
+            launch(request: request, body: body, announce: edited ? .again : .no, internals: held.internals,
                    cachedResponse: held.cachedResponse, demux: held.demux)
         }
     }
@@ -285,41 +304,12 @@ final class ResendingFlow: @unchecked Sendable {
     /// (`cancellingTask`) cancels the app's task, so the app sees exactly
     /// what a cancellation shows, `task.error` included: corelibs sets that
     /// on `cancel()`, never from a custom protocol's failure.
-    private func endHeld(cancellingTask: Bool) {
-        if let recorder {
-            agent?.emit(recorder.finished(error: URLError(.cancelled), requestBody: requestStream.current?.captured))
-        }
+    func endHeld(cancellingTask: Bool) {
+        let streamed = requestStream.current?.captured
+        flow?.finish { recorder, _ in recorder.finished(error: URLError(.cancelled), requestBody: streamed) }
         let appTask = task
-        recorder = nil
         letGoOfTask()
         if cancellingTask { appTask?.cancel() }
-    }
-
-    /// The viewer (or a timeout, or the app) decided about a held response.
-    func endResponseHold(_ decision: Breakpoints.Decision) {
-        guard let held = heldResponse, held.complete, var recorder, let agent else { return }
-        heldResponse = nil
-        let http = held.head as? HTTPURLResponse
-        let arrived = http.map { ExchangeResponse($0, body: held.body) } ?? ExchangeResponse(statusCode: 0, headers: [], body: held.body)
-        switch control.responseDecided(decision, held: arrived, original: recorder.currentResponse) {
-        case .kill:
-            return endHeld(cancellingTask: true)
-        case .cancelled:
-            return endHeld(cancellingTask: false)
-        case .deliver(let response, let edited):
-            guard !clientIsDone else { return endHeld(cancellingTask: false) }
-            var head = held.head
-            var body = held.body
-            if edited, let url = http?.url, let made = response.urlResponse(for: url) {
-                head = made
-                body = response.body
-                recorder.replaceResponse(made, body: body)
-                if let changes = control.changes { recorder.setChanges(changes, afterStart: true) }
-            }
-            agent.emit(recorder.finished(error: nil, requestBody: requestStream.current?.captured))
-            self.recorder = nil
-            deliverWhole(head: head, body: body)
-        }
     }
 
     /// The exchange is over for the app's task: drop what ties the flow to
@@ -330,52 +320,6 @@ final class ResendingFlow: @unchecked Sendable {
         completionTaskDelegate = nil
         uploadDelegate = nil
         streamSource.withLock { $0 = nil }
-    }
-
-    /// Gives the app a whole response at once (one held at a breakpoint).
-    private func deliverWhole(head: URLResponse, body: Data) {
-        let delivery = delivery
-        if delivery == .wholeBodyOnce, !body.isEmpty, let delegate = completionTaskDelegate, let original,
-           let dataTask = task as? URLSessionDataTask {
-            original.delegateQueue.addOperation {
-                delegate.urlSession(original, dataTask: dataTask, didReceive: body)
-            }
-        }
-        letGoOfTask()
-        withClient { client, owner in client.urlProtocol(owner, didReceive: head, cacheStoragePolicy: .notAllowed) }
-        withClient(finishing: true) { client, owner in
-            if !body.isEmpty { client.urlProtocol(owner, didLoad: body) }
-            client.urlProtocolDidFinishLoading(owner)
-        }
-    }
-
-    /// A map-local rule answered: the app gets the file as a response, and
-    /// nothing goes on the network.
-    private func answerLocally(task: URLSessionTask, request: URLRequest, internals: TaskInternals,
-                               response: HTTPURLResponse, data: Data, changes: FlowChanges) {
-        guard let agent else { return }
-        var recorder = FlowRecorder(
-            request: request,
-            additionalHeaders: internals.session?.configuration.httpAdditionalHeaders,
-            sessionID: agent.demuxes.demux(for: internals.session).sessionID,
-            taskID: task.taskIdentifier,
-            configuration: agent.configuration,
-            clock: agent.clock
-        )
-        recorder.parentID = parentID
-        recorder.setChanges(changes)
-        if let body = request.httpBody { recorder.setRequestBody(recorder.capped(body)) }
-        agent.emit(recorder.started())
-        recorder.markRequestSent()
-        agent.emit(recorder.received(response))
-        recorder.receivedBody(data)
-        agent.emit(recorder.finished(error: nil, requestBody: nil))
-        self.task = nil
-        withClient { client, owner in
-            client.urlProtocol(owner, didReceive: response, cacheStoragePolicy: .notAllowed)
-            if !data.isEmpty { client.urlProtocol(owner, didLoad: data) }
-        }
-        withClient(finishing: true) { client, owner in client.urlProtocolDidFinishLoading(owner) }
     }
 
     /// What to send when the task's internal body could not be read.

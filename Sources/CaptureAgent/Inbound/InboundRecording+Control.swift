@@ -45,15 +45,15 @@ extension InboundRecording {
 
     /// Whether the viewer may change or hold this exchange: only then does
     /// the middleware ask ``decideRequest(body:)`` and ``decideResponse(_:)``.
-    package var isControlled: Bool { state.withLock { $0.control != nil } }
+    package var isControlled: Bool { control != nil }
 
     /// Whether a request breakpoint may hold the request: the middleware
     /// reads a body of at most ``holdLimit`` bytes first, so the person
     /// sees and can edit it.
-    package var mayHoldRequest: Bool { state.withLock { $0.control?.policy.intercepts ?? false } }
+    package var mayHoldRequest: Bool { control?.withLock { $0.control.policy.intercepts } ?? false }
 
     /// The most body a breakpoint holds back, request or response.
-    package var holdLimit: Int { state.withLock { $0.control?.holdLimit ?? 0 } }
+    package var holdLimit: Int { control?.withLock { $0.control.holdLimit } ?? 0 }
 
     /// Decides the request before the handler runs: a map-local answer, a
     /// breakpoint (held until the viewer, the timeout or the viewer's
@@ -62,52 +62,51 @@ extension InboundRecording {
     /// middleware read it first (recorded here); nil when it could not, and
     /// then the request is not held (the person could not see its body).
     package func decideRequest(body: Data?) async -> InboundAction {
-        let first = state.withLock { state -> (answer: ExchangeResponse?, hold: Bool, changed: ExchangeRequest?) in
-            guard var control = state.control, var recorder = state.recorder else { return (nil, false, nil) }
-            defer { state.control = control; state.recorder = recorder }
-            if let body {
-                state.requestBody.append(body)
+        guard let control else { return .handle(nil) }
+        if let body {
+            flow.wholeRequestBody(body)
+            flow.update { recorder in
                 if !body.isEmpty { recorder.setRequestBody(recorder.capped(body)) }
-                state.requestBodyReadAhead = true
-                state.requestEnded = true
-                recorder.markRequestSent()
             }
-            if let answer = state.localAnswer { return (answer, false, nil) }
-            var hold = control.requestReady(recorder.log) == .hold
-            if hold && body == nil {
-                _ = control.requestDecided(.resume(nil))
-                hold = false
-            }
-            return (nil, hold, control.changes == nil ? nil : control.request.map { Self.withBody($0, body) })
+            flow.requestEnded()
         }
+        // The flow's lock, then the control's: a breakpoint's filter reads the log.
+        let asked = flow.withLog { log in
+            control.withLock { state -> (answer: ExchangeResponse?, hold: Bool, changed: ExchangeRequest?) in
+                if let answer = state.localAnswer { return (answer, false, nil) }
+                var hold = state.control.requestReady(log()) == .hold
+                if hold && body == nil {
+                    _ = state.control.requestDecided(.resume(nil))
+                    hold = false
+                }
+                return (nil, hold, state.control.changes == nil ? nil : state.control.request.map { Self.withBody($0, body) })
+            }
+        }
+        guard let first = asked else { return .handle(nil) }
         if let answer = first.answer {
             answerLocally(answer)
             return .answer(answer)
         }
         guard first.hold else { return .handle(first.changed) }
         // The viewer shows the held request with the body read for it.
-        if body?.isEmpty == false, let started = state.withLock({ $0.recorder?.started() }) { agent.emit(started) }
+        if body?.isEmpty == false { flow.restart() }
         let decision = await agent.hold(id, phase: .request)
-        let outcome = state.withLock { state -> (action: InboundAction, started: Message?) in
-            guard var control = state.control, var recorder = state.recorder else { return (.handle(nil), nil) }
-            defer { state.control = control; state.recorder = recorder }
-            switch control.requestDecided(decision) {
-            case .kill, .cancelled:
-                return (.answer(.killedInbound), nil)
-            case .send(let request, let edited):
-                guard edited else { return (.handle(first.changed), nil) }
-                let sent = Self.withBody(request, body)
-                state.requestBody = BodyCapture(limit: recorder.configuration.bodyCaptureLimit)
-                if let data = sent.body { state.requestBody.append(data) }
-                recorder.replaceRequest(method: sent.method, url: sent.url, headers: sent.headers,
-                                        body: sent.body.map(recorder.capped))
-                if let changes = control.changes { recorder.setChanges(changes) }
-                return (.handle(sent), recorder.started())
+        let decided = control.withLock { state in (state.control.requestDecided(decision), state.control.changes) }
+        switch decided.0 {
+        case .kill, .cancelled:
+            finished(error: .killedInbound, state: .cancelled)
+            return .answer(.killedInbound)
+        case .send(let request, let edited):
+            guard edited else { return .handle(first.changed) }
+            let sent = Self.withBody(request, body)
+            flow.wholeRequestBody(sent.body ?? Data())
+            flow.update { recorder in
+                recorder.replaceRequest(method: sent.method, url: sent.url, headers: sent.headers, body: sent.body.map(recorder.capped))
+                if let changes = decided.1 { recorder.setChanges(changes) }
             }
+            flow.restart()
+            return .handle(sent)
         }
-        if let started = outcome.started { agent.emit(started) }
-        if case .answer = outcome.action { finished(error: .killedInbound, state: .cancelled) }
-        return outcome.action
     }
 
     /// The handler answered with this head: records it (`flowResponse`) and
@@ -117,45 +116,43 @@ extension InboundRecording {
     /// ``deliverUnheld()`` and streams it as usual.
     package func respondedMayHold(statusCode: Int, headers: [HTTPHeader]) -> Bool {
         responded(statusCode: statusCode, headers: headers)
-        return state.withLock { state in
-            guard var control = state.control, let recorder = state.recorder else { return false }
-            defer { state.control = control }
-            return control.responseArrived(recorder.log) == .hold
-        }
+        guard let control else { return false }
+        return flow.withLog { log in control.withLock { $0.control.responseArrived(log()) == .hold } } ?? false
     }
 
     /// A held response's body could not be read whole (too long, or of
     /// unknown length): it goes to the client unheld.
     package func deliverUnheld() {
-        state.withLock { $0.control?.bodyOutgrewHold() }
+        control?.withLock { $0.control.bodyOutgrewHold() }
     }
 
     /// Holds the handler's whole response for the viewer; returns what the
     /// client gets (the same, a person's edit, or the answer to a kill).
     /// The flow is finished here: the middleware writes the answer as it is.
     package func decideResponse(_ held: ExchangeResponse) async -> ExchangeResponse {
-        let recorded = state.withLock { state -> Response? in
-            held.body.withUnsafeBytes { bytes in state.recorder?.receivedBody(bytes) }
-            return state.recorder?.currentResponse
-        }
+        held.body.withUnsafeBytes { flow.responseBody($0) }
+        let recorded = flow.log?.response
         let decision = await agent.hold(id, phase: .response, response: recorded)
-        let outcome = state.withLock { state -> (answer: ExchangeResponse, killed: Bool) in
-            guard var control = state.control, var recorder = state.recorder else { return (held, false) }
-            defer { state.control = control; state.recorder = recorder }
-            switch control.responseDecided(decision, held: held, original: recorded) {
-            case .kill, .cancelled:
-                return (.killedInbound, true)
-            case .deliver(let delivered, let edited):
-                if edited {
+        guard let control else {
+            finished()
+            return held
+        }
+        let decided = control.withLock { state in (state.control.responseDecided(decision, held: held, original: recorded), state.control.changes) }
+        switch decided.0 {
+        case .kill, .cancelled:
+            finished(error: .killedInbound, state: .cancelled)
+            return .killedInbound
+        case .deliver(let delivered, let edited):
+            if edited {
+                flow.update { recorder in
                     recorder.replaceResponse(statusCode: delivered.statusCode, headers: delivered.headers,
                                              mimeType: mimeType(of: delivered.headers.first("Content-Type")), body: delivered.body)
-                    if let changes = control.changes { recorder.setChanges(changes, afterStart: true) }
+                    if let changes = decided.1 { recorder.setChanges(changes, afterStart: true) }
                 }
-                return (delivered, false)
             }
+            finished()
+            return delivered
         }
-        finished(error: outcome.killed ? .killedInbound : nil, state: outcome.killed ? .cancelled : nil)
-        return outcome.answer
     }
 
     /// A map-local rule answered: the log shows the answer and the flow ends.

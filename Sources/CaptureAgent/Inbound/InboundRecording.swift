@@ -17,31 +17,21 @@ import WireProtocol
 /// flow.finished()
 /// ```
 package final class InboundRecording: Sendable {
-    struct State {
-        /// Nil when nothing is built: no inspector was connected (and no
-        /// spans are made) when the request arrived; its events are counted
-        /// as dropped instead.
-        var recorder: FlowRecorder?
-        var requestBody: BodyCapture
-        var requestEnded = false
-        /// The middleware read the whole body before the handler (to hold
-        /// it) and recorded it then; the handler's reads add nothing.
-        var requestBodyReadAhead = false
-        var responded = false
-        var finished = false
-        /// The viewer's control over this exchange, when the app allows it
-        /// and the viewer had rules or breakpoints as it arrived
-        /// (InboundRecording+Control.swift).
-        var control: ExchangeControl?
+    /// The viewer's control over this exchange (InboundRecording+Control.swift).
+    struct Control {
+        var control: ExchangeControl
         /// A map-local rule's answer, given instead of running the handler.
         var localAnswer: ExchangeResponse?
     }
 
     /// The inbound flow's id: what the handler's outbound flows name as
     /// their `parentID`.
-    package let id: FlowID
+    package var id: FlowID { flow.id }
     let agent: CaptureAgent
-    let state: Locked<State>
+    let flow: FlowRecording
+    /// Nil unless the app allows control and the viewer had rules or
+    /// breakpoints as the request arrived.
+    let control: Locked<Control>?
 
     /// Starts recording a received request and sends `flowStarted`; nil when
     /// the agent is not capturing or the request is excluded. `url` is the
@@ -63,79 +53,54 @@ package final class InboundRecording: Sendable {
         guard agent.isCapturing, configuration.shouldCapture(host: host, url: url) else { return nil }
         self.agent = agent
         let started = Self.startControl(of: agent, method: method, url: url, headers: headers)
-        let control = started?.control
-        var recorder: FlowRecorder?
-        if agent.isRecording || control != nil {
-            var flow = FlowRecorder(method: method, url: url, headers: headers, sessionID: sessionID,
+        control = started.map { Locked(Control(control: $0.control, localAnswer: $0.answer)) }
+        // A controlled exchange is built even with no inspector: its control needs the log.
+        flow = FlowRecording(agent: agent, building: started != nil) { id in
+            var flow = FlowRecorder(id: id, method: method, url: url, headers: headers, sessionID: sessionID,
                                     taskID: taskID, configuration: configuration, clock: agent.clock)
             flow.source = CaptureSource(client: server, path: .inPlace)
             flow.responseBodyIsDecoded = false
             flow.direction = .inbound
             flow.peer = peer
-            if let changes = control?.changes, let request = control?.request {
+            if let changes = started?.control.changes, let request = started?.control.request {
                 flow.replaceRequest(method: request.method, url: request.url, headers: request.headers, body: nil)
                 flow.setChanges(changes)
             }
-            recorder = flow
+            return flow
         }
-        id = recorder?.id ?? FlowID()
-        state = Locked(State(recorder: recorder, requestBody: BodyCapture(limit: configuration.bodyCaptureLimit),
-                             control: control, localAnswer: started?.answer))
-        if let recorder { agent.emit(recorder.started()) }
     }
 
     /// Request body bytes as the handler reads them, counted in full and
     /// kept up to the capture limit.
     package func requestBody(_ bytes: UnsafeRawBufferPointer) {
-        state.withLock { state in
-            guard state.recorder != nil, !state.requestBodyReadAhead, !state.finished else { return }
-            state.requestBody.append(bytes)
-        }
+        flow.requestBody(bytes)
     }
 
     /// The handler has read the whole request body (or there was none).
     package func requestEnded() {
-        state.withLock { state in
-            guard !state.requestEnded, !state.finished else { return }
-            state.requestEnded = true
-            state.recorder?.markRequestSent()
-        }
+        flow.requestEnded()
     }
 
     /// The handler returned (or threw) and the framework is about to write
     /// this response head; sends `flowResponse`.
     package func responded(statusCode: Int, headers: [HTTPHeader]) {
-        let message = state.withLock { state -> Message? in
-            guard !state.responded, !state.finished else { return nil }
-            state.responded = true
-            if !state.requestEnded { state.requestEnded = true; state.recorder?.markRequestSent() }
-            return state.recorder?.received(statusCode: statusCode, headers: headers, mimeType: mimeType(of: headers.first("Content-Type")))
+        flow.respond(endingRequest: true) { recorder in
+            recorder.received(statusCode: statusCode, headers: headers, mimeType: mimeType(of: headers.first("Content-Type")))
         }
-        if let message { agent.emit(message) }
     }
 
     /// Response body bytes as they are written to the client.
     package func responseBody(_ bytes: UnsafeRawBufferPointer) {
-        state.withLock { state in
-            guard !state.finished else { return }
-            state.recorder?.receivedBody(bytes)
-        }
+        flow.responseBody(bytes)
     }
 
     /// The response went out whole (`error` nil), or writing it failed:
     /// the client went away, or the handler's body threw; `state` says
     /// otherwise (a kill). Sends `flowFinished` the first time only.
     package func finished(error: FlowError? = nil, state final: FlowState? = nil) {
-        let outcome = state.withLock { state -> (message: Message?, unbuilt: Int)? in
-            guard !state.finished else { return nil }
-            state.finished = true
-            guard let recorder = state.recorder else { return (nil, state.responded ? 3 : 2) }
-            let body = state.requestBody.size > 0 ? state.requestBody.captured : nil
-            return (recorder.finished(state: final ?? (error == nil ? .completed : .failed), error: error, requestBody: body), 0)
+        flow.finish { recorder, parts in
+            recorder.finished(state: final ?? (error == nil ? .completed : .failed), error: error, requestBody: parts.requestBody)
         }
-        guard let outcome else { return }
-        if let message = outcome.message { agent.emit(message) }
-        if outcome.unbuilt > 0 { agent.countDropped(outcome.unbuilt) }
     }
 }
 

@@ -1,0 +1,92 @@
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import WireProtocol
+
+/// How a re-sent exchange ends when the viewer's control answers it: a
+/// held response let go (as it came, edited, or killed), or a map-local
+/// rule's file. On `queue`, as all of ``ResendingFlow``.
+extension ResendingFlow {
+    /// The viewer (or a timeout, or the app) decided about a held response.
+    func endResponseHold(_ decision: Breakpoints.Decision) {
+        guard let held = heldResponse, held.complete, let flow else { return }
+        heldResponse = nil
+        let http = held.head as? HTTPURLResponse
+        let arrived = http.map { ExchangeResponse($0, body: held.body) } ?? ExchangeResponse(statusCode: 0, headers: [], body: held.body)
+        switch control.responseDecided(decision, held: arrived, original: flow.log?.response) {
+        case .kill:
+            return endHeld(cancellingTask: true)
+        case .cancelled:
+            return endHeld(cancellingTask: false)
+        case .deliver(let response, let edited):
+            guard !clientIsDone else { return endHeld(cancellingTask: false) }
+            var head = held.head
+            var body = held.body
+            if edited, let url = http?.url, let made = response.urlResponse(for: url) {
+                head = made
+                body = response.body
+                let changes = control.changes
+                flow.update { recorder in
+                    recorder.replaceResponse(made, body: response.body)
+                    if let changes { recorder.setChanges(changes, afterStart: true) }
+                }
+            }
+            let streamed = requestStream.current?.captured
+            flow.finish { recorder, _ in recorder.finished(error: nil, requestBody: streamed) }
+            deliverWhole(head: head, body: body)
+        }
+    }
+
+    /// Gives the app a whole response at once (one held at a breakpoint).
+    private func deliverWhole(head: URLResponse, body: Data) {
+        let delivery = delivery
+        if delivery == .wholeBodyOnce, !body.isEmpty, let delegate = completionTaskDelegate, let original,
+           let dataTask = task as? URLSessionDataTask {
+            original.delegateQueue.addOperation {
+                delegate.urlSession(original, dataTask: dataTask, didReceive: body)
+            }
+        }
+        letGoOfTask()
+        withClient { client, owner in client.urlProtocol(owner, didReceive: head, cacheStoragePolicy: .notAllowed) }
+        withClient(finishing: true) { client, owner in
+            if !body.isEmpty { client.urlProtocol(owner, didLoad: body) }
+            client.urlProtocolDidFinishLoading(owner)
+        }
+    }
+
+    /// A map-local rule answered: the app gets the file as a response, and
+    /// nothing goes on the network.
+    func answerLocally(task: URLSessionTask, request: URLRequest, internals: TaskInternals,
+                               response: HTTPURLResponse, data: Data, changes: FlowChanges) {
+        guard let agent else { return }
+        let flow = FlowRecording(agent: agent, building: true) { id in
+            var recorder = FlowRecorder(
+                id: id,
+                request: request,
+                additionalHeaders: internals.session?.configuration.httpAdditionalHeaders,
+                sessionID: agent.demuxes.demux(for: internals.session).sessionID,
+                taskID: task.taskIdentifier,
+                configuration: agent.configuration,
+                clock: agent.clock
+            )
+            recorder.parentID = parentID
+            recorder.setChanges(changes)
+            if let body = request.httpBody { recorder.setRequestBody(recorder.capped(body)) }
+            return recorder
+        }
+        flow.requestEnded()
+        flow.respond { recorder in
+            let event = recorder.received(response)
+            recorder.receivedBody(data)
+            return event
+        }
+        flow.finish { recorder, _ in recorder.finished(error: nil, requestBody: nil) }
+        self.task = nil
+        withClient { client, owner in
+            client.urlProtocol(owner, didReceive: response, cacheStoragePolicy: .notAllowed)
+            if !data.isEmpty { client.urlProtocol(owner, didLoad: data) }
+        }
+        withClient(finishing: true) { client, owner in client.urlProtocolDidFinishLoading(owner) }
+    }
+}
