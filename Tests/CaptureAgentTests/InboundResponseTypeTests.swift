@@ -13,7 +13,7 @@ import XCTest
 /// every adapter reads it, whatever its `Content-Type` holds: an empty or
 /// odd value neither stops the service nor goes unrecorded.
 final class InboundResponseTypeTests: AgentTestCase, @unchecked Sendable {
-    private var service: RunningService!
+    private var service: HummingbirdScenarioService!
 
     override func tearDown() async throws {
         await service?.stop()
@@ -21,7 +21,7 @@ final class InboundResponseTypeTests: AgentTestCase, @unchecked Sendable {
 
     func testAnyContentTypeIsRecordedAsItsEssence() async throws {
         let types = ["blank": "", "semicolon": ";", "odd": " Application/Problem+JSON ; charset=utf-8"]
-        service = try await RunningService.start(captureInto: agent) { router in
+        service = try await HummingbirdScenarioService.start(captureInto: agent) { router in
             for (path, type) in types {
                 router.get("typed/\(path)") { _, _ in
                     Response(status: .ok, headers: [.contentType: type], body: .init(byteBuffer: ByteBuffer(string: "x")))
