@@ -14,12 +14,12 @@
 # without it. Only the app's process is counted (the server runs in it);
 # netinspect, in its own process, is not.
 #
-# N=400 by default; MODES="c e" by default (c: agent, no inspector; e: agent,
+# N=1000 by default; MODES="c e" by default (c: agent, no inspector; e: agent,
 # netinspect reading in another process; a, no capture, always runs);
 # CLIENTS="urlsession ahc" by default. Needs valgrind and objcopy.
 set -eu
 
-N=${N:-400}
+N=${N:-1000}
 MODES=${MODES:-c e}
 CLIENTS=${CLIENTS:-urlsession ahc}
 [ $# -gt 0 ] || set -- .build/release/netinspect-bench
