@@ -9,10 +9,11 @@ import WireProtocol
 /// `HTTPClient`, without capture and with `agent.capture(&configuration)`
 /// (inspector reading in this process, netinspect reading in another
 /// process, and no inspector), against the same ``BenchServer``,
-/// in interleaved rounds like the URLSession rows.
+/// in interleaved rounds like the URLSession rows; and the pinned pair of
+/// those rows (netinspect on a core of its own, ``CPUPinning``).
 enum AHCCaptureBenchmark {
     enum Mode: CaseIterable {
-        case none, agentWithInspector, agentWithoutInspector, agentWithNetinspect
+        case none, agentWithInspector, agentWithoutInspector, agentWithNetinspect, nonePinned, agentWithNetinspectPinned
 
         var label: String {
             switch self {
@@ -20,6 +21,8 @@ enum AHCCaptureBenchmark {
             case .agentWithInspector: "AsyncHTTPClient captured, inspector reading"
             case .agentWithoutInspector: "AsyncHTTPClient captured, no inspector"
             case .agentWithNetinspect: "AsyncHTTPClient captured, netinspect reading (another process)"
+            case .nonePinned: "AsyncHTTPClient, no capture, app pinned to its own core"
+            case .agentWithNetinspectPinned: "AsyncHTTPClient captured, netinspect reading on a core of its own"
             }
         }
 
@@ -30,7 +33,16 @@ enum AHCCaptureBenchmark {
             case .agentWithInspector: .agentWithInspector
             case .agentWithoutInspector: .agentWithoutInspector
             case .agentWithNetinspect: .agentWithNetinspect
+            case .nonePinned: .nonePinned
+            case .agentWithNetinspectPinned: .agentWithNetinspectPinned
             }
+        }
+
+        /// Its letters in `NETINSPECT_BENCH_MODES`: the URLSession mode's
+        /// with the same destination, and d, its own letter before the
+        /// URLSession letters were shared, for the netinspect row.
+        var letters: Set<Character> {
+            self == .agentWithNetinspect ? [captureMode.letter, "d"] : [captureMode.letter]
         }
     }
 
@@ -41,14 +53,16 @@ enum AHCCaptureBenchmark {
     /// Runs the rounds and adds the rows and notes to section 1's report.
     ///
     /// For profiling (e.g. under callgrind), `NETINSPECT_BENCH_MODES` picks
-    /// modes as for the URLSession rows (a no capture, b inspector reading,
-    /// c no inspector, d netinspect in another process) and `NETINSPECT_BENCH_AHC_COUNT=N` sets the requests
-    /// of each run. Without the no-capture mode there is no ratio.
+    /// modes by the URLSession rows' letters (a no capture, b inspector
+    /// reading, c no inspector, d or e netinspect in another process, f and g
+    /// the pinned pair) and `NETINSPECT_BENCH_AHC_COUNT=N` sets the requests
+    /// of each run. Without a mode's baseline there is no ratio.
     static func addRows(to table: inout Table, notes: inout [String], tiny: Bool, _ environment: CaptureBenchmark.Environment) throws {
         let count = ProcessInfo.processInfo.environment["NETINSPECT_BENCH_AHC_COUNT"].flatMap { Int($0) } ?? (tiny ? 100 : 5_000)
-        let modes = CaptureBenchmark.selection(Mode.allCases, variable: "NETINSPECT_BENCH_MODES") {
-            $0.count == 1 ? Int($0.unicodeScalars.first!.value) - Int(("a" as Unicode.Scalar).value) : nil
-        }.filter { $0 != .agentWithNetinspect || environment.netinspect != nil }
+        let modes = CaptureBenchmark.selectedModes(Mode.allCases, letters: \.letters)
+            .filter { environment.netinspect != nil || !$0.captureMode.readsWithNetinspect }
+            .filter { CPUPinning.split != nil || !$0.captureMode.isPinned }
+            .filter { environment.pinnedNetinspect != nil || $0 != .agentWithNetinspectPinned }
         let workload = "AHC GET 1 KiB, c=16"
         for mode in modes { _ = try runOnce(mode, count: 20, environment) }
         var results: [Mode: [CaptureBenchmark.RunResult]] = [:]
@@ -62,11 +76,10 @@ enum AHCCaptureBenchmark {
                 }
             }
         }
-        let baseline = results[.none] ?? []
         for mode in modes {
             let runs = results[mode]!
             let wall = median(runs.map(\.wall))
-            let ratios = zip(runs, baseline).map { $0.wall / $1.wall }
+            let ratios = CaptureBenchmark.ratiosPerRequest(runs, to: results[mode.captureMode.isPinned ? .nonePinned : .none] ?? [])
             let ratio = median(ratios)
             let latencies = runs.flatMap(\.latencies).sorted()
             var cellNotes: [String] = []
@@ -76,13 +89,18 @@ enum AHCCaptureBenchmark {
                     + "\(runs.map(\.droppedEvents).reduce(0, +)) events dropped")
             case .agentWithoutInspector:
                 cellNotes.append("\(runs.count) runs: \(runs.map(\.droppedEvents).reduce(0, +)) events dropped unencoded")
-            case .agentWithNetinspect:
+            case .agentWithNetinspect, .agentWithNetinspectPinned:
                 let flows = runs.map(\.flowsSeen).reduce(0, +)
                 cellNotes.append("\(runs.count) runs: netinspect printed \(flows)/\(count * runs.count) flows, "
                     + "\(runs.map(\.droppedEvents).reduce(0, +)) events dropped, " + CaptureBenchmark.framesPerFlow(runs, flows: flows))
+            case .nonePinned:
+                let unpinned = CaptureBenchmark.ratiosPerRequest(runs, to: results[.none] ?? [])
+                if !unpinned.isEmpty { cellNotes.append("\(format(median(unpinned), 2))x the unpinned no-capture wall time") }
             case .none:
                 break
             }
+            let placement = CPUPinning.note(runs.map(\.placement), pinned: mode.captureMode.isPinned)
+            if !placement.isEmpty { cellNotes.append(placement) }
             let failures = runs.map(\.failures).reduce(0, +)
             if failures > 0 {
                 cellNotes.append("\(failures) FAILED")
@@ -93,7 +111,7 @@ enum AHCCaptureBenchmark {
                 format(percentile(latencies, 0.5) * 1000, 2), format(percentile(latencies, 0.99) * 1000, 2),
                 ratios.isEmpty ? "-" : format(ratio, 2) + "x", "-", "-", cellNotes.joined(separator: "; "),
             ])
-            if mode != .none, !ratios.isEmpty {
+            if mode != .none, mode != .nonePinned, !ratios.isEmpty {
                 notes.append(String(format: "%@ at concurrency 16: %.2fx no-capture wall time (%@, target ≤ %.2fx); per round min %.2fx, max %.2fx",
                                     mode.label, ratio, ratio <= target ? "target met" : "target MISSED", target,
                                     ratios.min()!, ratios.max()!))
@@ -101,14 +119,27 @@ enum AHCCaptureBenchmark {
         }
     }
 
+    /// One run of `mode`, this process pinned for it when the mode is.
     static func runOnce(_ mode: Mode, count: Int, _ environment: CaptureBenchmark.Environment) throws -> CaptureBenchmark.RunResult {
+        let pinned = mode.captureMode.isPinned
+        let netinspect = pinned ? environment.pinnedNetinspect : environment.netinspect
+        let (run, check) = try CPUPinning.placed(pinned: pinned, netinspect: mode.captureMode.readsWithNetinspect ? netinspect?.pid : nil) {
+            try runPlaced(mode, count: count, netinspect: netinspect, environment)
+        }
+        var result = run
+        result.placement = check
+        return result
+    }
+
+    private static func runPlaced(_ mode: Mode, count: Int, netinspect: NetinspectProcess?,
+                                  _ environment: CaptureBenchmark.Environment) throws -> CaptureBenchmark.RunResult {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = concurrency
         var agent: CaptureAgent?
         let flowsBefore = environment.inspector.flowsFinished
-        let printedBefore = environment.netinspect?.flowsPrinted ?? 0
-        if mode != .none {
-            let started = try CaptureBenchmark.startAgent(destination: environment.destination(of: mode.captureMode, netinspect: environment.netinspect), connectionWait: 2)
+        let printedBefore = netinspect?.flowsPrinted ?? 0
+        if mode != .none, mode != .nonePinned {
+            let started = try CaptureBenchmark.startAgent(destination: environment.destination(of: mode.captureMode, netinspect: netinspect), connectionWait: 2)
             agent = started
             started.capture(&configuration)
         }
@@ -163,7 +194,7 @@ enum AHCCaptureBenchmark {
             if mode == .agentWithInspector {
                 result.flowsSeen = environment.inspector.waitForFlows(flowsBefore + count, timeout: 10) - flowsBefore
             }
-            if mode == .agentWithNetinspect, let netinspect = environment.netinspect {
+            if mode.captureMode.readsWithNetinspect, let netinspect {
                 result.flowsSeen = netinspect.waitForFlows(printedBefore + count, timeout: 30) - printedBefore
             }
         }

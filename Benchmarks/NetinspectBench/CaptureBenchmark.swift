@@ -1,11 +1,5 @@
 import CaptureAgent
 import Foundation
-#if canImport(FoundationNetworking)
-import FoundationNetworking
-#endif
-import InspectorCore
-import Synchronization
-import WireProtocol
 
 /// Section 1: what capture costs the app, against one loopback HTTP server
 /// (``BenchServer``), the same requests in every mode.
@@ -21,6 +15,12 @@ import WireProtocol
 /// - agent+netinspect: CaptureAgent streaming to the real `netinspect` in
 ///   another process (``NetinspectProcess``), as a person runs it: `--dump`
 ///   for GETs, `--json` for uploads, whose lines show each request's size.
+///   Both processes may run on every CPU, as they share a 2-core machine.
+/// - the pinned pair, a developer's laptop: no capture, and agent+netinspect,
+///   with this process (the app and its server) kept off one CPU and a
+///   netinspect of its own alone on that one (``CPUPinning``); their ratio
+///   is to the pinned no-capture run, so it is what reading costs an app
+///   whose cores are its own.
 ///
 /// One agent per process: each agent run starts an agent with its mode's
 /// destination and stops it afterwards (`stop()` then `start()` is
@@ -31,10 +31,11 @@ import WireProtocol
 /// of each round moves on by one), after a short warm-up of every mode, so
 /// that a noisy machine slows all modes alike. Figures: median wall time
 /// over the rounds; the ratio is the median of the per-round ratios to the
-/// no-capture run of the same round; latency percentiles pool all rounds.
+/// no-capture run of the same round on the same CPUs; latency percentiles
+/// pool all rounds.
 enum CaptureBenchmark {
     enum Mode: Int, CaseIterable {
-        case none, agentWithInspector, agentWithoutInspector, naive, agentWithNetinspect
+        case none, agentWithInspector, agentWithoutInspector, naive, agentWithNetinspect, nonePinned, agentWithNetinspectPinned
 
         var label: String {
             switch self {
@@ -43,8 +44,22 @@ enum CaptureBenchmark {
             case .agentWithoutInspector: "CaptureAgent, no inspector"
             case .naive: "naive: 1 URLSession per request"
             case .agentWithNetinspect: "CaptureAgent, netinspect reading (another process)"
+            case .nonePinned: "no capture, app pinned to its own core"
+            case .agentWithNetinspectPinned: "CaptureAgent, netinspect reading on a core of its own"
             }
         }
+
+        /// Its letter in `NETINSPECT_BENCH_MODES`: a for the first, and on.
+        var letter: Character { Character(Unicode.Scalar(UInt8(ascii: "a") + UInt8(rawValue))) }
+
+        /// Whether this process runs pinned, netinspect on a CPU of its own.
+        var isPinned: Bool { self == .nonePinned || self == .agentWithNetinspectPinned }
+
+        /// The no-capture mode on the same CPUs, which its ratio is to.
+        var baseline: Mode { isPinned ? .nonePinned : .none }
+
+        /// Whether the real netinspect in another process reads its flows.
+        var readsWithNetinspect: Bool { self == .agentWithNetinspect || self == .agentWithNetinspectPinned }
     }
 
     struct Workload {
@@ -56,17 +71,22 @@ enum CaptureBenchmark {
         var post: Bool
     }
 
-    static let rounds = 5
+    /// `NETINSPECT_BENCH_ROUNDS=N`: rounds per workload, 5 unless set (the
+    /// callgrind recipe runs one).
+    static let rounds = ProcessInfo.processInfo.environment["NETINSPECT_BENCH_ROUNDS"].flatMap { Int($0) }.map { max(1, $0) } ?? 5
     static let postBodySize = 1 << 20
 
+    /// `NETINSPECT_BENCH_COUNT=N` sets the requests of every URLSession run.
     static func workloads(tiny: Bool) -> [Workload] {
-        tiny
+        let all = tiny
             ? [Workload(name: "GET 1 KiB, c=1", count: 100, naiveCount: 100, concurrency: 1, post: false),
                Workload(name: "GET 1 KiB, c=16", count: 100, naiveCount: 100, concurrency: 16, post: false),
                Workload(name: "POST 1 MiB, c=4", count: 10, naiveCount: 10, concurrency: 4, post: true)]
             : [Workload(name: "GET 1 KiB, c=1", count: 5_000, naiveCount: 5_000, concurrency: 1, post: false),
                Workload(name: "GET 1 KiB, c=16", count: 5_000, naiveCount: 5_000, concurrency: 16, post: false),
                Workload(name: "POST 1 MiB, c=4", count: 200, naiveCount: 200, concurrency: 4, post: true)]
+        guard let count = ProcessInfo.processInfo.environment["NETINSPECT_BENCH_COUNT"].flatMap({ Int($0) }) else { return all }
+        return all.map { Workload(name: $0.name, count: count, naiveCount: count, concurrency: $0.concurrency, post: $0.post) }
     }
 
     /// One run of one mode.
@@ -88,6 +108,8 @@ enum CaptureBenchmark {
         var framesWritten = 0
         /// Agent modes: tasks captured in place and tasks re-sent.
         var paths = CaptureAgent.PathCounts()
+        /// Where the run's threads were allowed to run, checked at its end.
+        var placement = CPUPinning.Check()
     }
 
     /// "1.02 frames a flow": what the agent wrote for what netinspect printed.
@@ -95,40 +117,61 @@ enum CaptureBenchmark {
         "\(format(Double(runs.map(\.framesWritten).reduce(0, +)) / Double(max(flows, 1)), 2)) frames a flow"
     }
 
-    /// For profiling one mode at a time (e.g. under callgrind):
-    /// `NETINSPECT_BENCH_MODES=a,c` runs only those modes (a none, b agent
-    /// with inspector, c agent without, d naive, e agent with netinspect in
-    /// another process), `NETINSPECT_BENCH_WORKLOADS=2`
-    /// only the second workload. Without the no-capture mode there is no ratio.
+    /// For profiling (e.g. under callgrind): `NETINSPECT_BENCH_WORKLOADS=2`
+    /// runs only the second workload.
     static func selection<T>(_ all: [T], variable: String, index: (String) -> Int?) -> [T] {
         guard let value = ProcessInfo.processInfo.environment[variable] else { return all }
         let picked = Set(value.split(separator: ",").compactMap { index(String($0)) })
         return all.indices.filter(picked.contains).map { all[$0] }
     }
 
+    /// `NETINSPECT_BENCH_MODES=a,e,f,g` runs only the modes with those
+    /// letters (a none, b agent with inspector, c agent without, d naive,
+    /// e agent with netinspect in another process, f none pinned, g agent
+    /// with netinspect on a core of its own). Without a mode's baseline
+    /// there is no ratio.
+    static func selectedModes<M>(_ all: [M], letters: (M) -> Set<Character>) -> [M] {
+        guard let value = ProcessInfo.processInfo.environment["NETINSPECT_BENCH_MODES"] else { return all }
+        let picked = Set(value.split(separator: ",").compactMap { $0.count == 1 ? $0.first : nil })
+        return all.filter { !letters($0).isDisjoint(with: picked) }
+    }
+
     /// `NETINSPECT_BENCH_VERBOSE=1`: each run's wall time on stderr as it ends.
     static let verbose = ProcessInfo.processInfo.environment["NETINSPECT_BENCH_VERBOSE"] == "1"
 
     static func run(tiny: Bool) throws -> CaptureReport {
-        var modes = selection(Mode.allCases, variable: "NETINSPECT_BENCH_MODES") {
-            $0.count == 1 ? Int($0.unicodeScalars.first!.value) - Int(("a" as Unicode.Scalar).value) : nil
-        }
+        var modes = selectedModes(Mode.allCases) { [$0.letter] }
         let workloads = selection(workloads(tiny: tiny), variable: "NETINSPECT_BENCH_WORKLOADS") { Int($0).map { $0 - 1 } }
         let server = try BenchServer()
         defer { server.shutdown() }
         let inspector = try BenchInspector()
         defer { inspector.shutdown() }
         var missing: [String] = []
-        let netinspect = try NetinspectProcess.binary.map { try NetinspectProcess(binary: $0) }
-        defer { netinspect?.shutdown() }
-        let uploadNetinspect = try NetinspectProcess.binary.map { try NetinspectProcess(binary: $0, output: .json) }
-        defer { uploadNetinspect?.shutdown() }
-        if netinspect == nil {
-            modes.removeAll { $0 == .agentWithNetinspect }
+        let binary = NetinspectProcess.binary
+        if binary == nil {
+            modes.removeAll(where: \.readsWithNetinspect)
             missing.append("No netinspect binary beside netinspect-bench (or NETINSPECT_BENCH_NETINSPECT): its rows are left out.")
         }
+        if CPUPinning.split == nil, modes.contains(where: \.isPinned) {
+            modes.removeAll(where: \.isPinned)
+            missing.append("Fewer than two CPUs allowed: the pinned rows are left out.")
+        }
+        let pinnedCPU = modes.contains(.agentWithNetinspectPinned) ? CPUPinning.split.map { [$0.netinspect] } : nil
+        // Spawned before any run, while no thread of this process is pinned.
+        func spawn(_ output: NetinspectProcess.Output, on cpus: [Int]?) throws -> NetinspectProcess? {
+            try binary.map { try NetinspectProcess(binary: $0, output: output, cpus: cpus) }
+        }
+        let netinspect = try spawn(.dump, on: nil)
+        defer { netinspect?.shutdown() }
+        let uploadNetinspect = try spawn(.json, on: nil)
+        defer { uploadNetinspect?.shutdown() }
+        let pinnedNetinspect = try pinnedCPU.flatMap { try spawn(.dump, on: $0) }
+        defer { pinnedNetinspect?.shutdown() }
+        let pinnedUploadNetinspect = try pinnedCPU.flatMap { try spawn(.json, on: $0) }
+        defer { pinnedUploadNetinspect?.shutdown() }
         let environment = Environment(
             server: server, inspector: inspector, netinspect: netinspect, uploadNetinspect: uploadNetinspect,
+            pinnedNetinspect: pinnedNetinspect, pinnedUploadNetinspect: pinnedUploadNetinspect,
             nobodyPath: FileManager.default.temporaryDirectory.appendingPathComponent("netinspect-bench-\(getpid())-nobody.sock").path)
 
         // Start (and stop) one agent before this process creates any URLSession,
@@ -158,61 +201,7 @@ enum CaptureBenchmark {
                     }
                 }
             }
-            let baseline = results[.none] ?? []
-            for mode in modes {
-                let runs = results[mode]!
-                let requests = runs[0].requests
-                let wall = median(runs.map(\.wall))
-                let ratios = zip(runs, baseline).map { ($0.wall / Double($0.requests)) / ($1.wall / Double($1.requests)) }
-                let latencies = runs.flatMap(\.latencies).sorted()
-                let sessions = runs.map(\.innerSessions).max() ?? 0
-                var cellNotes: [String] = []
-                if requests != workload.count { cellNotes.append("\(requests) requests; ratio per request") }
-                switch mode {
-                case .agentWithInspector:
-                    let flows = runs.map(\.flowsSeen).reduce(0, +)
-                    let dropped = runs.map(\.droppedEvents).reduce(0, +)
-                    cellNotes.append("\(runs.count) runs: inspector got \(flows)/\(requests * runs.count) flows, \(dropped) events dropped")
-                case .agentWithoutInspector:
-                    cellNotes.append("\(runs.count) runs: \(runs.map(\.droppedEvents).reduce(0, +)) events dropped unencoded")
-                case .agentWithNetinspect:
-                    let flows = runs.map(\.flowsSeen).reduce(0, +)
-                    let dropped = runs.map(\.droppedEvents).reduce(0, +)
-                    var note = "\(runs.count) runs: netinspect printed \(flows)/\(requests * runs.count) flows"
-                    if workload.post { note += ", \(runs.map(\.flowsWithTrueSize).reduce(0, +)) with the true request size" }
-                    cellNotes.append(note + ", \(dropped) events dropped, " + framesPerFlow(runs, flows: flows))
-                case .none, .naive:
-                    break
-                }
-                let inPlace = runs.map(\.paths.inPlace).reduce(0, +)
-                let resent = runs.map(\.paths.resent).reduce(0, +)
-                let path = switch (inPlace, resent) {
-                case (0, 0): mode == .naive ? "re-sent" : "-"
-                case (_, 0): "in place"
-                case (0, _): "re-sent"
-                default: "\(inPlace) in place, \(resent) re-sent"
-                }
-                let failures = runs.map(\.failures).reduce(0, +)
-                if failures > 0 {
-                    cellNotes.append("\(failures) FAILED")
-                    notes.append("\(workload.name), \(mode.label): \(failures) requests failed, first: \(runs.compactMap(\.firstFailure).first ?? "?")")
-                }
-                table.add([
-                    workload.name, mode.label, "\(requests)", formatCount(Double(requests) / wall),
-                    format(percentile(latencies, 0.5) * 1000, 2), format(percentile(latencies, 0.99) * 1000, 2),
-                    ratios.isEmpty ? "-" : format(median(ratios), 2) + "x",
-                    sessions == 0 ? "1" : "1 + \(sessions)",
-                    path,
-                    cellNotes.joined(separator: "; "),
-                ])
-                if workload.concurrency == 16, !workload.post, !ratios.isEmpty,
-                   mode == .agentWithInspector || mode == .agentWithoutInspector || mode == .agentWithNetinspect {
-                    let ratio = median(ratios)
-                    let target = mode == .agentWithInspector ? 1.15 : 1.10
-                    notes.append(String(format: "%@ at concurrency 16: %.2fx no-capture wall time (target %.2fx: %@)",
-                                        mode.label, ratio, target, ratio <= target ? "met" : "MISSED"))
-                }
-            }
+            for mode in modes { addRow(mode, workload: workload, results: results, to: &table, notes: &notes) }
         }
         if selection([1], variable: "NETINSPECT_BENCH_AHC", index: { $0 == "1" ? 0 : nil }).count == 1 {
             try AHCCaptureBenchmark.addRows(to: &table, notes: &notes, tiny: tiny, environment)
@@ -223,196 +212,80 @@ enum CaptureBenchmark {
             "URLSessions: the app's one session per run + the inner sessions that run created (agent: innerSessionCount; naive: its own count).",
             "path: how the agent captured the run's tasks (CaptureAgent.capturePaths): in place (corelibs' own protocol ran the app's task) or re-sent (an inner session).",
             "Agent runs start CaptureAgent before and stop it after each run; \"no inspector\" sends to a Unix path nobody listens on.",
+        ] + (modes.contains(where: \.isPinned) ? [pinnedNote] : []))
+    }
+
+    /// Under the table when the pinned rows ran.
+    static var pinnedNote: String {
+        "Pinned rows: this process (app, its server, its readers) may run only on CPU "
+            + (CPUPinning.split?.app.map(String.init).joined(separator: ",") ?? "?")
+            + ", a netinspect of their own only on CPU \(CPUPinning.split.map { String($0.netinspect) } ?? "?")"
+            + "; their wall / no capture is to the pinned no-capture run (whose own note gives it against the unpinned one). Other processes on the machine are not pinned."
+    }
+
+    /// The table row, and notes under the table, of one mode of one workload.
+    private static func addRow(_ mode: Mode, workload: Workload, results: [Mode: [RunResult]], to table: inout Table, notes: inout [String]) {
+        let runs = results[mode]!
+        let requests = runs[0].requests
+        let wall = median(runs.map(\.wall))
+        let ratios = ratiosPerRequest(runs, to: results[mode.baseline] ?? [])
+        let latencies = runs.flatMap(\.latencies).sorted()
+        let sessions = runs.map(\.innerSessions).max() ?? 0
+        var cellNotes: [String] = []
+        if requests != workload.count { cellNotes.append("\(requests) requests; ratio per request") }
+        switch mode {
+        case .agentWithInspector:
+            let flows = runs.map(\.flowsSeen).reduce(0, +)
+            let dropped = runs.map(\.droppedEvents).reduce(0, +)
+            cellNotes.append("\(runs.count) runs: inspector got \(flows)/\(requests * runs.count) flows, \(dropped) events dropped")
+        case .agentWithoutInspector:
+            cellNotes.append("\(runs.count) runs: \(runs.map(\.droppedEvents).reduce(0, +)) events dropped unencoded")
+        case .agentWithNetinspect, .agentWithNetinspectPinned:
+            let flows = runs.map(\.flowsSeen).reduce(0, +)
+            let dropped = runs.map(\.droppedEvents).reduce(0, +)
+            var note = "\(runs.count) runs: netinspect printed \(flows)/\(requests * runs.count) flows"
+            if workload.post { note += ", \(runs.map(\.flowsWithTrueSize).reduce(0, +)) with the true request size" }
+            cellNotes.append(note + ", \(dropped) events dropped, " + framesPerFlow(runs, flows: flows))
+        case .nonePinned:
+            let unpinned = ratiosPerRequest(runs, to: results[.none] ?? [])
+            if !unpinned.isEmpty { cellNotes.append("\(format(median(unpinned), 2))x the unpinned no-capture wall time") }
+        case .none, .naive:
+            break
+        }
+        let placement = CPUPinning.note(runs.map(\.placement), pinned: mode.isPinned)
+        if !placement.isEmpty { cellNotes.append(placement) }
+        let inPlace = runs.map(\.paths.inPlace).reduce(0, +)
+        let resent = runs.map(\.paths.resent).reduce(0, +)
+        let path = switch (inPlace, resent) {
+        case (0, 0): mode == .naive ? "re-sent" : "-"
+        case (_, 0): "in place"
+        case (0, _): "re-sent"
+        default: "\(inPlace) in place, \(resent) re-sent"
+        }
+        let failures = runs.map(\.failures).reduce(0, +)
+        if failures > 0 {
+            cellNotes.append("\(failures) FAILED")
+            notes.append("\(workload.name), \(mode.label): \(failures) requests failed, first: \(runs.compactMap(\.firstFailure).first ?? "?")")
+        }
+        table.add([
+            workload.name, mode.label, "\(requests)", formatCount(Double(requests) / wall),
+            format(percentile(latencies, 0.5) * 1000, 2), format(percentile(latencies, 0.99) * 1000, 2),
+            ratios.isEmpty ? "-" : format(median(ratios), 2) + "x",
+            sessions == 0 ? "1" : "1 + \(sessions)",
+            path,
+            cellNotes.joined(separator: "; "),
         ])
-    }
-
-    struct Environment {
-        var server: BenchServer
-        var inspector: BenchInspector
-        /// The real netinspect in another process, `--dump`; nil when its binary is missing.
-        var netinspect: NetinspectProcess?
-        /// The same with `--json`, for uploads: its lines show request sizes.
-        var uploadNetinspect: NetinspectProcess?
-        var nobodyPath: String
-    }
-
-    private static let postBody = Data(repeating: UInt8(ascii: "p"), count: postBodySize)
-
-    static func requests(for workload: Workload, count: Int, port: Int) -> [URLRequest] {
-        (0 ..< count).map { index in
-            var request = URLRequest(url: URL(string: "http://127.0.0.1:\(port)/\(workload.post ? "upload" : "item")/\(index)")!)
-            if workload.post {
-                request.httpMethod = "POST"
-                request.setValue("application/octet-stream", forHTTPHeaderField: "Content-Type")
-                request.httpBody = postBody
-            }
-            return request
+        if workload.concurrency == 16, !workload.post, !ratios.isEmpty,
+           [.agentWithInspector, .agentWithoutInspector, .agentWithNetinspect, .agentWithNetinspectPinned].contains(mode) {
+            let ratio = median(ratios)
+            let target = mode == .agentWithInspector ? 1.15 : 1.10
+            notes.append(String(format: "%@ at concurrency 16: %.2fx no-capture wall time (target %.2fx: %@)",
+                                mode.label, ratio, target, ratio <= target ? "met" : "MISSED"))
         }
     }
 
-    static func startAgent(destination: Endpoint, connectionWait: TimeInterval) throws -> CaptureAgent {
-        do {
-            return try CaptureAgent.start(CaptureAgent.Configuration(destination: destination) {
-                $0.appName = "netinspect-bench"
-                $0.flushTimeout = 10
-                $0.initialConnectionWait = connectionWait
-            })
-        } catch {
-            throw BenchmarkError(description: "capture benchmark: CaptureAgent.start: \(error)")
-        }
-    }
-
-    static func runOnce(_ mode: Mode, workload: Workload, _ environment: Environment) throws -> RunResult {
-        let count = mode == .naive ? workload.naiveCount : workload.count
-        let configuration = URLSessionConfiguration.default
-        configuration.timeoutIntervalForRequest = 60
-        // Every chain gets its own connection, in every mode (the default is 6 per host).
-        configuration.httpMaximumConnectionsPerHost = max(6, workload.concurrency)
-
-        var agent: CaptureAgent?
-        let flowsBefore = environment.inspector.flowsFinished
-        let netinspect = environment.netinspect(for: workload)
-        let printedBefore = netinspect?.flowsPrinted ?? 0
-        switch mode {
-        case .none:
-            break
-        case .naive:
-            NaiveCaptureProtocol.install(in: configuration)
-        case .agentWithInspector, .agentWithoutInspector, .agentWithNetinspect:
-            let destination = environment.destination(of: mode, netinspect: netinspect)
-            let started = try startAgent(destination: destination, connectionWait: 2)
-            agent = started
-            guard started.isConnected == (mode != .agentWithoutInspector) else {
-                started.stop()
-                throw BenchmarkError(description: "capture benchmark: \(mode.label): agent connected = \(started.isConnected)")
-            }
-            started.capture(configuration)
-        }
-
-        let session = URLSession(configuration: configuration)
-        let naiveBefore = NaiveCaptureProtocol.sessionsCreated
-        let post = workload.post
-        let load = LoadRun(session: session, requests: requests(for: workload, count: count, port: environment.server.port)) {
-            data, response, error in
-            if let error { return "\(error)" }
-            guard let status = (response as? HTTPURLResponse)?.statusCode, status == 200 else { return "status \(String(describing: response))" }
-            let size = data?.count ?? 0
-            if post {
-                let text = String(decoding: data ?? Data(), as: UTF8.self)
-                return text == String(postBodySize) ? nil : "server received \(text) bytes"
-            }
-            return size == BenchServer.getBodySize ? nil : "\(size) bytes"
-        }
-        let outcome = try load.run(concurrency: workload.concurrency, timeout: 600)
-
-        var result = RunResult(requests: count, wall: outcome.wall, latencies: outcome.latencies, innerSessions: 0,
-                               failures: outcome.failures, firstFailure: outcome.firstFailure)
-        switch mode {
-        case .none:
-            break
-        case .naive:
-            result.innerSessions = NaiveCaptureProtocol.sessionsCreated - naiveBefore
-        case .agentWithInspector, .agentWithoutInspector, .agentWithNetinspect:
-            if let agent {
-                result.innerSessions = agent.innerSessionCount
-                result.paths = agent.capturePaths
-                agent.stop()
-                result.droppedEvents = agent.statistics.droppedEvents
-                result.framesWritten = agent.statistics.framesWritten
-            }
-            if mode == .agentWithInspector {
-                result.flowsSeen = environment.inspector.waitForFlows(flowsBefore + count, timeout: 10) - flowsBefore
-            }
-            if mode == .agentWithNetinspect, let netinspect {
-                result.flowsSeen = netinspect.waitForFlows(printedBefore + count, timeout: 30) - printedBefore
-                result.flowsWithTrueSize = netinspect.flows(from: printedBefore, withFirstSize: postBodySize)
-            }
-        }
-        session.finishTasksAndInvalidate()
-        return result
-    }
-}
-
-/// Section 1's printout: its table and a few lines under it.
-extension CaptureBenchmark.Environment {
-    /// The netinspect that reads `workload`'s flows.
-    func netinspect(for workload: CaptureBenchmark.Workload) -> NetinspectProcess? {
-        workload.post ? uploadNetinspect : netinspect
-    }
-
-    /// Where an agent of `mode` sends; `netinspect` is the one reading this run.
-    func destination(of mode: CaptureBenchmark.Mode, netinspect: NetinspectProcess?) -> Endpoint {
-        switch mode {
-        case .agentWithInspector: inspector.endpoint
-        case .agentWithNetinspect: netinspect?.endpoint ?? .unix(path: nobodyPath)
-        case .none, .naive, .agentWithoutInspector: .unix(path: nobodyPath)
-        }
-    }
-}
-
-struct CaptureReport {
-    var table: Table
-    var notes: [String]
-
-    func render() -> String {
-        table.render() + "\n" + notes.joined(separator: "\n") + "\n"
-    }
-}
-
-/// A real ``InspectorListener`` on a Unix socket of its own, with a thread
-/// draining its ``Inbox`` and counting finished flows, as the inspector's UI
-/// thread would (minus the store and the terminal).
-final class BenchInspector: Sendable {
-    let endpoint: Endpoint
-    private let listener: InspectorListener
-    private let inbox = Inbox()
-    private let finished = Mutex(0)
-    private let stopping = Mutex(false)
-    private let drained = DispatchSemaphore(value: 0)
-
-    init() throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("netinspect-bench-\(getpid()).sock").path
-        endpoint = .unix(path: path)
-        listener = InspectorListener(configuration: ListenerConfiguration(endpoints: [endpoint]), inbox: inbox)
-        do {
-            _ = try listener.start()
-        } catch {
-            throw BenchmarkError(description: "capture benchmark: inspector listener: \(error)")
-        }
-        let thread = Thread { [self] in drain() }
-        thread.name = "netinspect-bench.inspector"
-        thread.start()
-    }
-
-    private func drain() {
-        while !stopping.withLock({ $0 }) {
-            var flows = 0
-            for event in inbox.wait(timeout: .milliseconds(100)) {
-                switch event {
-                case .message(_, .flowFinished): flows += 1
-                // A flow that ended before its start was written comes finished in one message.
-                case .message(_, .flowStarted(let log)) where log.state.isFinal: flows += 1
-                default: break
-                }
-            }
-            if flows > 0 { finished.withLock { $0 += flows } }
-        }
-        drained.signal()
-    }
-
-    /// Finished flows received so far.
-    var flowsFinished: Int { finished.withLock { $0 } }
-
-    /// Waits until `target` flows have finished or `timeout` passes; returns the count.
-    func waitForFlows(_ target: Int, timeout: Double) -> Int {
-        let deadline = Date().addingTimeInterval(timeout)
-        while flowsFinished < target, Date() < deadline { usleep(5_000) }
-        return flowsFinished
-    }
-
-    func shutdown() {
-        listener.shutdown()
-        stopping.withLock { $0 = true }
-        drained.wait()
+    /// Per round, wall time per request over the baseline's of the same round.
+    static func ratiosPerRequest(_ runs: [RunResult], to baseline: [RunResult]) -> [Double] {
+        zip(runs, baseline).map { ($0.wall / Double($0.requests)) / ($1.wall / Double($1.requests)) }
     }
 }

@@ -15,7 +15,7 @@ final class NetinspectProcess: @unchecked Sendable {
     enum Output: String { case dump = "--dump", json = "--json" }
 
     let endpoint: Endpoint
-    private let pid: pid_t
+    let pid: pid_t
     private let state = NSLock()
     private var lines = 0
     private var firstSizes: [Int: Int] = [:]
@@ -31,10 +31,15 @@ final class NetinspectProcess: @unchecked Sendable {
         return FileManager.default.isExecutableFile(atPath: beside.path) ? beside : nil
     }
 
-    init(binary: URL, output printed: Output = .dump) throws {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("netinspect-bench-\(getpid())-\(printed)-process.sock").path
+    /// `cpus`: the CPUs it may run on (``CPUPinning``); nil, wherever this process may.
+    init(binary: URL, output printed: Output = .dump, cpus: [Int]? = nil) throws {
+        let name = "\(printed)\(cpus.map { "-cpu" + $0.map(String.init).joined(separator: ",") } ?? "")"
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("netinspect-bench-\(getpid())-\(name)-process.sock").path
         endpoint = .unix(path: path)
-        let (pid, output, news) = try Self.spawn(binary.path, [printed.rawValue, "--listen", "unix:\(path)"])
+        let arguments = [printed.rawValue, "--listen", "unix:\(path)"]
+        // Only the spawning thread is pinned, so this process's readers below are not.
+        let (pid, output, news) = try cpus.map { cpus in try CPUPinning.withCallingThread(on: cpus) { try Self.spawn(binary.path, arguments) } }
+            ?? Self.spawn(binary.path, arguments)
         self.pid = pid
         Thread { [self] in readFlows(from: output) }.start()
         Thread { [self] in readNews(from: news) }.start()
