@@ -7,11 +7,11 @@ import Foundation
 /// ```swift
 /// DecodedText.url("/search?q=caf%C3%A9+cr%C3%A8me")  // "/search?q=café crème"
 /// ```
-public enum DecodedText {
+package enum DecodedText {
     /// `text` with percent-escapes decoded, and in the query (after `?`) a
     /// `+` read as a space, as form encoding writes it; nil when there is
     /// nothing to decode or the escapes do not form UTF-8.
-    public static func url(_ text: String) -> String? {
+    package static func url(_ text: String) -> String? {
         // Bytes, not `contains("%")`: a String argument goes through
         // Foundation's NSString on Linux, and a URL filter asks this of every
         // flow (docs/BENCHMARKS.md, "Costs behind the code").
@@ -25,7 +25,7 @@ public enum DecodedText {
 
     /// A form-encoded text (`a=1&b=caf%C3%A9+x`) with `+` as a space and
     /// percent-escapes decoded; nil when the escapes do not form UTF-8.
-    public static func form(_ text: String) -> String? {
+    package static func form(_ text: String) -> String? {
         text.replacingOccurrences(of: "+", with: " ").removingPercentEncoding
     }
 }

@@ -4,7 +4,7 @@ import WireProtocol
 extension FilterExpression {
     /// A flow's parent where the flows are kept, with the app it came from
     /// (see ``FilterExpression/parent(_:)``).
-    public typealias ParentLookup = (NetworkLog) -> (log: NetworkLog, origin: FlowOrigin?)?
+    package typealias ParentLookup = (NetworkLog) -> (log: NetworkLog, origin: FlowOrigin?)?
 
     /// Whether `log` passes the filter. `~marked` and `~comment` read
     /// `marked` and `comment`, and `~app` and `~pid` read `origin`, which
@@ -23,7 +23,7 @@ extension FilterExpression {
     /// bodies are read only by `~b`, and the origin is looked up only by
     /// `~app` and `~pid` (the lookup and its strings' retains slowed every
     /// other filter; docs/BENCHMARKS.md, "Costs behind the code").
-    public func matches(
+    package func matches(
         _ log: NetworkLog, marked: Bool = false, comment: String? = nil,
         origin: @autoclosure () -> FlowOrigin? = nil, parent: ParentLookup = { _ in nil }
     ) -> Bool {
@@ -104,7 +104,7 @@ extension FilterExpression {
     /// ```swift
     /// try FilterExpression.parse("~c 5xx & !~parent ~inbound").looksAtParent   // true
     /// ```
-    public var looksAtParent: Bool {
+    package var looksAtParent: Bool {
         switch self {
         case .parent: true
         case .not(let inner): inner.looksAtParent

@@ -38,7 +38,7 @@ import WireProtocol
 /// let filter = try FilterExpression.parse("~d api.example.com & !~c 2xx")
 /// let failures = flows.filter(filter.matches)
 /// ```
-public indirect enum FilterExpression: Sendable, Equatable {
+package indirect enum FilterExpression: Sendable, Equatable {
     /// Every flow; what an empty expression parses to.
     case all
     /// `~m`: the request method, compared case-insensitively. Stored upper-cased.
@@ -107,7 +107,7 @@ public indirect enum FilterExpression: Sendable, Equatable {
 }
 
 /// Which half of an exchange a header or body filter looks at.
-public enum FilterMessageSide: Sendable, Equatable {
+package enum FilterMessageSide: Sendable, Equatable {
     /// The request only (`~hq`, `~bq`).
     case request
     /// The response only (`~hs`, `~bs`).
@@ -117,20 +117,20 @@ public enum FilterMessageSide: Sendable, Equatable {
 }
 
 /// Why a filter expression could not be parsed, and where.
-public struct FilterParseError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct FilterParseError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What was wrong, e.g. `expected ')'`.
-    public var message: String
+    package var message: String
     /// The offset, in characters from the start of the input, at which parsing failed.
-    public var offset: Int
+    package var offset: Int
 
     /// Creates an error.
-    public init(message: String, offset: Int) {
+    package init(message: String, offset: Int) {
         self.message = message
         self.offset = offset
     }
 
     /// The message and the 1-based column, e.g. `expected ')' at column 12`.
-    public var description: String { "\(message) at column \(offset + 1)" }
+    package var description: String { "\(message) at column \(offset + 1)" }
 }
 
 extension FilterExpression {
@@ -138,7 +138,7 @@ extension FilterExpression {
     ///
     /// An empty or blank text is ``all``.
     /// - Throws: ``FilterParseError`` naming the first problem and its offset.
-    public static func parse(_ text: String) throws(FilterParseError) -> FilterExpression {
+    package static func parse(_ text: String) throws(FilterParseError) -> FilterExpression {
         var parser = FilterParser(text)
         return try parser.parseAll()
     }
@@ -146,7 +146,7 @@ extension FilterExpression {
     /// The `/` quick search: a case-insensitive substring of the URL (which
     /// holds the host), the method, the status code or a gRPC status name.
     /// Blank text is ``all``.
-    public static func freeText(_ text: String) -> FilterExpression {
+    package static func freeText(_ text: String) -> FilterExpression {
         let trimmed = text.trimmingSpaces()
         guard !trimmed.isEmpty else { return .all }
         return .text(FilterPattern(literal: trimmed))
@@ -156,7 +156,7 @@ extension FilterExpression {
 extension FilterExpression {
     /// One line per construct of the language, for help screens and for the
     /// hint under an invalid expression.
-    public static let syntaxSummary: [(syntax: String, meaning: String)] = [
+    package static let syntaxSummary: [(syntax: String, meaning: String)] = [
         ("~m METHOD", "request method"),
         ("~c 404, ~c 4xx", "status code, or class of codes"),
         ("~d DOMAIN[:PORT]", "host contains; with :PORT, on that port (~d 127.0.0.1:8000)"),

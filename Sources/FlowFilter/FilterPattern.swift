@@ -14,7 +14,7 @@ import Foundation
 /// Answers are ICU's in every case: when the byte scan cannot be sure
 /// (non-ASCII text, where Unicode case folding equates `ß` with `ss`), the
 /// engine decides.
-public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
+package struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
     /// One reference, so that the copies made while matching cost one retain.
     private let storage: Storage
 
@@ -47,9 +47,9 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// The argument as written (after unquoting).
-    public var source: String { storage.source }
+    package var source: String { storage.source }
     /// Whether ``source`` is a regular expression (`~u`, `~h`…) or plain text (`~d`, `/`).
-    public var isRegularExpression: Bool { storage.isRegularExpression }
+    package var isRegularExpression: Bool { storage.isRegularExpression }
     private var matcher: Matcher { storage.matcher }
 
     private enum Matcher: Sendable {
@@ -60,7 +60,7 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A pattern that matches `text` as a case-insensitive substring.
-    public init(literal text: String) {
+    package init(literal text: String) {
         // An escaped pattern always compiles, hence the `try!`.
         let regex = { try! CompiledRegex(NSRegularExpression.escapedPattern(for: text), prefilter: nil) }
         let matcher: Matcher
@@ -74,7 +74,7 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
 
     /// A pattern for a case-insensitive regular expression (ICU syntax).
     /// - Throws: ``InvalidRegularExpression`` when `source` does not compile.
-    public init(regularExpression source: String) throws(InvalidRegularExpression) {
+    package init(regularExpression source: String) throws(InvalidRegularExpression) {
         let matcher: Matcher
         if let needle = RegexTranslation.exactNeedle(for: source) {
             matcher = .bytes(needle, undecided: needle.hasLetters ? try CompiledRegex(source, prefilter: nil) : nil)
@@ -85,16 +85,16 @@ public struct FilterPattern: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// A regular expression that does not compile.
-    public struct InvalidRegularExpression: Error, Sendable, Equatable {
+    package struct InvalidRegularExpression: Error, Sendable, Equatable {
         /// The engine's explanation, when it gave one.
-        public var reason: String
+        package var reason: String
     }
 
-    public static func == (lhs: FilterPattern, rhs: FilterPattern) -> Bool {
+    package static func == (lhs: FilterPattern, rhs: FilterPattern) -> Bool {
         lhs.source == rhs.source && lhs.isRegularExpression == rhs.isRegularExpression
     }
 
-    public var description: String { source }
+    package var description: String { source }
 
     /// Whether the pattern is matched without the regular expression engine.
     var usesByteScan: Bool {

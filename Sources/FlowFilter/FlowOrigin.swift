@@ -7,16 +7,16 @@
 /// let origin = FlowOrigin(app: "checkout", processID: 4242, host: "build-7")
 /// try FilterExpression.parse("~app ^checkout$ & ~pid 4242").matches(log, origin: origin)   // true
 /// ```
-public struct FlowOrigin: Sendable, Hashable {
+package struct FlowOrigin: Sendable, Hashable {
     /// The app's name (`Hello.appName`; the OTLP `service.name`).
-    public var app: String
+    package var app: String
     /// Its process id (0 when unknown, as for most spans).
-    public var processID: Int
+    package var processID: Int
     /// The host it runs on.
-    public var host: String
+    package var host: String
 
     /// Creates an origin.
-    public init(app: String, processID: Int, host: String) {
+    package init(app: String, processID: Int, host: String) {
         self.app = app
         self.processID = processID
         self.host = host

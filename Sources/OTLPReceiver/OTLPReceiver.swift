@@ -16,15 +16,15 @@ import WireProtocol
 /// let bound = try receiver.start()
 /// defer { receiver.shutdown() }
 /// ```
-public final class OTLPReceiver: Sendable {
+package final class OTLPReceiver: Sendable {
     private let configuration: OTLPReceiverConfiguration
     private let inbox: Inbox
     /// The ingest every connection shares; its statistics count what came in.
-    public let ingest: SpanIngest
+    package let ingest: SpanIngest
     private let running = NIOLockedValueBox<(group: MultiThreadedEventLoopGroup, channels: [any Channel])?>(nil)
 
     /// Creates a receiver; nothing is bound until ``start()``.
-    public init(configuration: OTLPReceiverConfiguration, inbox: Inbox) {
+    package init(configuration: OTLPReceiverConfiguration, inbox: Inbox) {
         self.configuration = configuration
         self.inbox = inbox
         ingest = SpanIngest(inbox: inbox)
@@ -34,7 +34,7 @@ public final class OTLPReceiver: Sendable {
     /// - Returns: the bound endpoints, with the real port for port 0.
     /// - Throws: ``ListenerError``, or ``TLSFilesError`` when the TLS files
     ///   cannot be used; nothing stays bound when it throws.
-    public func start() throws -> [Endpoint] {
+    package func start() throws -> [Endpoint] {
         try configuration.validate()
         let sslContext = try configuration.tls.map(Self.sslContext)
         guard running.withLockedValue({ $0 == nil }) else { throw ListenerError.alreadyStarted }
@@ -73,7 +73,7 @@ public final class OTLPReceiver: Sendable {
 
     /// Closes every connection and listening socket. Safe to call more than
     /// once; call it from a thread that is not one of NIO's event loops.
-    public func shutdown() {
+    package func shutdown() {
         guard let (group, channels) = running.withLockedValue({ running in defer { running = nil }; return running }) else { return }
         for channel in channels { try? channel.close().wait() }
         try? group.syncShutdownGracefully()
@@ -91,7 +91,7 @@ public final class OTLPReceiver: Sendable {
 }
 
 /// The TLS certificate or key could not be read or do not match.
-public struct TLSFilesError: Error, Sendable, CustomStringConvertible {
+package struct TLSFilesError: Error, Sendable, CustomStringConvertible {
     /// Which files and why, for a person.
-    public var description: String
+    package var description: String
 }

@@ -10,13 +10,13 @@ import WireProtocol
 /// ```swift
 /// if let log = SpanFlow.log(for: span, parent: ancestry.serverAncestor(of: span)) { … }
 /// ```
-public enum SpanFlow {
+package enum SpanFlow {
     /// What ``NetworkLog/source`` says about flows that came in as spans.
-    public static let source = CaptureSource(client: CaptureSource.Client(rawValue: "OpenTelemetry"))
+    package static let source = CaptureSource(client: CaptureSource.Client(rawValue: "OpenTelemetry"))
 
     /// Whether a span has ids of the lengths OTLP requires (16 and 8 bytes,
     /// not all zero); the others are rejected, as the spec asks.
-    public static func hasValidIDs(_ span: OTLPSpan) -> Bool {
+    package static func hasValidIDs(_ span: OTLPSpan) -> Bool {
         span.traceID.count == 16 && span.spanID.count == 8
             && span.traceID.contains { $0 != 0 } && span.spanID.contains { $0 != 0 }
             && (span.parentSpanID.isEmpty || span.parentSpanID.count == 8)
@@ -25,7 +25,7 @@ public enum SpanFlow {
     /// The flow id of a span: the same for every copy of the span (a
     /// retried export replaces the flow rather than adding one), and
     /// computable from a child's `parentSpanID` before the parent arrives.
-    public static func flowID(trace: [UInt8], span: [UInt8]) -> FlowID {
+    package static func flowID(trace: [UInt8], span: [UInt8]) -> FlowID {
         // Written in place: an id is made several times a span (its flow,
         // its parent, the ancestry), and an array for it cost a heap block.
         var uuid: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
@@ -39,13 +39,13 @@ public enum SpanFlow {
 
     /// Whether the span is an HTTP exchange netinspect shows: kind server or
     /// client, with a request method.
-    public static func isHTTP(_ span: OTLPSpan) -> Bool {
+    package static func isHTTP(_ span: OTLPSpan) -> Bool {
         (span.kind == .server || span.kind == .client) && method(span.attributes) != nil
     }
 
     /// The flow for an HTTP span; nil for any other span.
     /// - Parameter parent: the inbound flow the span was made under (client spans only).
-    public static func log(for span: OTLPSpan, parent: FlowID?) -> NetworkLog? {
+    package static func log(for span: OTLPSpan, parent: FlowID?) -> NetworkLog? {
         guard isHTTP(span), let method = method(span.attributes) else { return nil }
         let attributes = span.attributes
         let inbound = span.kind == .server

@@ -15,18 +15,18 @@ import WireProtocol
 /// let ingest = SpanIngest(inbox: inbox)
 /// let outcome = ingest.ingest(try TraceExport(protobuf: body), peer: "127.0.0.1:53211")
 /// ```
-public final class SpanIngest: Sendable {
+package final class SpanIngest: Sendable {
     /// What one export request came to.
-    public struct Outcome: Sendable, Equatable {
+    package struct Outcome: Sendable, Equatable {
         /// HTTP spans posted as flows.
-        public var flows = 0
+        package var flows = 0
         /// Valid spans that are not HTTP client or server spans: counted, not shown.
-        public var otherSpans = 0
+        package var otherSpans = 0
         /// Spans refused for malformed ids (OTLP's partial success).
-        public var rejectedSpans = 0
+        package var rejectedSpans = 0
 
         /// Creates an outcome.
-        public init(flows: Int = 0, otherSpans: Int = 0, rejectedSpans: Int = 0) {
+        package init(flows: Int = 0, otherSpans: Int = 0, rejectedSpans: Int = 0) {
             self.flows = flows
             self.otherSpans = otherSpans
             self.rejectedSpans = rejectedSpans
@@ -34,11 +34,11 @@ public final class SpanIngest: Sendable {
     }
 
     /// Totals since the receiver started.
-    public struct Statistics: Sendable, Equatable {
+    package struct Statistics: Sendable, Equatable {
         /// Everything received, in the same categories as ``Outcome``.
-        public var received = Outcome()
+        package var received = Outcome()
         /// Service instances seen.
-        public var services = 0
+        package var services = 0
     }
 
     private struct State {
@@ -56,7 +56,7 @@ public final class SpanIngest: Sendable {
     /// - Parameters:
     ///   - rememberedSpans: how many recent spans are kept for parent links.
     ///   - maximumServices: service instances shown apart; the rest are one "other services" app.
-    public init(inbox: Inbox, rememberedSpans: Int = 200_000, maximumServices: Int = 10_000) {
+    package init(inbox: Inbox, rememberedSpans: Int = 200_000, maximumServices: Int = 10_000) {
         self.inbox = inbox
         self.maximumServices = maximumServices
         state = NIOLockedValueBox(State(ancestry: SpanAncestry(capacity: rememberedSpans)))
@@ -64,15 +64,15 @@ public final class SpanIngest: Sendable {
 
     /// Whether the inbox can take another request's flows now; when it
     /// cannot, the sender is told to retry later (503).
-    public var hasRoom: Bool {
+    package var hasRoom: Bool {
         inbox.count < inbox.limits.maximumEvents && inbox.byteCount < inbox.limits.maximumBytes
     }
 
     /// Totals so far.
-    public var statistics: Statistics { state.withLockedValue { $0.statistics } }
+    package var statistics: Statistics { state.withLockedValue { $0.statistics } }
 
     /// Posts the HTTP spans of `export` as flows and counts the rest.
-    public func ingest(_ export: TraceExport, peer: String) -> Outcome {
+    package func ingest(_ export: TraceExport, peer: String) -> Outcome {
         // Converting spans is most of the work and reads no shared state:
         // done before taking the lock, so connections convert side by side.
         var logs = export.resourceSpans.map { group in

@@ -8,7 +8,7 @@ extension TraceExport {
     /// ```swift
     /// let body = TraceExport(resourceSpans: [ResourceSpans(spans: [span])]).protobufBytes()
     /// ```
-    public func protobufBytes() -> [UInt8] {
+    package func protobufBytes() -> [UInt8] {
         var request = ProtobufWriter()
         for group in resourceSpans {
             var resource = ProtobufWriter()

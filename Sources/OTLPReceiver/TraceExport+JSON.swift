@@ -7,7 +7,7 @@ import Foundation
 extension TraceExport {
     /// Decodes an `ExportTraceServiceRequest` in OTLP/JSON.
     /// - Throws: ``TraceExportError`` naming what is malformed.
-    public init(json bytes: [UInt8]) throws(TraceExportError) {
+    package init(json bytes: [UInt8]) throws(TraceExportError) {
         let root: Any
         do {
             // Foundation's parser refuses very deep nesting with an error

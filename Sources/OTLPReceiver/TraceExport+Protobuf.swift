@@ -6,7 +6,7 @@ import ProtobufWire
 extension TraceExport {
     /// Decodes an `ExportTraceServiceRequest` in the protobuf encoding.
     /// - Throws: ``TraceExportError`` naming what is malformed.
-    public init(protobuf bytes: [UInt8]) throws(TraceExportError) {
+    package init(protobuf bytes: [UInt8]) throws(TraceExportError) {
         self.init()
         do {
             var reader = ProtobufReader(bytes)

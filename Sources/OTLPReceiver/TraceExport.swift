@@ -6,68 +6,68 @@
 /// let export = try TraceExport(protobuf: Array(body))
 /// for group in export.resourceSpans { print(group.resource["service.name"]?.text ?? "?", group.spans.count) }
 /// ```
-public struct TraceExport: Sendable, Equatable {
+package struct TraceExport: Sendable, Equatable {
     /// The spans of each resource (each service instance), in request order.
-    public var resourceSpans: [ResourceSpans]
+    package var resourceSpans: [ResourceSpans]
 
     /// Creates an export request's content.
-    public init(resourceSpans: [ResourceSpans] = []) {
+    package init(resourceSpans: [ResourceSpans] = []) {
         self.resourceSpans = resourceSpans
     }
 
     /// Every span of the request.
-    public var spanCount: Int { resourceSpans.reduce(0) { $0 + $1.spans.count } }
+    package var spanCount: Int { resourceSpans.reduce(0) { $0 + $1.spans.count } }
 }
 
 /// One resource (a service instance) and the spans it sent.
-public struct ResourceSpans: Sendable, Equatable {
+package struct ResourceSpans: Sendable, Equatable {
     /// The resource's attributes: `service.name`, `host.name`, `service.instance.id`…
-    public var resource: Attributes
+    package var resource: Attributes
     /// Its spans, whatever instrumentation scope they came from.
-    public var spans: [OTLPSpan]
+    package var spans: [OTLPSpan]
 
     /// Creates a resource's spans.
-    public init(resource: Attributes = Attributes(), spans: [OTLPSpan] = []) {
+    package init(resource: Attributes = Attributes(), spans: [OTLPSpan] = []) {
         self.resource = resource
         self.spans = spans
     }
 }
 
 /// One OTLP span, as far as netinspect reads it.
-public struct OTLPSpan: Sendable, Equatable {
+package struct OTLPSpan: Sendable, Equatable {
     /// OTLP's `SpanKind`; values outside the enum are kept as ``unspecified``.
-    public enum Kind: Int, Sendable {
+    package enum Kind: Int, Sendable {
         case unspecified = 0, `internal`, server, client, producer, consumer
     }
 
     /// The 16-byte trace id (as sent: its length is checked when converting).
-    public var traceID: [UInt8] = []
+    package var traceID: [UInt8] = []
     /// The 8-byte span id.
-    public var spanID: [UInt8] = []
+    package var spanID: [UInt8] = []
     /// The parent's span id; empty for a root span.
-    public var parentSpanID: [UInt8] = []
+    package var parentSpanID: [UInt8] = []
     /// The span's name, e.g. `GET /items`.
-    public var name = ""
+    package var name = ""
     /// Server (the service received a request), client (it sent one), or another kind.
-    public var kind = Kind.unspecified
+    package var kind = Kind.unspecified
     /// Nanoseconds since 1970 when it started.
-    public var startTimeUnixNano: UInt64 = 0
+    package var startTimeUnixNano: UInt64 = 0
     /// Nanoseconds since 1970 when it ended.
-    public var endTimeUnixNano: UInt64 = 0
+    package var endTimeUnixNano: UInt64 = 0
     /// The span's attributes, in the order sent.
-    public var attributes = Attributes()
+    package var attributes = Attributes()
     /// OTLP's status code: 0 unset, 1 ok, 2 error.
-    public var statusCode = 0
+    package var statusCode = 0
     /// The status's description, usually set with an error.
-    public var statusMessage = ""
+    package var statusMessage = ""
 
     /// An empty span.
-    public init() {}
+    package init() {}
 }
 
 /// An attribute's value: OTLP's `AnyValue`. Key-value lists are not read
 /// (no HTTP convention uses them) and come out as ``other``.
-public enum AttributeValue: Sendable, Equatable {
+package enum AttributeValue: Sendable, Equatable {
     case string(String)
     case bool(Bool)
     case int(Int64)
@@ -77,7 +77,7 @@ public enum AttributeValue: Sendable, Equatable {
     case other
 
     /// The value as text when it is a string, an integer or a double.
-    public var text: String? {
+    package var text: String? {
         switch self {
         case .string(let string): string
         case .int(let int): String(int)
@@ -87,7 +87,7 @@ public enum AttributeValue: Sendable, Equatable {
     }
 
     /// The value as an integer, also from a string of digits (some exporters send those).
-    public var integer: Int? {
+    package var integer: Int? {
         switch self {
         case .int(let int): Int(exactly: int)
         case .double(let double): Int(exactly: double)
@@ -97,7 +97,7 @@ public enum AttributeValue: Sendable, Equatable {
     }
 
     /// The strings of an array (a header's values), or the one string.
-    public var strings: [String] {
+    package var strings: [String] {
         switch self {
         case .array(let values): values.compactMap(\.text)
         default: text.map { [$0] } ?? []
@@ -107,15 +107,15 @@ public enum AttributeValue: Sendable, Equatable {
 
 /// Attributes in the order sent, looked up by key. Spans carry a few dozen
 /// at most, where a linear scan beats hashing.
-public struct Attributes: Sendable, Equatable {
+package struct Attributes: Sendable, Equatable {
     /// The key-value pairs.
-    public var pairs: [(key: String, value: AttributeValue)]
+    package var pairs: [(key: String, value: AttributeValue)]
 
     /// Attributes from pairs.
-    public init(_ pairs: [(key: String, value: AttributeValue)] = []) { self.pairs = pairs }
+    package init(_ pairs: [(key: String, value: AttributeValue)] = []) { self.pairs = pairs }
 
     /// The first value under `key`.
-    public subscript(key: String) -> AttributeValue? {
+    package subscript(key: String) -> AttributeValue? {
         // Most keys differ in length, which a native string knows without
         // reading it: only same-length keys are compared.
         let length = key.utf8.count
@@ -123,21 +123,21 @@ public struct Attributes: Sendable, Equatable {
     }
 
     /// The first value under any of `keys`, tried in order (new convention first).
-    public func first(_ keys: String...) -> AttributeValue? {
+    package func first(_ keys: String...) -> AttributeValue? {
         for key in keys { if let value = self[key] { return value } }
         return nil
     }
 
-    public static func == (lhs: Attributes, rhs: Attributes) -> Bool {
+    package static func == (lhs: Attributes, rhs: Attributes) -> Bool {
         lhs.pairs.elementsEqual(rhs.pairs) { $0.key == $1.key && $0.value == $1.value }
     }
 }
 
 /// Why a request body is not a trace export netinspect can read.
-public struct TraceExportError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct TraceExportError: Error, Sendable, Equatable, CustomStringConvertible {
     /// What was wrong, for the sender (it goes into the 400 reply).
-    public var description: String
+    package var description: String
 
     /// Creates an error.
-    public init(_ description: String) { self.description = description }
+    package init(_ description: String) { self.description = description }
 }

@@ -6,20 +6,20 @@
 /// try DecodedMessage(bytes: [0x08, 0x05]).lines()
 /// // [DecodedLine(depth: 0, label: "1", value: "5", note: "varint · sint -3")]
 /// ```
-public struct DecodedLine: Sendable, Equatable {
+package struct DecodedLine: Sendable, Equatable {
     /// How many messages enclose the field (0 for the outermost message's fields).
-    public var depth: Int
+    package var depth: Int
     /// `name (number)` with a schema, else the number; empty for a closing brace.
-    public var label: String
+    package var label: String
     /// The value as text: a number, `"quoted text"`, hex bytes, an enum
     /// value's name, `{` opening a message or `}` closing it.
-    public var value: String
+    package var value: String
     /// What the value is: `int32`, `string`, `echo.Inner`, or for a raw varint
     /// `varint · sint -3`.
-    public var note: String
+    package var note: String
 
     /// A line.
-    public init(depth: Int, label: String, value: String, note: String) {
+    package init(depth: Int, label: String, value: String, note: String) {
         self.depth = depth
         self.label = label
         self.value = value
@@ -29,10 +29,10 @@ public struct DecodedLine: Sendable, Equatable {
 
 extension DecodedMessage {
     /// How many bytes of a bytes value are shown in hex before `…`.
-    public static let shownByteCount = 48
+    package static let shownByteCount = 48
 
     /// The message as lines, nested messages opened with `{` and closed with `}`.
-    public func lines(schema: ProtoSchema? = nil, depth: Int = 0) -> [DecodedLine] {
+    package func lines(schema: ProtoSchema? = nil, depth: Int = 0) -> [DecodedLine] {
         var lines: [DecodedLine] = []
         for field in fields {
             let label = field.declared.map { "\($0.name) (\(field.number))" } ?? String(field.number)
@@ -115,7 +115,7 @@ extension DecodedMessage {
     }
 
     /// The zigzag reading of a varint (sint32/sint64): 1 → -1, 2 → 1.
-    public static func zigzag(_ bits: UInt64) -> Int64 {
+    package static func zigzag(_ bits: UInt64) -> Int64 {
         Int64(bitPattern: bits >> 1) ^ -Int64(bitPattern: bits & 1)
     }
 

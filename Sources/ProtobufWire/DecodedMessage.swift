@@ -7,17 +7,17 @@
 /// let message = try DecodedMessage(bytes: [0x08, 0x96, 0x01])
 /// message.fields[0].value   // .varint(150)
 /// ```
-public struct DecodedMessage: Sendable, Equatable {
+package struct DecodedMessage: Sendable, Equatable {
     /// The message type, when the schema gave one.
-    public var typeName: String?
+    package var typeName: String?
     /// The fields in the order they were written (repeated fields once per value).
-    public var fields: [DecodedField]
+    package var fields: [DecodedField]
 
     /// Decodes `bytes` as the message type `typeName` of `schema`, or raw
     /// when either is nil or the schema does not have that type.
     /// - Throws: ``ProtobufError`` when the outermost message is not well-formed
     ///   protobuf (nested values that do not parse are kept as bytes instead).
-    public init(bytes: [UInt8], typeName: String? = nil, schema: ProtoSchema? = nil) throws(ProtobufError) {
+    package init(bytes: [UInt8], typeName: String? = nil, schema: ProtoSchema? = nil) throws(ProtobufError) {
         var reader = ProtobufReader(bytes)
         let type = typeName.flatMap { schema?.messages[$0] }
         self = try Self.decode(&reader, type: type, schema: schema)
@@ -122,19 +122,19 @@ extension ProtoSchema.FieldType {
 }
 
 /// One field of a ``DecodedMessage``.
-public struct DecodedField: Sendable, Equatable {
+package struct DecodedField: Sendable, Equatable {
     /// The field number.
-    public var number: Int
+    package var number: Int
     /// How the value was encoded.
-    public var wireType: ProtobufReader.WireType
+    package var wireType: ProtobufReader.WireType
     /// The schema's field of that number, when there is one.
-    public var declared: ProtoSchema.Field?
+    package var declared: ProtoSchema.Field?
     /// The value.
-    public var value: DecodedValue
+    package var value: DecodedValue
 }
 
 /// A field's value as read off the wire.
-public indirect enum DecodedValue: Sendable, Equatable {
+package indirect enum DecodedValue: Sendable, Equatable {
     /// A varint: an int, uint, sint (zigzag), bool or enum, as the schema says.
     case varint(UInt64)
     /// Four little-endian bytes: fixed32, sfixed32 or float.

@@ -12,82 +12,82 @@
 /// try schema.add(descriptorSet: bytes)          // throws ProtoSchemaError
 /// schema.method("/echo.Echo/Get")?.inputType     // "echo.EchoRequest"
 /// ```
-public struct ProtoSchema: Sendable, Equatable {
+package struct ProtoSchema: Sendable, Equatable {
     /// A message type: its fields by number.
-    public struct Message: Sendable, Equatable {
+    package struct Message: Sendable, Equatable {
         /// The fully qualified name.
-        public var name: String
+        package var name: String
         /// The fields, by field number.
-        public var fields: [Int: Field]
+        package var fields: [Int: Field]
     }
 
     /// A field of a message type.
-    public struct Field: Sendable, Equatable {
+    package struct Field: Sendable, Equatable {
         /// The field's name in the `.proto` file.
-        public var name: String
+        package var name: String
         /// The field number.
-        public var number: Int
+        package var number: Int
         /// Its declared type.
-        public var type: FieldType
+        package var type: FieldType
         /// The message or enum type it refers to, for ``FieldType/message``,
         /// ``FieldType/group`` and ``FieldType/enumeration``.
-        public var typeName: String?
+        package var typeName: String?
         /// Whether it is `repeated` (so a length-delimited value of a scalar type is packed).
-        public var isRepeated: Bool
+        package var isRepeated: Bool
     }
 
     /// `FieldDescriptorProto.Type`, by its numbers.
-    public enum FieldType: Int, Sendable, Equatable {
+    package enum FieldType: Int, Sendable, Equatable {
         case double = 1, float, int64, uint64, int32, fixed64, fixed32, bool, string, group, message, bytes, uint32
         case enumeration = 14, sfixed32, sfixed64, sint32, sint64
     }
 
     /// An enum type: its value names by number.
-    public struct Enumeration: Sendable, Equatable {
+    package struct Enumeration: Sendable, Equatable {
         /// The fully qualified name.
-        public var name: String
+        package var name: String
         /// Value names by number (the first name wins for aliases).
-        public var values: [Int64: String]
+        package var values: [Int64: String]
     }
 
     /// A gRPC method of a service.
-    public struct Method: Sendable, Equatable {
+    package struct Method: Sendable, Equatable {
         /// `/package.Service/Method`, as in the call's HTTP/2 path.
-        public var path: String
+        package var path: String
         /// The request message type.
-        public var inputType: String
+        package var inputType: String
         /// The response message type.
-        public var outputType: String
+        package var outputType: String
         /// Whether the client sends a stream of requests.
-        public var clientStreaming: Bool
+        package var clientStreaming: Bool
         /// Whether the server sends a stream of responses.
-        public var serverStreaming: Bool
+        package var serverStreaming: Bool
     }
 
     /// Message types by fully qualified name.
-    public private(set) var messages: [String: Message] = [:]
+    package private(set) var messages: [String: Message] = [:]
     /// Enum types by fully qualified name.
-    public private(set) var enumerations: [String: Enumeration] = [:]
+    package private(set) var enumerations: [String: Enumeration] = [:]
     /// Methods by ``Method/path``.
-    public private(set) var methods: [String: Method] = [:]
+    package private(set) var methods: [String: Method] = [:]
     /// The `.proto` files read, by name, in order.
-    public private(set) var files: [String] = []
+    package private(set) var files: [String] = []
 
     /// An empty schema: every message is decoded raw.
-    public init() {}
+    package init() {}
 
     /// Whether no descriptor set was added.
-    public var isEmpty: Bool { files.isEmpty }
+    package var isEmpty: Bool { files.isEmpty }
 
     /// The method a call's path names (`/echo.Echo/Get`), if the schema has it.
-    public func method(_ path: String) -> Method? { methods[path] }
+    package func method(_ path: String) -> Method? { methods[path] }
 
     /// Reads a serialized `FileDescriptorSet` and adds its files. A file
     /// already added (same name) is skipped, so sets that share imports can
     /// be given together.
     /// - Throws: ``ProtoSchemaError`` when the bytes are not a descriptor
     ///   set, hold no file, or refer to a type no file defines.
-    public mutating func add(descriptorSet bytes: [UInt8]) throws(ProtoSchemaError) {
+    package mutating func add(descriptorSet bytes: [UInt8]) throws(ProtoSchemaError) {
         var added = self
         var fileCount = 0
         do {
@@ -241,7 +241,7 @@ public struct ProtoSchema: Sendable, Equatable {
 }
 
 /// Why a descriptor set could not be read.
-public enum ProtoSchemaError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum ProtoSchemaError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The bytes are not protobuf, or not shaped as a `FileDescriptorSet`.
     case notADescriptorSet(ProtobufError)
     /// The set holds no file.
@@ -249,7 +249,7 @@ public enum ProtoSchemaError: Error, Sendable, Equatable, CustomStringConvertibl
     /// A field or method names a type that no file of the set defines.
     case undefinedType(String, usedBy: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .notADescriptorSet(let error):
             "not a descriptor set (\(error)); give the file protoc --descriptor_set_out writes, not a .proto"

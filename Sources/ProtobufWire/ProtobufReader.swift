@@ -17,9 +17,9 @@
 ///     }
 /// }
 /// ```
-public struct ProtobufReader: Sendable {
+package struct ProtobufReader: Sendable {
     /// How a field's value is laid out on the wire (the low three bits of its tag).
-    public enum WireType: UInt8, Sendable {
+    package enum WireType: UInt8, Sendable {
         /// A base-128 varint: int32/64, uint32/64, sint32/64, bool, enum.
         case varint = 0
         /// Eight little-endian bytes: fixed64, sfixed64, double.
@@ -35,14 +35,14 @@ public struct ProtobufReader: Sendable {
     }
 
     /// A field's tag: its number in the schema and how its value is encoded.
-    public struct Field: Sendable, Equatable {
+    package struct Field: Sendable, Equatable {
         /// The field number, 1 to 2^29 - 1.
-        public var number: Int
+        package var number: Int
         /// How the value that follows is encoded.
-        public var wireType: WireType
+        package var wireType: WireType
 
         /// A tag; for matching, as in `field == .init(number: 1, wireType: .varint)`.
-        public init(number: Int, wireType: WireType) {
+        package init(number: Int, wireType: WireType) {
             self.number = number
             self.wireType = wireType
         }
@@ -50,18 +50,18 @@ public struct ProtobufReader: Sendable {
 
     /// How deep nested messages may go by default; real schemas (OTLP's
     /// deepest path is about eight) stay far below it.
-    public static let defaultMaximumDepth = 32
+    package static let defaultMaximumDepth = 32
 
     private let bytes: [UInt8]
     private var position: Int
     private let end: Int
     /// How many messages enclose this one (0 for the outermost).
-    public let depth: Int
+    package let depth: Int
     /// The deepest ``depth`` a nested reader may have.
-    public let maximumDepth: Int
+    package let maximumDepth: Int
 
     /// A reader for one whole message.
-    public init(_ bytes: [UInt8], maximumDepth: Int = ProtobufReader.defaultMaximumDepth) {
+    package init(_ bytes: [UInt8], maximumDepth: Int = ProtobufReader.defaultMaximumDepth) {
         self.init(bytes, range: 0..<bytes.count, depth: 0, maximumDepth: maximumDepth)
     }
 
@@ -74,10 +74,10 @@ public struct ProtobufReader: Sendable {
     }
 
     /// Whether every byte of the message has been read.
-    public var isAtEnd: Bool { position >= end }
+    package var isAtEnd: Bool { position >= end }
 
     /// Reads the next field's tag; nil at the end of the message.
-    public mutating func nextField() throws(ProtobufError) -> Field? {
+    package mutating func nextField() throws(ProtobufError) -> Field? {
         guard !isAtEnd else { return nil }
         let tag = try readVarint()
         let number = tag >> 3
@@ -89,7 +89,7 @@ public struct ProtobufReader: Sendable {
     }
 
     /// Reads a base-128 varint of at most ten bytes.
-    public mutating func readVarint() throws(ProtobufError) -> UInt64 {
+    package mutating func readVarint() throws(ProtobufError) -> UInt64 {
         var value: UInt64 = 0
         var shift: UInt64 = 0
         while true {
@@ -105,28 +105,28 @@ public struct ProtobufReader: Sendable {
     }
 
     /// Reads eight little-endian bytes.
-    public mutating func readFixed64() throws(ProtobufError) -> UInt64 {
+    package mutating func readFixed64() throws(ProtobufError) -> UInt64 {
         try readLittleEndian(count: 8)
     }
 
     /// Reads four little-endian bytes.
-    public mutating func readFixed32() throws(ProtobufError) -> UInt32 {
+    package mutating func readFixed32() throws(ProtobufError) -> UInt32 {
         UInt32(try readLittleEndian(count: 4))
     }
 
     /// Reads an IEEE 754 double (wire type ``WireType/fixed64``).
-    public mutating func readDouble() throws(ProtobufError) -> Double {
+    package mutating func readDouble() throws(ProtobufError) -> Double {
         Double(bitPattern: try readFixed64())
     }
 
     /// Reads a length-delimited value's bytes.
-    public mutating func readBytes() throws(ProtobufError) -> ArraySlice<UInt8> {
+    package mutating func readBytes() throws(ProtobufError) -> ArraySlice<UInt8> {
         bytes[try readLengthDelimitedRange()]
     }
 
     /// Reads a length-delimited value as UTF-8 text.
     /// - Throws: ``ProtobufError/invalidUTF8(offset:)`` when it is not UTF-8.
-    public mutating func readString() throws(ProtobufError) -> String {
+    package mutating func readString() throws(ProtobufError) -> String {
         let range = try readLengthDelimitedRange()
         let string = bytes.withUnsafeBufferPointer { all -> String? in
             let text = UnsafeBufferPointer(rebasing: all[range])
@@ -142,14 +142,14 @@ public struct ProtobufReader: Sendable {
 
     /// A reader for the embedded message that is the current field's value.
     /// - Throws: ``ProtobufError/tooDeep(maximum:)`` past ``maximumDepth``.
-    public mutating func readMessage() throws(ProtobufError) -> ProtobufReader {
+    package mutating func readMessage() throws(ProtobufError) -> ProtobufReader {
         guard depth < maximumDepth else { throw .tooDeep(maximum: maximumDepth) }
         let range = try readLengthDelimitedRange()
         return ProtobufReader(bytes, range: range, depth: depth + 1, maximumDepth: maximumDepth)
     }
 
     /// Skips the value of a field of this wire type, a whole group included.
-    public mutating func skip(_ wireType: WireType) throws(ProtobufError) {
+    package mutating func skip(_ wireType: WireType) throws(ProtobufError) {
         switch wireType {
         case .varint: _ = try readVarint()
         case .fixed64: _ = try readFixed64()
@@ -197,7 +197,7 @@ public struct ProtobufReader: Sendable {
 
 /// Why bytes are not a well-formed protobuf message. Offsets count from the
 /// start of the outermost message.
-public enum ProtobufError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum ProtobufError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The message ends in the middle of a value.
     case truncated(offset: Int)
     /// A varint runs past ten bytes or past 64 bits.
@@ -215,7 +215,7 @@ public enum ProtobufError: Error, Sendable, Equatable, CustomStringConvertible {
     /// An end-group tag with no group open.
     case unexpectedEndGroup(offset: Int)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .truncated(let offset): "protobuf message ends in the middle of a value at byte \(offset)"
         case .malformedVarint(let offset): "malformed varint at byte \(offset)"

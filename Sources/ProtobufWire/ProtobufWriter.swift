@@ -7,39 +7,39 @@
 /// status.writeString("bad span", field: 2)
 /// let bytes = status.bytes
 /// ```
-public struct ProtobufWriter: Sendable {
+package struct ProtobufWriter: Sendable {
     /// The message written so far.
-    public private(set) var bytes: [UInt8] = []
+    package private(set) var bytes: [UInt8] = []
 
     /// An empty message.
-    public init() {}
+    package init() {}
 
     /// Writes a varint field (int32/64, uint32/64, bool, enum).
-    public mutating func writeVarint(_ value: UInt64, field: Int) {
+    package mutating func writeVarint(_ value: UInt64, field: Int) {
         writeTag(field, .varint)
         appendVarint(value)
     }
 
     /// Writes an eight-byte little-endian field (fixed64, double's bit pattern).
-    public mutating func writeFixed64(_ value: UInt64, field: Int) {
+    package mutating func writeFixed64(_ value: UInt64, field: Int) {
         writeTag(field, .fixed64)
         for index in 0..<8 { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * UInt64(index)))) }
     }
 
     /// Writes a length-delimited field holding these bytes.
-    public mutating func writeBytes(_ value: some Collection<UInt8>, field: Int) {
+    package mutating func writeBytes(_ value: some Collection<UInt8>, field: Int) {
         writeTag(field, .lengthDelimited)
         appendVarint(UInt64(value.count))
         bytes.append(contentsOf: value)
     }
 
     /// Writes a length-delimited field holding UTF-8 text.
-    public mutating func writeString(_ value: String, field: Int) {
+    package mutating func writeString(_ value: String, field: Int) {
         writeBytes(value.utf8, field: field)
     }
 
     /// Writes an embedded message.
-    public mutating func writeMessage(_ message: ProtobufWriter, field: Int) {
+    package mutating func writeMessage(_ message: ProtobufWriter, field: Int) {
         writeBytes(message.bytes, field: field)
     }
 

@@ -19,13 +19,13 @@ import WireProtocol
 /// // {"id":1}
 /// let edited = try HTTPMessageText.request(from: text, original: flow.request)
 /// ```
-public enum HTTPMessageText {
+package enum HTTPMessageText {
     /// Why an edited text is not an HTTP message.
-    public struct ParseError: Error, Equatable, CustomStringConvertible {
+    package struct ParseError: Error, Equatable, CustomStringConvertible {
         /// Line number (1-based) and what is wrong there.
-        public var line: Int
-        public var message: String
-        public var description: String { "line \(line): \(message)" }
+        package var line: Int
+        package var message: String
+        package var description: String { "line \(line): \(message)" }
     }
 
     /// The placeholder line of a body the editor cannot show in full.
@@ -35,12 +35,12 @@ public enum HTTPMessageText {
     }
 
     /// The request as editable text.
-    public static func text(of request: WireProtocol.Request) -> String {
+    package static func text(of request: WireProtocol.Request) -> String {
         text(firstLine: "\(request.method) \(request.url) HTTP/1.1", headers: request.headers, body: request.body)
     }
 
     /// The response as editable text.
-    public static func text(of response: Response) -> String {
+    package static func text(of response: Response) -> String {
         return text(firstLine: "HTTP/1.1 \(response.statusCode) \(Format.reason(response.statusCode))", headers: response.headers, body: response.body)
     }
 
@@ -62,7 +62,7 @@ public enum HTTPMessageText {
 
     /// The request a person made of `original`.
     /// - Throws: ``ParseError`` for a missing request line, URL or header colon.
-    public static func request(from text: String, original: WireProtocol.Request) throws(ParseError) -> WireProtocol.Request {
+    package static func request(from text: String, original: WireProtocol.Request) throws(ParseError) -> WireProtocol.Request {
         let (first, headers, bodyText) = try split(text)
         let parts = first.split(separator: " ", omittingEmptySubsequences: true)
         guard parts.count == 2 || parts.count == 3, parts[0].allSatisfy({ $0.isLetter }) else {
@@ -83,7 +83,7 @@ public enum HTTPMessageText {
 
     /// The response a person made of `original`.
     /// - Throws: ``ParseError`` for a missing status line or header colon.
-    public static func response(from text: String, original: Response) throws(ParseError) -> Response {
+    package static func response(from text: String, original: Response) throws(ParseError) -> Response {
         let (first, headers, bodyText) = try split(text)
         let parts = first.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), let code = Int(parts[1]), (100...999).contains(code) else {

@@ -16,14 +16,14 @@ import WireProtocol
 /// book.entries[0].isEnabled = false
 /// book.fileText   // "# off: map-remote |api.example.com|127.0.0.1:8080\n"
 /// ```
-public struct RuleBook: Sendable, Equatable {
+package struct RuleBook: Sendable, Equatable {
     /// What marks a rule that is off in a rules file.
-    public static let disabledPrefix = "# off: "
+    package static let disabledPrefix = "# off: "
 
     /// One rule of the book.
-    public struct Entry: Sendable, Equatable {
+    package struct Entry: Sendable, Equatable {
         /// Where a rule came from.
-        public enum Origin: Sendable, Equatable {
+        package enum Origin: Sendable, Equatable {
             /// The rules file, or added in the view: saved to the rules file.
             case file
             /// A command-line flag (`--map-remote`…): in force for this
@@ -32,19 +32,19 @@ public struct RuleBook: Sendable, Equatable {
         }
 
         /// What the rule does.
-        public var kind: TrafficRule.Kind
+        package var kind: TrafficRule.Kind
         /// The rule in mitmproxy's syntax, as typed.
-        public var spec: String
+        package var spec: String
         /// Where it came from.
-        public var origin: Origin
+        package var origin: Origin
         /// The rule as agents get it (map-local files read), while it is on;
         /// nil while it is off.
-        public var rule: TrafficRule?
+        package var rule: TrafficRule?
         /// Comments and blank lines above the rule in the file, kept as they were.
         var leadingLines: [String] = []
 
         /// Creates an entry; `rule` nil makes it off.
-        public init(kind: TrafficRule.Kind, spec: String, origin: Origin = .file, rule: TrafficRule?) {
+        package init(kind: TrafficRule.Kind, spec: String, origin: Origin = .file, rule: TrafficRule?) {
             self.kind = kind
             self.spec = spec
             self.origin = origin
@@ -52,19 +52,19 @@ public struct RuleBook: Sendable, Equatable {
         }
 
         /// Creates an entry that is on.
-        public init(_ rule: TrafficRule, origin: Origin = .file) {
+        package init(_ rule: TrafficRule, origin: Origin = .file) {
             self.init(kind: rule.kind, spec: rule.spec, origin: origin, rule: rule)
         }
 
         /// Whether the rule is in force.
-        public var isEnabled: Bool { rule != nil }
+        package var isEnabled: Bool { rule != nil }
 
         /// `KIND SPEC`, as typed in the view and written to the file.
-        public var text: String { "\(kind.rawValue) \(spec)" }
+        package var text: String { "\(kind.rawValue) \(spec)" }
     }
 
     /// How the last save went.
-    public enum SaveOutcome: Sendable, Equatable {
+    package enum SaveOutcome: Sendable, Equatable {
         /// Written to the file.
         case saved(path: String)
         /// Could not be written, with the reason.
@@ -72,36 +72,36 @@ public struct RuleBook: Sendable, Equatable {
     }
 
     /// The rules, in the order agents apply them.
-    public var entries: [Entry]
+    package var entries: [Entry]
     /// The rules file changes are saved to; nil keeps them in memory.
-    public var path: String?
+    package var path: String?
     /// Comments and blank lines after the last rule of the file.
     var trailingLines: [String] = []
     /// How the last save went, if there was one.
-    public var lastSave: SaveOutcome?
+    package var lastSave: SaveOutcome?
     /// Whether the file text starts with a comment saying how to read it:
     /// for a file netinspect creates, not one a person wrote.
     var writesHeader = true
 
     /// Creates a book.
-    public init(entries: [Entry] = [], path: String? = nil) {
+    package init(entries: [Entry] = [], path: String? = nil) {
         self.entries = entries
         self.path = path
     }
 
     /// The rules agents that accept control get now: those that are on, in order.
-    public var inForce: [TrafficRule] { entries.compactMap(\.rule) }
+    package var inForce: [TrafficRule] { entries.compactMap(\.rule) }
 
     /// The directory relative map-local paths are read from: the rules
     /// file's, else nil (the working directory), as for the flags.
-    public var directory: URL? {
+    package var directory: URL? {
         path.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
     }
 
     /// The rules file's text: the file's rules (not the flags'), rules that
     /// are off behind ``disabledPrefix``, comments kept where they were. A
     /// file netinspect creates starts with a comment saying how to read it.
-    public var fileText: String {
+    package var fileText: String {
         var lines: [String] = []
         let saved = entries.filter { $0.origin == .file }
         if writesHeader {

@@ -12,17 +12,17 @@ import WireProtocol
 /// checking everything an agent would otherwise have to drop: the flow
 /// filter, the regular expression, and the files of a map-local rule, which
 /// are read here and travel with the rule.
-public enum RuleLoader {
+package enum RuleLoader {
     /// Why a rule cannot be used, in words a person can act on.
-    public struct RuleError: Error, Sendable, Equatable, CustomStringConvertible {
-        public var description: String
+    package struct RuleError: Error, Sendable, Equatable, CustomStringConvertible {
+        package var description: String
     }
 
     /// The most a map-local rule may carry: files of an agent's control
     /// frame, which is bounded at 16 MiB.
-    public static let maximumLocalBytes = 8 * 1024 * 1024
+    package static let maximumLocalBytes = 8 * 1024 * 1024
     /// The most files one map-local directory may hold.
-    public static let maximumLocalFiles = 1000
+    package static let maximumLocalFiles = 1000
 
     /// Reads one rule, e.g. `load(.mapRemote, "|api.example.com|127.0.0.1:8080")`.
     ///
@@ -30,7 +30,7 @@ public enum RuleLoader {
     /// let rule = try RuleLoader.load(.mapLocal, spec: "|example.com/items|./fixtures/items.json")
     /// // rule.files holds the file's bytes and its content type
     /// ```
-    public static func load(_ kind: TrafficRule.Kind, spec: String, relativeTo directory: URL? = nil) throws(RuleError) -> TrafficRule {
+    package static func load(_ kind: TrafficRule.Kind, spec: String, relativeTo directory: URL? = nil) throws(RuleError) -> TrafficRule {
         var rule: TrafficRule
         do {
             rule = try TrafficRule(kind, spec: spec)
@@ -65,7 +65,7 @@ public enum RuleLoader {
     /// blank lines and `#` comments ignored, so are rules that are off
     /// (`# off: KIND SPEC`, see ``RuleBook``). Relative map-local paths are
     /// taken from the file's directory.
-    public static func loadFile(at path: String) throws(RuleError) -> [TrafficRule] {
+    package static func loadFile(at path: String) throws(RuleError) -> [TrafficRule] {
         try readBook(at: path).inForce
     }
 
@@ -80,7 +80,7 @@ public enum RuleLoader {
     /// let book = try RuleLoader.readBook(at: "rules.txt")
     /// book.entries.map(\.isEnabled)   // [true, false]
     /// ```
-    public static func readBook(at path: String) throws(RuleError) -> RuleBook {
+    package static func readBook(at path: String) throws(RuleError) -> RuleBook {
         let url = URL(fileURLWithPath: path)
         let text: String
         do {
@@ -131,7 +131,7 @@ public enum RuleLoader {
     /// let (kind, spec) = try RuleLoader.parseLine("modify-headers /X-Env/staging")
     /// // kind == .modifyHeaders, spec == "/X-Env/staging"
     /// ```
-    public static func parseLine(_ line: String) throws(RuleError) -> (kind: TrafficRule.Kind, spec: String) {
+    package static func parseLine(_ line: String) throws(RuleError) -> (kind: TrafficRule.Kind, spec: String) {
         let parts = line.trimmingCharacters(in: .whitespaces).split(separator: " ", maxSplits: 1)
         guard parts.count == 2, let kind = TrafficRule.Kind(rawValue: String(parts[0])) else {
             let kinds = TrafficRule.Kind.allCases.map(\.rawValue).joined(separator: ", ")
@@ -141,7 +141,7 @@ public enum RuleLoader {
     }
 
     /// Writes rules back in the format ``loadFile(at:)`` reads.
-    public static func fileText(_ rules: [TrafficRule]) -> String {
+    package static func fileText(_ rules: [TrafficRule]) -> String {
         rules.map { "\($0.kind.rawValue) \($0.spec)\n" }.joined()
     }
 
@@ -153,7 +153,7 @@ public enum RuleLoader {
     /// ```swift
     /// try RuleLoader.save(book, to: "rules.txt")
     /// ```
-    public static func save(_ book: RuleBook, to path: String) throws(RuleError) {
+    package static func save(_ book: RuleBook, to path: String) throws(RuleError) {
         let target = URL(fileURLWithPath: path).resolvingSymlinksInPath()
         var status = stat()
         let mode = stat(target.path, &status) == 0 ? status.st_mode & 0o7777 : 0o644
@@ -230,7 +230,7 @@ public enum RuleLoader {
     }
 
     /// The content type an answer from `url` gets, from its extension.
-    public static func contentType(of url: URL) -> String {
+    package static func contentType(of url: URL) -> String {
         switch url.pathExtension.lowercased() {
         case "json": "application/json"
         case "html", "htm": "text/html; charset=utf-8"

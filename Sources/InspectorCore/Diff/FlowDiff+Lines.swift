@@ -6,7 +6,7 @@ extension FlowDiff {
     /// section with its count of differences, then one line per row
     /// (`-` only in the base, `+` only in the other, `~` changed, with both
     /// values side by side when they fit, else one under the other).
-    public func lines(width: Int) -> [StyledLine] {
+    package func lines(width: Int) -> [StyledLine] {
         var lines: [StyledLine] = []
         for section in sections {
             if !lines.isEmpty { lines.append("") }

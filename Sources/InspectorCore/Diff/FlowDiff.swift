@@ -12,9 +12,9 @@ import WireProtocol
 /// let diff = FlowDiff(base: working.log, other: failing.log)
 /// for section in diff.sections where section.hasDifferences { print(section.title) }
 /// ```
-public struct FlowDiff: Sendable, Equatable {
+package struct FlowDiff: Sendable, Equatable {
     /// How one compared item differs.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// Only in the base flow.
         case removed
         /// Only in the other flow.
@@ -26,35 +26,35 @@ public struct FlowDiff: Sendable, Equatable {
     }
 
     /// One compared item: a header, a JSON path, a line, a timing point.
-    public struct Row: Sendable, Equatable {
+    package struct Row: Sendable, Equatable {
         /// How it differs.
-        public var kind: Kind
+        package var kind: Kind
         /// What it is: the header name, the JSON path (`$.items[2].price`), `line 12`.
-        public var label: String
+        package var label: String
         /// The base flow's value, when it has one.
-        public var base: String?
+        package var base: String?
         /// The other flow's value, when it has one.
-        public var other: String?
+        package var other: String?
     }
 
     /// A part of the flows compared.
-    public struct Section: Sendable, Equatable {
+    package struct Section: Sendable, Equatable {
         /// Its heading, e.g. `Response body (JSON)`.
-        public var title: String
+        package var title: String
         /// The rows, differences first in document order, notes where they belong.
-        public var rows: [Row]
+        package var rows: [Row]
         /// Whether any row is a difference.
-        public var hasDifferences: Bool { rows.contains { $0.kind != .note } }
+        package var hasDifferences: Bool { rows.contains { $0.kind != .note } }
     }
 
     /// The sections, in the order of an exchange.
-    public let sections: [Section]
+    package let sections: [Section]
 
     /// Rows listed per body before the rest is summed up in a note.
-    public static let maximumRows = 2_000
+    package static let maximumRows = 2_000
 
     /// Compares two flows; `base` is the one thought good, `other` the one examined.
-    public init(base: NetworkLog, other: NetworkLog) {
+    package init(base: NetworkLog, other: NetworkLog) {
         var sections: [Section] = []
         sections.append(Section(title: "Request", rows: Self.requestLine(base.request, other.request)))
         sections.append(Section(title: "Request headers", rows: Self.headers(base.request.headers, other.request.headers)))
@@ -70,7 +70,7 @@ public struct FlowDiff: Sendable, Equatable {
     }
 
     /// Number of differences over all sections.
-    public var differenceCount: Int {
+    package var differenceCount: Int {
         sections.reduce(0) { $0 + $1.rows.filter { $0.kind != .note }.count }
     }
 

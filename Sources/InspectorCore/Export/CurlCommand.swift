@@ -22,10 +22,10 @@ import WireProtocol
 ///   POSIX shell;
 /// - a truncated body ends the command with a shell comment saying so, since
 ///   only the captured prefix can be replayed.
-public enum CurlCommand {
+package enum CurlCommand {
     /// The command for `request`, as POSIX shell text (several lines joined
     /// with backslash-newline).
-    public static func make(for request: Request) -> String {
+    package static func make(for request: Request) -> String {
         var arguments = ["curl", "--globoff", "--path-as-is"]
         let body = request.body
         let hasBody = body.map { !$0.data.isEmpty } ?? false
@@ -72,7 +72,7 @@ public enum CurlCommand {
     }
 
     /// Single-quoted for a POSIX shell; a quote inside becomes `'\''`.
-    public static func shellQuoted(_ text: String) -> String {
+    package static func shellQuoted(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
     }
 
@@ -96,7 +96,7 @@ public enum CurlCommand {
 /// system clipboard. Works over SSH in terminals that allow it (xterm, kitty,
 /// iTerm2, WezTerm, Windows Terminal); inside tmux it needs
 /// `set -g set-clipboard on`.
-public func osc52Clipboard(_ text: String) -> String {
+package func osc52Clipboard(_ text: String) -> String {
     "\u{1B}]52;c;" + Data(text.utf8).base64EncodedString() + "\u{07}"
 }
 

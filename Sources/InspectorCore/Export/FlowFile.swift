@@ -13,16 +13,16 @@ import WireProtocol
 /// ```
 /// {"annotation":{"id":"6C1D…","marked":true,"comment":"fails with the staging token"}}
 /// ```
-public enum FlowFile {
+package enum FlowFile {
     /// What a file holds: the flows, and the marks and comments on them.
-    public struct Contents: Sendable, Equatable {
+    package struct Contents: Sendable, Equatable {
         /// The flows, in file order.
-        public var flows: [NetworkLog]
+        package var flows: [NetworkLog]
         /// Marks and comments, by flow id.
-        public var annotations: [FlowID: FlowAnnotation]
+        package var annotations: [FlowID: FlowAnnotation]
 
         /// Creates contents.
-        public init(flows: [NetworkLog], annotations: [FlowID: FlowAnnotation] = [:]) {
+        package init(flows: [NetworkLog], annotations: [FlowID: FlowAnnotation] = [:]) {
             self.flows = flows
             self.annotations = annotations
         }
@@ -58,18 +58,18 @@ public enum FlowFile {
     }
 
     /// Why a file could not be read.
-    public struct ReadError: Error, Sendable, CustomStringConvertible {
+    package struct ReadError: Error, Sendable, CustomStringConvertible {
         /// What went wrong, naming the file and, for JSON lines, the line.
-        public var description: String
+        package var description: String
     }
 
     /// Reads every flow in the file at `path`.
-    public static func read(path: String) throws(ReadError) -> [NetworkLog] {
+    package static func read(path: String) throws(ReadError) -> [NetworkLog] {
         try readContents(path: path).flows
     }
 
     /// Reads every flow in the file at `path`, with its marks and comments.
-    public static func readContents(path: String) throws(ReadError) -> Contents {
+    package static func readContents(path: String) throws(ReadError) -> Contents {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -80,12 +80,12 @@ public enum FlowFile {
     }
 
     /// Reads flows from file contents; `name` is used in error messages.
-    public static func read(_ data: Data, name: String) throws(ReadError) -> [NetworkLog] {
+    package static func read(_ data: Data, name: String) throws(ReadError) -> [NetworkLog] {
         try readContents(data, name: name).flows
     }
 
     /// Reads flows, marks and comments from file contents; `name` is used in error messages.
-    public static func readContents(_ data: Data, name: String) throws(ReadError) -> Contents {
+    package static func readContents(_ data: Data, name: String) throws(ReadError) -> Contents {
         if looksLikeJSONLines(data) {
             var contents = Contents(flows: [])
             for (index, line) in data.split(separator: UInt8(ascii: "\n")).enumerated()
@@ -129,18 +129,18 @@ public enum FlowFile {
 /// and the writer stops; the caller keeps running. A file that cannot be
 /// opened at all is either an error (``init(path:)``, for headless runs) or,
 /// with ``opening(path:)``, a writer that has failed from the start.
-public final class FlowLineWriter {
+package final class FlowLineWriter {
     private let handle: FileHandle?
     /// The path being written.
-    public let path: String
+    package let path: String
     /// Flows written so far.
-    public private(set) var writtenFlows = 0
+    package private(set) var writtenFlows = 0
     /// The first error (opening or writing), after which nothing more is written.
-    public private(set) var failure: String?
+    package private(set) var failure: String?
 
     /// Opens `path` for appending, creating it with mode 0600 (captured
     /// traffic may hold secrets).
-    public convenience init(path: String) throws(FlowFile.ReadError) {
+    package convenience init(path: String) throws(FlowFile.ReadError) {
         switch Self.open(path) {
         case .success(let handle): self.init(path: path, handle: handle, failure: nil)
         case .failure(let error): throw error
@@ -151,7 +151,7 @@ public final class FlowLineWriter {
     /// cannot be opened the writer holds the reason in ``failure`` and
     /// writes nothing, so an interactive session can show the error and
     /// keep running.
-    public static func opening(path: String) -> FlowLineWriter {
+    package static func opening(path: String) -> FlowLineWriter {
         switch open(path) {
         case .success(let handle):
             return FlowLineWriter(path: path, handle: handle, failure: nil)
@@ -183,20 +183,20 @@ public final class FlowLineWriter {
 
     /// Writes one flow; returns the error text the first time a write fails.
     @discardableResult
-    public func write(_ log: NetworkLog) -> String? {
+    package func write(_ log: NetworkLog) -> String? {
         append(log.jsonLine(), counts: true)
     }
 
     /// Writes the mark and comment of a flow as they are now (an annotation
     /// line); returns the error text the first time a write fails.
     @discardableResult
-    public func write(_ annotation: FlowAnnotation, for id: FlowID) -> String? {
+    package func write(_ annotation: FlowAnnotation, for id: FlowID) -> String? {
         append(FlowFile.AnnotationLine(id: id, annotation).jsonLine(), counts: false)
     }
 
     /// Writes flows and their annotations to a new file at `path` (`:save`),
     /// created with mode 0600 and replacing what was there.
-    public static func writeSession(_ contents: FlowFile.Contents, to path: String) throws {
+    package static func writeSession(_ contents: FlowFile.Contents, to path: String) throws {
         var data = Data()
         for flow in contents.flows {
             data.append(flow.jsonLine())

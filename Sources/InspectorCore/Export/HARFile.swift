@@ -16,13 +16,13 @@ import WireProtocol
 /// UTF-8 text are base64 with `encoding: "base64"`. A file written here and
 /// read back gives the same flows; a file from elsewhere gives flows with
 /// state completed (failed when there is no status) and new ids.
-public enum HARFile {
+package enum HARFile {
     /// The name and version written as the HAR `creator`.
-    public static let creator = (name: "netinspect", version: "0.1.0")
+    package static let creator = (name: "netinspect", version: "0.1.0")
 
     /// Encodes `flows` as a HAR 1.2 document (UTF-8 JSON). A flow's comment
     /// goes in its entry's `comment`, a mark in `_netinspect.marked`.
-    public static func encode(_ flows: [NetworkLog], annotations: [FlowID: FlowAnnotation] = [:], prettyPrinted: Bool = true) throws -> Data {
+    package static func encode(_ flows: [NetworkLog], annotations: [FlowID: FlowAnnotation] = [:], prettyPrinted: Bool = true) throws -> Data {
         let entries = flows.map { flow in
             var entry = HAR.Entry(flow)
             if let annotation = annotations[flow.id] {
@@ -39,7 +39,7 @@ public enum HARFile {
 
     /// Writes `flows` as a HAR file at `path`, created with mode 0600
     /// (captured traffic may hold secrets), replacing what was there.
-    public static func write(_ flows: [NetworkLog], annotations: [FlowID: FlowAnnotation] = [:], to path: String) throws {
+    package static func write(_ flows: [NetworkLog], annotations: [FlowID: FlowAnnotation] = [:], to path: String) throws {
         let data = try encode(flows, annotations: annotations)
         let url = URL(fileURLWithPath: path)
         try data.write(to: url, options: .atomic)
@@ -47,21 +47,21 @@ public enum HARFile {
     }
 
     /// Why a file could not be read as HAR.
-    public struct ReadError: Error, Sendable, Equatable, CustomStringConvertible {
+    package struct ReadError: Error, Sendable, Equatable, CustomStringConvertible {
         /// What was wrong, and where.
-        public var description: String
+        package var description: String
     }
 
     /// Reads a HAR document. Unknown fields are ignored and missing optional
     /// ones defaulted; an entry without a request method or URL is an error
     /// naming the entry.
-    public static func decode(_ data: Data) throws(ReadError) -> [NetworkLog] {
+    package static func decode(_ data: Data) throws(ReadError) -> [NetworkLog] {
         try decodeSession(data).flows
     }
 
     /// Reads a HAR document with the marks and comments of its entries
     /// (an entry's `comment`, whoever wrote it, and `_netinspect.marked`).
-    public static func decodeSession(_ data: Data) throws(ReadError) -> FlowFile.Contents {
+    package static func decodeSession(_ data: Data) throws(ReadError) -> FlowFile.Contents {
         var flows: [NetworkLog] = []
         var annotations: [FlowID: FlowAnnotation] = [:]
         do {
@@ -345,7 +345,7 @@ private func capturedBody(_ data: Data, record: JSONValue?, declaredSize: Int?) 
 
 /// Fields of an `application/x-www-form-urlencoded` body, percent-decoded,
 /// `+` read as a space, in order.
-public func formFields(_ text: String) -> [(name: String, value: String)] {
+package func formFields(_ text: String) -> [(name: String, value: String)] {
     text.split(separator: "&", omittingEmptySubsequences: true).map { pair in
         let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
         func decode(_ part: Substring) -> String {

@@ -19,9 +19,9 @@ import WireProtocol
 /// URLSession adds fields of its own (`User-Agent`, `Accept-Encoding`…)
 /// that the request did not have. A text body is a string literal; any
 /// other is base64.
-public enum SwiftCode {
+package enum SwiftCode {
     /// The program for `request`.
-    public static func make(for request: Request) -> String {
+    package static func make(for request: Request) -> String {
         var lines = [
             "import Foundation",
             "#if canImport(FoundationNetworking)",
@@ -90,7 +90,7 @@ public enum SwiftCode {
     }
 
     /// A Swift string literal for `text`, escaping what a literal cannot hold as is.
-    public static func literal(_ text: String) -> String {
+    package static func literal(_ text: String) -> String {
         var out = "\""
         for scalar in text.unicodeScalars {
             switch scalar {
@@ -125,9 +125,9 @@ public enum SwiftCode {
 /// body goes in `--raw` when it is text, else it is piped in with `printf`.
 /// HTTPie adds `User-Agent`, `Accept` and `Accept-Encoding` of its own
 /// unless the request set them.
-public enum HTTPieCommand {
+package enum HTTPieCommand {
     /// The command for `request`, as POSIX shell text.
-    public static func make(for request: Request) -> String {
+    package static func make(for request: Request) -> String {
         let body = request.body.flatMap { $0.data.isEmpty ? nil : $0 }
         let text = body.flatMap { String(data: $0.data, encoding: .utf8) }
         var first = ["http"]

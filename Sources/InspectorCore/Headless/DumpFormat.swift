@@ -22,10 +22,10 @@ import WireProtocol
 /// 10:32:12.100 shop GET     200 http://127.0.0.1:9000/stock  2 B  4ms  #5D0C4E7A  ↑3F2A09C1
 /// 10:32:12.102 stock ←GET   200 http://127.0.0.1:9000/stock  2 B  1ms  #81B2F003  ↑5D0C4E7A
 /// ```
-public enum DumpFormat {
+package enum DumpFormat {
     /// How a line shows that a captured call made a captured service's
     /// inbound flow (``DumpLinks`` decides which).
-    public enum Link: Sendable, Equatable {
+    package enum Link: Sendable, Equatable {
         /// On the inbound flow's line: `↑` and the call's id.
         case madeBy(FlowID)
         /// On the call's line: `↓` and the id of the inbound flow it made,
@@ -35,7 +35,7 @@ public enum DumpFormat {
 
     /// The line for `log`, times shown in `zone`; `app` names the app it
     /// came from, `link` its link to another service's flow.
-    public static func line(_ log: NetworkLog, in zone: TimeZone, app: String? = nil, link: Link? = nil) -> String {
+    package static func line(_ log: NetworkLog, in zone: TimeZone, app: String? = nil, link: Link? = nil) -> String {
         var bytes: [UInt8] = []
         append(log, in: zone, app: app, link: link, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)
@@ -45,7 +45,7 @@ public enum DumpFormat {
     /// Written as bytes: a String appended to piece by piece checks and
     /// grows itself for every piece (docs/BENCHMARKS.md, "Costs behind the code"),
     /// and `--dump` writes bytes anyway.
-    public static func append(_ log: NetworkLog, in zone: TimeZone, app: String? = nil, link: Link? = nil,
+    package static func append(_ log: NetworkLog, in zone: TimeZone, app: String? = nil, link: Link? = nil,
                               to output: inout [UInt8]) {
         func add(_ text: String) {
             var text = text

@@ -18,19 +18,19 @@ import WireProtocol
 ///     for finished in assembler.apply(event) { print(DumpFormat.line(finished.log, in: .gmt, link: links.mark(finished))) }
 /// }
 /// ```
-public struct DumpLinks: Sendable {
+package struct DumpLinks: Sendable {
     private var links: FlowLinks
     private var hosts: [ConnectionID: String] = [:]
     /// Inbound flows already written, and whether their line named the call.
     private var written: [FlowID: Bool] = [:]
 
     /// Creates an empty index remembering at most `limit` flows.
-    public init(limit: Int = 10_000) {
+    package init(limit: Int = 10_000) {
         links = FlowLinks(limit: limit)
     }
 
     /// Takes in a listener event: who is connected, and each flow as it starts.
-    public mutating func note(_ event: InboxEvent) {
+    package mutating func note(_ event: InboxEvent) {
         switch event {
         case let .connected(connection, hello, _): hosts[connection] = hello.hostName
         case let .message(connection, .flowStarted(log)):
@@ -40,7 +40,7 @@ public struct DumpLinks: Sendable {
     }
 
     /// The mark for a finished flow's line, about to be written.
-    public mutating func mark(_ finished: FlowAssembler.Finished) -> DumpFormat.Link? {
+    package mutating func mark(_ finished: FlowAssembler.Finished) -> DumpFormat.Link? {
         let log = finished.log
         if let host = finished.agent?.hostName { links.note(log, host: host) }
         if written.count > links.limit { written.removeAll() }

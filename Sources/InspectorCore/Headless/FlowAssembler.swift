@@ -13,25 +13,25 @@ import WireProtocol
 ///     for finished in assembler.apply(event) { print(DumpFormat.line(finished.log, in: .gmt)) }
 /// }
 /// ```
-public struct FlowAssembler: Sendable {
+package struct FlowAssembler: Sendable {
     /// A flow that reached a final state, with the agent it came from.
-    public struct Finished: Sendable, Equatable {
+    package struct Finished: Sendable, Equatable {
         /// The complete flow.
-        public var log: NetworkLog
+        package var log: NetworkLog
         /// The hello of the agent connection it came from.
-        public var agent: Hello?
+        package var agent: Hello?
 
         /// A flow and its agent's hello (nil for a file's flows).
-        public init(log: NetworkLog, agent: Hello?) {
+        package init(log: NetworkLog, agent: Hello?) {
             self.log = log
             self.agent = agent
         }
     }
 
     /// In-progress flows held at most.
-    public let maximumPending: Int
+    package let maximumPending: Int
     /// Flows forgotten because too many were in progress at once.
-    public private(set) var forgottenFlows = 0
+    package private(set) var forgottenFlows = 0
 
     private var pending: [FlowID: NetworkLog] = [:]
     private var pendingOrder: [FlowID] = []
@@ -44,12 +44,12 @@ public struct FlowAssembler: Sendable {
     private var settled: [ConnectionID: Int] = [:]
 
     /// Creates an assembler holding at most `maximumPending` unfinished flows.
-    public init(maximumPending: Int = 10_000) {
+    package init(maximumPending: Int = 10_000) {
         self.maximumPending = max(1, maximumPending)
     }
 
     /// Applies one event; returns the flows it finished.
-    public mutating func apply(_ event: InboxEvent) -> [Finished] {
+    package mutating func apply(_ event: InboxEvent) -> [Finished] {
         switch event {
         case let .connected(connection, hello, _):
             agents[connection] = hello
@@ -67,7 +67,7 @@ public struct FlowAssembler: Sendable {
     /// those of flows returned as finished, and those discarded (for flows
     /// never started here, or forgotten). What the headless inspector
     /// acknowledges once it has printed the finished flows.
-    public mutating func takeSettledEvents() -> [ConnectionID: Int] {
+    package mutating func takeSettledEvents() -> [ConnectionID: Int] {
         defer { settled = [:] }
         return settled
     }

@@ -3,17 +3,17 @@ import WireProtocol
 
 /// What an image body is, read from its first bytes: the format's own
 /// header, not the declared type.
-public struct ImageInfo: Sendable, Equatable {
+package struct ImageInfo: Sendable, Equatable {
     /// `PNG`, `JPEG`, `GIF` or `WebP`.
-    public var format: String
+    package var format: String
     /// Pixels across.
-    public var width: Int
+    package var width: Int
     /// Pixels down.
-    public var height: Int
+    package var height: Int
 
     /// Reads the header of a PNG, JPEG, GIF or WebP image; nil for anything
     /// else or a header cut short.
-    public init?(_ data: Data) {
+    package init?(_ data: Data) {
         let bytes = [UInt8](data.prefix(64 * 1024))
         func be16(_ at: Int) -> Int? { at + 1 < bytes.count ? Int(bytes[at]) << 8 | Int(bytes[at + 1]) : nil }
         func le16(_ at: Int) -> Int? { at + 1 < bytes.count ? Int(bytes[at + 1]) << 8 | Int(bytes[at]) : nil }
@@ -57,7 +57,7 @@ public struct ImageInfo: Sendable, Equatable {
     }
 
     /// Creates a description.
-    public init(format: String, width: Int, height: Int) {
+    package init(format: String, width: Int, height: Int) {
         self.format = format
         self.width = width
         self.height = height
@@ -130,7 +130,7 @@ extension BodyFormatter {
     /// Markup re-indented: one tag or run of text per line, nested two
     /// spaces per level. Comments, declarations and HTML's void elements
     /// do not nest; a document cut short is indented as far as it goes.
-    public static func markup(_ text: String, limit: Int = maximumLines) -> [StyledLine] {
+    package static func markup(_ text: String, limit: Int = maximumLines) -> [StyledLine] {
         var lines: [StyledLine] = []
         var depth = 0
         var rest = Substring(text)

@@ -5,9 +5,9 @@ import WireProtocol
 /// with colour, form-urlencoded as a table, text as text, anything else as a
 /// hex dump. Nothing here validates strictly: a truncated JSON body is still
 /// indented as far as it goes.
-public enum BodyFormatter {
+package enum BodyFormatter {
     /// How a body is shown.
-    public enum Kind: Sendable, Equatable {
+    package enum Kind: Sendable, Equatable {
         /// JSON, re-indented and coloured; form-urlencoded, as a table;
         /// text, as it is; anything else, as a hex dump.
         case json, form, text, binary
@@ -22,13 +22,13 @@ public enum BodyFormatter {
 
     /// Lines beyond this are left out, with a notice, unless the detail view
     /// asks for the whole body (a search that found nothing in the lines shown).
-    public static let maximumLines = 5_000
+    package static let maximumLines = 5_000
 
     /// The line that ends a body cut at the line limit.
-    public static let moreLinesNotice = "… more lines not shown (/ searches the whole body)"
+    package static let moreLinesNotice = "… more lines not shown (/ searches the whole body)"
 
     /// Picks the kind from the declared type, then from the bytes.
-    public static func kind(of data: Data, contentType: String?) -> Kind {
+    package static func kind(of data: Data, contentType: String?) -> Kind {
         let type = MediaType(contentType ?? "")
         if type.isForm { return .form }
         if type.isJSON { return .json }
@@ -52,11 +52,11 @@ public enum BodyFormatter {
     /// ```swift
     /// BodyFormatter.lines(for: body, contentType: "application/json", view: .hex)
     /// ```
-    public enum View: String, Sendable, CaseIterable {
+    package enum View: String, Sendable, CaseIterable {
         case auto, raw, hex, json, form, markup
 
         /// The next mode in the cycle of the key.
-        public var next: View { Self.allCases[(Self.allCases.firstIndex(of: self)! + 1) % Self.allCases.count] }
+        package var next: View { Self.allCases[(Self.allCases.firstIndex(of: self)! + 1) % Self.allCases.count] }
 
         var forcedKind: Kind? {
             switch self {
@@ -71,7 +71,7 @@ public enum BodyFormatter {
     }
 
     /// The lines for a body (notices included), in the chosen view.
-    public static func lines(for body: CapturedBody, contentType: String?, dropped: Bool = false, view: View = .auto,
+    package static func lines(for body: CapturedBody, contentType: String?, dropped: Bool = false, view: View = .auto,
                              limit: Int = maximumLines) -> [StyledLine] {
         var lines: [StyledLine] = []
         if dropped {
@@ -130,7 +130,7 @@ public enum BodyFormatter {
 
     /// Re-indents JSON text token by token, colouring keys, strings, numbers
     /// and literals. Key order and number spelling are kept as sent.
-    public static func json(_ text: String, limit: Int = maximumLines) -> [StyledLine] {
+    package static func json(_ text: String, limit: Int = maximumLines) -> [StyledLine] {
         var printer = JSONPrinter()
         let scalars = Array(text.unicodeScalars)
         var index = 0
@@ -210,7 +210,7 @@ public enum BodyFormatter {
     // MARK: Form
 
     /// `a=1&b=two+words` as a two-column table of decoded names and values.
-    public static func form(_ text: String) -> [StyledLine] {
+    package static func form(_ text: String) -> [StyledLine] {
         let pairs = text.split(separator: "&").map { item -> (String, String) in
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             return (decodeFormComponent(parts[0]), parts.count > 1 ? decodeFormComponent(parts[1]) : "")
@@ -229,7 +229,7 @@ public enum BodyFormatter {
     // MARK: Binary
 
     /// The classic 16-bytes-per-line dump: offset, hex in two groups, ASCII.
-    public static func hexDump(_ data: Data, limit: Int = maximumLines) -> [StyledLine] {
+    package static func hexDump(_ data: Data, limit: Int = maximumLines) -> [StyledLine] {
         let bytes = [UInt8](data.prefix(limit.multipliedReportingOverflow(by: 16).overflow ? Int.max : limit * 16))
         var lines: [StyledLine] = []
         lines.reserveCapacity(bytes.count / 16 + 1)

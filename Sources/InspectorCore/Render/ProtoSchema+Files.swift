@@ -9,7 +9,7 @@ extension ProtoSchema {
     /// ```
     /// - Throws: ``ProtoFileError`` naming the first file that cannot be
     ///   read or is not a descriptor set, and what is wrong with it.
-    public static func load(paths: [String]) throws(ProtoFileError) -> ProtoSchema {
+    package static func load(paths: [String]) throws(ProtoFileError) -> ProtoSchema {
         var schema = ProtoSchema()
         for path in paths {
             let data: Data
@@ -29,11 +29,11 @@ extension ProtoSchema {
 }
 
 /// A `--proto` file that could not be used: which, and why.
-public struct ProtoFileError: Error, Sendable, Equatable, CustomStringConvertible {
+package struct ProtoFileError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file as given.
-    public var path: String
+    package var path: String
     /// What is wrong with it.
-    public var reason: String
+    package var reason: String
 
-    public var description: String { "\(path): \(reason)" }
+    package var description: String { "\(path): \(reason)" }
 }

@@ -12,9 +12,9 @@ import WireProtocol
 /// let screen = Renderer.render(state, size: Size(width: 80, height: 24))
 /// terminal.blit(screen)
 /// ```
-public enum Renderer {
+package enum Renderer {
     /// Renders the whole screen.
-    public static func render(_ state: AppState, size: Size) -> Screen {
+    package static func render(_ state: AppState, size: Size) -> Screen {
         var state = state
         if state.size != size {
             state.size = size

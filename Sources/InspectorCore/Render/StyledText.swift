@@ -1,34 +1,34 @@
 /// A run of text in one style.
-public struct Span: Sendable, Equatable {
+package struct Span: Sendable, Equatable {
     /// The text.
-    public var text: String
+    package var text: String
     /// Its style.
-    public var style: Style
+    package var style: Style
 
     /// Creates a span.
-    public init(_ text: String, _ style: Style = .normal) {
+    package init(_ text: String, _ style: Style = .normal) {
         self.text = text
         self.style = style
     }
 }
 
 /// One line of styled text: what formatters return and the renderer draws.
-public struct StyledLine: Sendable, Equatable, ExpressibleByStringLiteral {
+package struct StyledLine: Sendable, Equatable, ExpressibleByStringLiteral {
     /// The runs, left to right.
-    public var spans: [Span]
+    package var spans: [Span]
 
     /// Creates a line from spans.
-    public init(_ spans: [Span] = []) { self.spans = spans }
+    package init(_ spans: [Span] = []) { self.spans = spans }
     /// A line of one span.
-    public init(_ text: String, _ style: Style = .normal) { self.spans = [Span(text, style)] }
+    package init(_ text: String, _ style: Style = .normal) { self.spans = [Span(text, style)] }
     /// A plain line.
-    public init(stringLiteral value: String) { self.init(value) }
+    package init(stringLiteral value: String) { self.init(value) }
 
     /// The characters, without styles.
-    public var text: String { spans.map(\.text).joined() }
+    package var text: String { spans.map(\.text).joined() }
 
     /// Splits the line into lines of at most `width` columns.
-    public func wrapped(toWidth width: Int) -> [StyledLine] {
+    package func wrapped(toWidth width: Int) -> [StyledLine] {
         guard width > 0, DisplayWidth.of(text) > width else { return [self] }
         var lines: [StyledLine] = []
         var current: [Span] = []

@@ -1,7 +1,7 @@
 /// Names of the ways a cell can look. Rendering picks names; ``Palette``
 /// alone decides colours, so a theme or a monochrome terminal changes one
 /// table.
-public enum Style: String, Sendable, Hashable, CaseIterable {
+package enum Style: String, Sendable, Hashable, CaseIterable {
     /// Chrome: body text, de-emphasised text, the list header, titles, the
     /// selected row, the status bar, the prompt, notes, warnings and errors.
     case normal, dim, header, title, selected, statusBar, prompt, message, warning, error
@@ -23,28 +23,28 @@ public enum Style: String, Sendable, Hashable, CaseIterable {
 }
 
 /// A terminal colour: the eight ANSI colours or the terminal's default.
-public enum TerminalColor: Int, Sendable, Hashable {
+package enum TerminalColor: Int, Sendable, Hashable {
     /// The ANSI colour numbers 0-7.
     case black = 0, red, green, yellow, blue, magenta, cyan, white
 }
 
 /// How one style is drawn: colours (nil = the terminal's default) and attributes.
-public struct Appearance: Sendable, Hashable {
+package struct Appearance: Sendable, Hashable {
     /// Foreground colour.
-    public var foreground: TerminalColor?
+    package var foreground: TerminalColor?
     /// Background colour.
-    public var background: TerminalColor?
+    package var background: TerminalColor?
     /// Bold.
-    public var bold: Bool
+    package var bold: Bool
     /// Reverse video.
-    public var reverse: Bool
+    package var reverse: Bool
     /// Underlined.
-    public var underline: Bool
+    package var underline: Bool
     /// Dim.
-    public var dim: Bool
+    package var dim: Bool
 
     /// Creates an appearance.
-    public init(
+    package init(
         _ foreground: TerminalColor? = nil,
         on background: TerminalColor? = nil,
         bold: Bool = false,
@@ -67,17 +67,17 @@ public struct Appearance: Sendable, Hashable {
 /// let palette = terminalHasColors ? Palette.colour : Palette.monochrome
 /// let look = palette[.status5xx]
 /// ```
-public struct Palette: Sendable {
+package struct Palette: Sendable {
     private let table: [Style: Appearance]
 
     /// Creates a palette; styles missing from `table` look normal.
-    public init(_ table: [Style: Appearance]) { self.table = table }
+    package init(_ table: [Style: Appearance]) { self.table = table }
 
     /// The appearance of a style.
-    public subscript(style: Style) -> Appearance { table[style] ?? Appearance() }
+    package subscript(style: Style) -> Appearance { table[style] ?? Appearance() }
 
     /// The default palette for terminals with colours.
-    public static let colour = Palette([
+    package static let colour = Palette([
         .dim: Appearance(dim: true),
         .header: Appearance(bold: true, underline: true),
         .title: Appearance(.cyan, bold: true),
@@ -118,7 +118,7 @@ public struct Palette: Sendable {
 
     /// For terminals without colours: attributes only, so selection, tabs,
     /// errors and matches stay distinguishable.
-    public static let monochrome = Palette([
+    package static let monochrome = Palette([
         .dim: Appearance(dim: true),
         .header: Appearance(bold: true, underline: true),
         .title: Appearance(bold: true),

@@ -1,43 +1,43 @@
 /// Width and height of a terminal, in cells.
-public struct Size: Sendable, Hashable, CustomStringConvertible {
+package struct Size: Sendable, Hashable, CustomStringConvertible {
     /// Columns.
-    public var width: Int
+    package var width: Int
     /// Rows.
-    public var height: Int
+    package var height: Int
 
     /// Creates a size.
-    public init(width: Int, height: Int) {
+    package init(width: Int, height: Int) {
         self.width = width
         self.height = height
     }
 
     /// The smallest terminal the layout is designed for.
-    public static let minimum = Size(width: 80, height: 24)
+    package static let minimum = Size(width: 80, height: 24)
 
-    public var description: String { "\(width)x\(height)" }
+    package var description: String { "\(width)x\(height)" }
 }
 
 /// One cell of the screen: a grapheme and the name of its style.
 ///
 /// A two-column character occupies its cell and the next one; that next
 /// cell is a ``isContinuation`` cell which the terminal layer skips.
-public struct Cell: Sendable, Hashable {
+package struct Cell: Sendable, Hashable {
     /// What is drawn; `nil` for the right half of a wide character.
-    public var character: Character?
+    package var character: Character?
     /// How it is drawn; ``Palette`` maps it to colours and attributes.
-    public var style: Style
+    package var style: Style
 
     /// Creates a cell.
-    public init(_ character: Character? = " ", style: Style = .normal) {
+    package init(_ character: Character? = " ", style: Style = .normal) {
         self.character = character
         self.style = style
     }
 
     /// Whether this cell is the right half of a wide character.
-    public var isContinuation: Bool { character == nil }
+    package var isContinuation: Bool { character == nil }
 
     /// An empty cell in the default style.
-    public static let blank = Cell()
+    package static let blank = Cell()
 }
 
 /// A rectangular grid of cells: what `render(state, size)` produces and the
@@ -47,27 +47,27 @@ public struct Cell: Sendable, Hashable {
 /// var screen = Screen(size: Size(width: 80, height: 24))
 /// screen.write("GET", row: 0, column: 0, style: .method)
 /// ```
-public struct Screen: Sendable, Equatable {
+package struct Screen: Sendable, Equatable {
     /// The grid's dimensions.
-    public let size: Size
+    package let size: Size
     /// The cells, row by row.
-    public private(set) var cells: [Cell]
+    package private(set) var cells: [Cell]
 
     /// A screen filled with blank cells.
-    public init(size: Size) {
+    package init(size: Size) {
         self.size = Size(width: max(0, size.width), height: max(0, size.height))
         self.cells = Array(repeating: .blank, count: self.size.width * self.size.height)
     }
 
     /// The cell at a position.
-    public subscript(row: Int, column: Int) -> Cell {
+    package subscript(row: Int, column: Int) -> Cell {
         cells[row * size.width + column]
     }
 
     /// Writes text from a position, clipping at `limit` columns (default: the
     /// right edge) and ending clipped text with "…". Returns the columns used.
     @discardableResult
-    public mutating func write(_ text: String, row: Int, column: Int = 0, style: Style = .normal, limit: Int? = nil) -> Int {
+    package mutating func write(_ text: String, row: Int, column: Int = 0, style: Style = .normal, limit: Int? = nil) -> Int {
         guard row >= 0, row < size.height, column >= 0, column < size.width else { return 0 }
         let available = min(limit ?? size.width - column, size.width - column)
         guard available > 0 else { return 0 }
@@ -87,7 +87,7 @@ public struct Screen: Sendable, Equatable {
     }
 
     /// Paints a run of cells in a style, keeping their characters.
-    public mutating func restyle(row: Int, from column: Int, width: Int, style: Style) {
+    package mutating func restyle(row: Int, from column: Int, width: Int, style: Style) {
         guard row >= 0, row < size.height else { return }
         let start = max(0, column)
         let end = min(size.width, column + width)
@@ -96,13 +96,13 @@ public struct Screen: Sendable, Equatable {
     }
 
     /// Fills a whole row with blanks in a style.
-    public mutating func fill(row: Int, style: Style) {
+    package mutating func fill(row: Int, style: Style) {
         guard row >= 0, row < size.height else { return }
         for x in 0..<size.width { cells[row * size.width + x] = Cell(" ", style: style) }
     }
 
     /// The characters of one row, wide characters once, trailing spaces kept.
-    public func text(ofRow row: Int) -> String {
+    package func text(ofRow row: Int) -> String {
         var line = ""
         for x in 0..<size.width {
             if let character = self[row, x].character { line.append(character) }
@@ -112,7 +112,7 @@ public struct Screen: Sendable, Equatable {
 
     /// The whole screen as text, one line per row, trailing spaces removed:
     /// the form snapshot tests compare.
-    public var text: String {
+    package var text: String {
         (0..<size.height).map { row in
             var line = text(ofRow: row)
             while line.last == " " { line.removeLast() }

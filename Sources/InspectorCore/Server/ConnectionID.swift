@@ -8,7 +8,7 @@
 /// inbox.post(.connected(.agent(1), hello, peer: "unix:/tmp/netinspect.sock"))
 /// if !session.agents[index].connection.isApp { … }   // a file, or netinspect's own replays
 /// ```
-public enum ConnectionID: Hashable, Sendable, CustomStringConvertible {
+package enum ConnectionID: Hashable, Sendable, CustomStringConvertible {
     /// An app's agent, numbered from 1 in the order the listener accepted it.
     case agent(UInt64)
     /// An OpenTelemetry service, numbered from 0 in the order the OTLP
@@ -20,18 +20,18 @@ public enum ConnectionID: Hashable, Sendable, CustomStringConvertible {
     case netinspect
 
     /// The agent accepted `number`th: `ConnectionID(1)` is `.agent(1)`.
-    public init(_ number: UInt64) { self = .agent(number) }
+    package init(_ number: UInt64) { self = .agent(number) }
 
     /// Whether an app sends these flows (its agent, or its OpenTelemetry
     /// exporter), not a file nor netinspect itself.
-    public var isApp: Bool {
+    package var isApp: Bool {
         switch self {
         case .agent, .otlpService: true
         case .file, .netinspect: false
         }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .agent(let number): "#\(number)"
         case .otlpService(let number): "otlp#\(number)"

@@ -7,7 +7,7 @@ import NIOConcurrencyHelpers
 import WireProtocol
 
 /// What the listener tells the UI.
-public enum InboxEvent: Sendable, Equatable {
+package enum InboxEvent: Sendable, Equatable {
     /// The listener is bound: one per endpoint, with the real port for `tcp:…:0`.
     case listening(Endpoint)
     /// An agent sent a valid hello (carrying the token, when one is required).
@@ -46,17 +46,17 @@ public enum InboxEvent: Sendable, Equatable {
 /// the agent's own bounded queue drops its oldest events and reports it.
 /// One listener per inbox: ``InspectorListener`` installs the callback that
 /// ``drain()`` uses to wake it.
-public final class Inbox: Sendable {
+package final class Inbox: Sendable {
     /// How much an inbox holds before it refuses offers.
-    public struct Limits: Sendable, Equatable {
+    package struct Limits: Sendable, Equatable {
         /// Events waiting; an offer is refused once this many wait.
-        public var maximumEvents: Int
+        package var maximumEvents: Int
         /// Bytes of frames waiting (as counted by the offerer); an offer is
         /// refused once this many wait, so one frame may take it past.
-        public var maximumBytes: Int
+        package var maximumBytes: Int
 
         /// Creates limits; each must be at least 1.
-        public init(maximumEvents: Int, maximumBytes: Int) {
+        package init(maximumEvents: Int, maximumBytes: Int) {
             precondition(maximumEvents >= 1 && maximumBytes >= 1, "inbox limits must be at least 1")
             self.maximumEvents = maximumEvents
             self.maximumBytes = maximumBytes
@@ -66,7 +66,7 @@ public final class Inbox: Sendable {
         /// target of 50,000 events a second (so a UI that keeps up never
         /// meets it), and 64 MiB of frames, the byte bound of an agent's own
         /// queue (four frames of the largest size the listener accepts).
-        public static let standard = Limits(maximumEvents: 50_000, maximumBytes: 64 << 20)
+        package static let standard = Limits(maximumEvents: 50_000, maximumBytes: 64 << 20)
     }
 
     private struct Queue {
@@ -86,7 +86,7 @@ public final class Inbox: Sendable {
     }
 
     /// The bound that ``offer(_:bytes:)`` applies.
-    public let limits: Limits
+    package let limits: Limits
     // NIO's lock is a pthread mutex, which ThreadSanitizer understands;
     // Synchronization.Mutex's contended path is invisible to it on Linux and
     // makes `swift test --sanitize=thread` report races that are not there.
@@ -95,7 +95,7 @@ public final class Inbox: Sendable {
     private let writeEnd: Int32
 
     /// Creates an empty inbox and its wake-up pipe.
-    public init(limits: Limits = .standard) {
+    package init(limits: Limits = .standard) {
         self.limits = limits
         var ends: [Int32] = [-1, -1]
         // Without a pipe there is no way to wake the UI; nothing sensible remains.
@@ -115,7 +115,7 @@ public final class Inbox: Sendable {
 
     /// Queues an event whatever the bound (the listener's `listening`
     /// events, tests); wakes the reader if the queue was empty.
-    public func post(_ event: InboxEvent) {
+    package func post(_ event: InboxEvent) {
         queue.withLockedValue { queue in append(event, bytes: 0, to: &queue) }
     }
 
@@ -126,7 +126,7 @@ public final class Inbox: Sendable {
     ///   listener passes the size of the frame it came in).
     /// - Returns: false when refused; the next ``drain()`` then calls the
     ///   listener back, so it can offer again.
-    public func offer(_ event: InboxEvent, bytes: Int) -> Bool {
+    package func offer(_ event: InboxEvent, bytes: Int) -> Bool {
         queue.withLockedValue { queue in
             guard queue.events.count < limits.maximumEvents, queue.bytes < limits.maximumBytes else {
                 queue.isSomeoneWaiting = true
@@ -139,7 +139,7 @@ public final class Inbox: Sendable {
 
     /// Takes every queued event, oldest first, and clears the wake-up. If an
     /// offer was refused since the last drain, calls the listener back.
-    public func drain() -> [InboxEvent] {
+    package func drain() -> [InboxEvent] {
         queue.withLockedValue { queue in
             guard !queue.events.isEmpty else { return [] }
             readWakeByte()
@@ -158,10 +158,10 @@ public final class Inbox: Sendable {
     }
 
     /// Events waiting now.
-    public var count: Int { queue.withLockedValue { $0.events.count } }
+    package var count: Int { queue.withLockedValue { $0.events.count } }
 
     /// Bytes of frames waiting now, as counted by ``offer(_:bytes:)``.
-    public var byteCount: Int { queue.withLockedValue { $0.bytes } }
+    package var byteCount: Int { queue.withLockedValue { $0.bytes } }
 
     /// What ``drain()`` calls (with the inbox's lock held) after emptying an
     /// inbox that refused an offer: it must only hand work to another thread.
@@ -176,7 +176,7 @@ public final class Inbox: Sendable {
     /// with the counts of ``takenEvents(in:)`` or their own. The listener
     /// adds them up per connection and sends each agent a receipt, from
     /// which an agent whose inspector dies counts what never arrived.
-    public func acknowledge(_ counts: [ConnectionID: Int]) {
+    package func acknowledge(_ counts: [ConnectionID: Int]) {
         guard !counts.isEmpty, let handler = queue.withLockedValue({ $0.onTaken }) else { return }
         handler(counts)
     }
@@ -184,7 +184,7 @@ public final class Inbox: Sendable {
     /// The events per connection that count for receipts among `events`:
     /// flow messages (`flowStarted`, `flowResponse`, `flowFinished`), the
     /// ones an agent counts when it drops them.
-    public static func takenEvents(in events: [InboxEvent]) -> [ConnectionID: Int] {
+    package static func takenEvents(in events: [InboxEvent]) -> [ConnectionID: Int] {
         var counts: [ConnectionID: Int] = [:]
         for case let .message(connection, message) in events where message.isFlowEvent {
             counts[connection, default: 0] += 1
@@ -195,7 +195,7 @@ public final class Inbox: Sendable {
     /// Sends a control message (a replay) to one agent's connection.
     /// - Returns: false when no listener is attached (a file opened with `--read`).
     @discardableResult
-    public func send(_ message: ViewerMessage, to connection: ConnectionID) -> Bool {
+    package func send(_ message: ViewerMessage, to connection: ConnectionID) -> Bool {
         guard let handler = queue.withLockedValue({ $0.onControl }) else { return false }
         handler(message, connection)
         return true
@@ -211,7 +211,7 @@ public final class Inbox: Sendable {
     /// ```
     /// - Returns: false when no listener is attached (a file opened with `--read`).
     @discardableResult
-    public func replaceRules(_ rules: [TrafficRule]) -> Bool {
+    package func replaceRules(_ rules: [TrafficRule]) -> Bool {
         guard let handler = queue.withLockedValue({ $0.onRules }) else { return false }
         handler(rules)
         return true
@@ -241,11 +241,11 @@ public final class Inbox: Sendable {
 
     /// A file descriptor that is readable while events are waiting (the read
     /// end of a pipe; ``drain()`` empties it). For `poll()` on the UI thread.
-    public var wakeFileDescriptor: Int32 { readEnd }
+    package var wakeFileDescriptor: Int32 { readEnd }
 
     /// Waits up to `timeout` for events (for tests and headless mode) and
     /// returns ``drain()``: empty when none came in time.
-    public func wait(timeout: Duration) -> [InboxEvent] {
+    package func wait(timeout: Duration) -> [InboxEvent] {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)
         while true {

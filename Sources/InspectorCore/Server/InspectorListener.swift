@@ -28,7 +28,7 @@ import WireProtocol
 /// let endpoints = try listener.start()
 /// defer { listener.shutdown() }
 /// ```
-public final class InspectorListener: Sendable {
+package final class InspectorListener: Sendable {
     private let configuration: ListenerConfiguration
     private let inbox: Inbox
     private let state = NIOLockedValueBox<State>(.idle)  // pthread-based: see Inbox.events
@@ -48,7 +48,7 @@ public final class InspectorListener: Sendable {
     }
 
     /// Creates a listener; nothing is bound until ``start()``.
-    public init(configuration: ListenerConfiguration, inbox: Inbox) {
+    package init(configuration: ListenerConfiguration, inbox: Inbox) {
         self.configuration = configuration
         self.inbox = inbox
     }
@@ -57,7 +57,7 @@ public final class InspectorListener: Sendable {
     /// Call it from a thread that is not one of NIO's event loops.
     /// - Returns: the bound endpoints, with the real port for `tcp:…:0`.
     /// - Throws: ``ListenerError``; nothing stays bound when it throws.
-    public func start() throws(ListenerError) -> [Endpoint] {
+    package func start() throws(ListenerError) -> [Endpoint] {
         try configuration.validate()
         let wasIdle = state.withLockedValue { state in
             guard case .idle = state else { return false }
@@ -92,7 +92,7 @@ public final class InspectorListener: Sendable {
     /// Closes every connection and listening socket and removes the socket
     /// files this listener created. Safe to call more than once; call it from
     /// a thread that is not one of NIO's event loops.
-    public func shutdown() {
+    package func shutdown() {
         let running: Running? = state.withLockedValue { state in
             guard case .running(let running) = state else { return nil }
             state = .idle

@@ -6,24 +6,24 @@ import WireProtocol
 /// var configuration = ListenerConfiguration(endpoints: [.tcp(host: "0.0.0.0", port: 9123)], token: "s3cret")
 /// try configuration.validate()
 /// ```
-public struct ListenerConfiguration: Sendable {
+package struct ListenerConfiguration: Sendable {
     /// The addresses to listen on; the default Unix socket unless told otherwise.
-    public var endpoints: [Endpoint]
+    package var endpoints: [Endpoint]
     /// A shared secret every agent's hello must carry; required for any
     /// non-loopback TCP address.
-    public var token: String?
+    package var token: String?
     /// The largest frame payload accepted from an agent, in bytes. A larger
     /// length prefix closes that connection before the payload is buffered.
-    public var maximumFrameSize: Int
+    package var maximumFrameSize: Int
     /// How long a new connection may take to send its hello before it is
     /// closed; `nil` waits for ever.
-    public var helloTimeout: Duration? = .seconds(10)
+    package var helloTimeout: Duration? = .seconds(10)
     /// Traffic rules sent to every agent that accepts control, as soon as it
     /// says hello; they hold while its connection lasts.
-    public var rules: [TrafficRule] = []
+    package var rules: [TrafficRule] = []
 
     /// Creates a configuration.
-    public init(
+    package init(
         endpoints: [Endpoint] = [Endpoint.defaultEndpoint()],
         token: String? = nil,
         maximumFrameSize: Int = Wire.defaultMaximumFrameSize
@@ -37,7 +37,7 @@ public struct ListenerConfiguration: Sendable {
     /// - Throws: ``ListenerError/tokenRequired(_:)`` for a TCP address off this
     ///   machine without a token, ``ListenerError/socketPathTooLong(path:)``,
     ///   ``ListenerError/noEndpoints``.
-    public func validate() throws(ListenerError) {
+    package func validate() throws(ListenerError) {
         guard !endpoints.isEmpty else { throw .noEndpoints }
         for endpoint in endpoints {
             switch endpoint {
@@ -55,7 +55,7 @@ public struct ListenerConfiguration: Sendable {
 }
 
 /// Why the listener could not start.
-public enum ListenerError: Error, Sendable, Equatable, CustomStringConvertible {
+package enum ListenerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// Another process (most likely another netinspect) answers on this socket.
     case alreadyListening(path: String)
     /// Something that is not a socket sits where the socket should go; it is
@@ -72,7 +72,7 @@ public enum ListenerError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The operating system refused to bind (address in use, permission…).
     case bindFailed(Endpoint, reason: String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .alreadyListening(let path):
             "another netinspect is already listening on \(path); quit it or pass --listen unix:OTHER-PATH"

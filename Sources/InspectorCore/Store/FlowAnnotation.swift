@@ -12,20 +12,20 @@ import WireProtocol
 /// note.isMarked = true
 /// note.comment = "fails only with the staging token"
 /// ```
-public struct FlowAnnotation: Sendable, Equatable, Hashable {
+package struct FlowAnnotation: Sendable, Equatable, Hashable {
     /// Whether the flow is marked (`M`, `:mark`).
-    public var isMarked: Bool
+    package var isMarked: Bool
     /// The comment (`#`, `:comment`); nil when there is none. Never empty.
-    public var comment: String? {
+    package var comment: String? {
         didSet { if comment?.isEmpty == true { comment = nil } }
     }
 
     /// Creates an annotation; an empty comment is stored as none.
-    public init(isMarked: Bool = false, comment: String? = nil) {
+    package init(isMarked: Bool = false, comment: String? = nil) {
         self.isMarked = isMarked
         self.comment = comment?.isEmpty == true ? nil : comment
     }
 
     /// Whether there is nothing to keep.
-    public var isEmpty: Bool { !isMarked && comment == nil }
+    package var isEmpty: Bool { !isMarked && comment == nil }
 }

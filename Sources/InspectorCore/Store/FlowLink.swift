@@ -24,21 +24,21 @@ import WireProtocol
 /// let received = FlowLink.Endpoint(received: inboundLog, host: "build-7")!
 /// FlowLink.made(call, received)      // true when the call carried that request
 /// ```
-public enum FlowLink {
+package enum FlowLink {
     /// What the decision needs of one side's flow.
-    public struct Endpoint: Sendable, Equatable {
+    package struct Endpoint: Sendable, Equatable {
         /// The connection's address on the caller's side: a call's local
         /// address, an inbound flow's peer.
-        public var address: String
+        package var address: String
         /// The host the flow's agent runs on.
-        public var host: String
+        package var host: String
         /// When the flow started.
-        public var start: Date
+        package var start: Date
         /// When it finished; nil while it runs.
-        public var end: Date?
+        package var end: Date?
 
         /// Creates an endpoint from its parts.
-        public init(address: String, host: String, start: Date, end: Date?) {
+        package init(address: String, host: String, start: Date, end: Date?) {
             self.address = address
             self.host = host
             self.start = start
@@ -46,21 +46,21 @@ public enum FlowLink {
         }
 
         /// The caller's side of a call, if it recorded its local address.
-        public init?(call log: NetworkLog, host: String) {
+        package init?(call log: NetworkLog, host: String) {
             guard !log.isInbound, let address = log.localAddress, !address.isEmpty else { return nil }
             self.init(address: address, host: host, start: log.timing.startedAt,
                       end: log.timing.finished.map { log.timing.startedAt.addingTimeInterval($0) })
         }
 
         /// The callee's side of an inbound flow, if its capture saw the peer.
-        public init?(received log: NetworkLog, host: String) {
+        package init?(received log: NetworkLog, host: String) {
             guard log.isInbound, let address = log.peer, !address.isEmpty else { return nil }
             self.init(address: address, host: host, start: log.timing.startedAt, end: nil)
         }
     }
 
     /// Whether `call` could have carried the request of `received`.
-    public static func made(_ call: Endpoint, _ received: Endpoint) -> Bool {
+    package static func made(_ call: Endpoint, _ received: Endpoint) -> Bool {
         call.address == received.address && call.host == received.host
             && call.start <= received.start && (call.end.map { $0 >= received.start } ?? true)
     }
@@ -70,7 +70,7 @@ public enum FlowLink {
     /// started last, since a connection's earlier requests were answered
     /// before it was sent. Reads from the end, and stops at the first call
     /// that started no later than `received`: an earlier one ended before it.
-    public static func caller<Calls: BidirectionalCollection>(of received: Endpoint, among calls: Calls) -> Calls.Element?
+    package static func caller<Calls: BidirectionalCollection>(of received: Endpoint, among calls: Calls) -> Calls.Element?
     where Calls.Element == (id: FlowID, endpoint: Endpoint) {
         for call in calls.reversed() where call.endpoint.host == received.host && call.endpoint.start <= received.start {
             return made(call.endpoint, received) ? call : nil

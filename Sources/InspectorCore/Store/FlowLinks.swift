@@ -12,7 +12,7 @@ import WireProtocol
 /// links.note(received, host: "build-7")   // [received.id]: its caller changed
 /// links.callerOf[received.id]             // call.id
 /// ```
-public struct FlowLinks: Sendable {
+package struct FlowLinks: Sendable {
     typealias Entry = (id: FlowID, endpoint: FlowLink.Endpoint)
 
     /// Entries of one address in arrival order; the first `dropped` are forgotten.
@@ -23,11 +23,11 @@ public struct FlowLinks: Sendable {
     }
 
     /// Flows remembered at most.
-    public let limit: Int
+    package let limit: Int
     /// For each inbound flow made by a captured call, that call.
-    public private(set) var callerOf: [FlowID: FlowID] = [:]
+    package private(set) var callerOf: [FlowID: FlowID] = [:]
     /// The inbound flows each call made.
-    public private(set) var calleesOf: [FlowID: [FlowID]] = [:]
+    package private(set) var calleesOf: [FlowID: [FlowID]] = [:]
     private var calls: [String: Group] = [:]
     private var received: [String: Group] = [:]
     /// Every entry's address and side, oldest first, for forgetting.
@@ -35,7 +35,7 @@ public struct FlowLinks: Sendable {
     private var orderHead = 0
 
     /// Creates an empty index remembering at most `limit` flows.
-    public init(limit: Int = 100_000) {
+    package init(limit: Int = 100_000) {
         self.limit = max(1, limit)
     }
 
@@ -43,7 +43,7 @@ public struct FlowLinks: Sendable {
     /// span), from an agent on `host`; returns the inbound flows whose
     /// caller changed. Flows that can take no part in a link are ignored.
     @discardableResult
-    public mutating func note(_ log: NetworkLog, host: String) -> [FlowID] {
+    package mutating func note(_ log: NetworkLog, host: String) -> [FlowID] {
         if let call = FlowLink.Endpoint(call: log, host: host) {
             let isNew = upsert((log.id, call), isCall: true)
             // Requests reach one address in the order they were sent: those
@@ -66,7 +66,7 @@ public struct FlowLinks: Sendable {
     }
 
     /// Forgets every flow.
-    public mutating func removeAll() {
+    package mutating func removeAll() {
         self = FlowLinks(limit: limit)
     }
 

@@ -4,12 +4,12 @@ extension FlowStore {
     /// Names the app an agent connection belongs to (``Session`` does, as
     /// the agent says hello): what `~app` and `~pid` match, and the host a
     /// link between two services' flows needs.
-    public mutating func setOrigin(_ origin: FlowOrigin, ofAgent agent: Int) {
+    package mutating func setOrigin(_ origin: FlowOrigin, ofAgent agent: Int) {
         origins[agent] = origin
     }
 
     /// The app a stored flow came from; nil for a file's flows and copies.
-    public func origin(of record: Record) -> FlowOrigin? {
+    package func origin(of record: Record) -> FlowOrigin? {
         record.agent.flatMap { origins[$0] }
     }
 
@@ -21,7 +21,7 @@ extension FlowStore {
     /// ```swift
     /// store.parentSequence(of: inventoryRequest)   // the checkout service's call
     /// ```
-    public func parentSequence(of sequence: Int) -> Int? {
+    package func parentSequence(of sequence: Int) -> Int? {
         guard let log = self[sequence]?.log else { return nil }
         // The tree asks this of every row on every batch: most flows are
         // neither a call's child nor linked, and cost no hashing.
@@ -31,7 +31,7 @@ extension FlowStore {
     }
 
     /// The same for a flow, with the app it came from: how `~parent` looks up.
-    public func parent(of log: NetworkLog) -> (log: NetworkLog, origin: FlowOrigin?)? {
+    package func parent(of log: NetworkLog) -> (log: NetworkLog, origin: FlowOrigin?)? {
         guard let sequence = sequence(of: log.id), let parent = parentSequence(of: sequence), let record = self[parent] else {
             return nil
         }

@@ -14,46 +14,46 @@ import WireProtocol
 /// let changes = store.insert(log)
 /// store.apply(finished)            // updates the flow in place
 /// ```
-public struct FlowStore: Sendable {
+package struct FlowStore: Sendable {
     /// How much the store may hold.
-    public struct Limits: Sendable, Equatable {
+    package struct Limits: Sendable, Equatable {
         /// Flows kept; the oldest are evicted beyond this.
-        public var maximumFlows: Int
+        package var maximumFlows: Int
         /// Bytes of captured bodies kept; the oldest flows lose their bodies
         /// (marked as dropped) beyond this.
-        public var bodyMemoryBudget: Int
+        package var bodyMemoryBudget: Int
 
         /// Creates limits. Defaults: 100,000 flows and 256 MiB of bodies.
-        public init(maximumFlows: Int = 100_000, bodyMemoryBudget: Int = 256 * 1024 * 1024) {
+        package init(maximumFlows: Int = 100_000, bodyMemoryBudget: Int = 256 * 1024 * 1024) {
             self.maximumFlows = max(1, maximumFlows)
             self.bodyMemoryBudget = max(0, bodyMemoryBudget)
         }
     }
 
     /// One stored flow and what the store knows about it.
-    public struct Record: Sendable, Equatable {
+    package struct Record: Sendable, Equatable {
         /// The flow as last updated.
-        public internal(set) var log: NetworkLog
+        package internal(set) var log: NetworkLog
         /// Arrival order number.
-        public let sequence: Int
+        package let sequence: Int
         /// Number of the agent connection it came from (see ``Session``), if known.
-        public let agent: Int?
+        package let agent: Int?
         /// The URL's host, lowercased, computed once for sorting and display.
-        public let host: String
+        package let host: String
         /// Whether the bodies were dropped to stay within the memory budget.
-        public internal(set) var bodiesDropped: Bool
+        package internal(set) var bodiesDropped: Bool
         /// Counts the changes to this record, so derived views can be cached.
-        public internal(set) var revision = 0
+        package internal(set) var revision = 0
         /// The mark and comment the person added (viewer-side, not from the agent).
-        public internal(set) var annotation = FlowAnnotation()
+        package internal(set) var annotation = FlowAnnotation()
         /// Set while the flow's agent holds it at a breakpoint.
-        public internal(set) var hold: FlowHold?
+        package internal(set) var hold: FlowHold?
         /// Deleted by the person (`d`): kept in its slot, so sequence numbers
         /// stay indices, but out of every view, count and file.
-        public internal(set) var isDeleted = false
+        package internal(set) var isDeleted = false
         /// How long the flow was held, as the inspector saw `held` and
         /// `released` arrive (the agent sends no hold times of its own).
-        public internal(set) var heldTime = HeldTime()
+        package internal(set) var heldTime = HeldTime()
 
         var bodyBytes: Int {
             (log.request.body?.data.count ?? 0) + (log.response?.body?.data.count ?? 0)
@@ -69,7 +69,7 @@ public struct FlowStore: Sendable {
     }
 
     /// What a mutation did, so views can update incrementally.
-    public enum Change: Sendable, Equatable {
+    package enum Change: Sendable, Equatable {
         /// A flow was added.
         case inserted(Int)
         /// A flow's content changed.
@@ -81,7 +81,7 @@ public struct FlowStore: Sendable {
     }
 
     /// The limits in force.
-    public let limits: Limits
+    package let limits: Limits
     private var records: [Record] = []
     /// Index in `records` of the oldest live flow; the slots before it are
     /// evicted and compacted away in batches.
@@ -95,43 +95,43 @@ public struct FlowStore: Sendable {
 
     /// Events that named a flow the store does not have (evicted, cleared,
     /// or never started); they are ignored.
-    public private(set) var unknownFlowEvents = 0
+    package private(set) var unknownFlowEvents = 0
     /// Flows evicted because of ``Limits/maximumFlows``.
-    public private(set) var evictedFlows = 0
+    package private(set) var evictedFlows = 0
     /// Bytes of bodies currently held.
-    public private(set) var bodyBytes = 0
+    package private(set) var bodyBytes = 0
     /// Which captured call made each inbound flow (FlowStore+Links.swift).
-    public internal(set) var links: FlowLinks
+    package internal(set) var links: FlowLinks
     /// The app each agent connection belongs to, by agent number.
-    public internal(set) var origins: [Int: FlowOrigin] = [:]
+    package internal(set) var origins: [Int: FlowOrigin] = [:]
 
     /// Creates an empty store.
-    public init(limits: Limits = Limits()) {
+    package init(limits: Limits = Limits()) {
         self.limits = limits
         links = FlowLinks(limit: limits.maximumFlows)
     }
 
     /// Number of flows held, not counting those deleted.
-    public var count: Int { records.count - head - deletedCount }
+    package var count: Int { records.count - head - deletedCount }
     /// Flows deleted (``delete(_:)``) and not yet evicted.
     private var deletedCount = 0
     /// Whether the store is empty.
-    public var isEmpty: Bool { count == 0 }
+    package var isEmpty: Bool { count == 0 }
     /// Sequence number of the oldest flow held (or of the next one, when empty).
-    public var firstSequence: Int { baseSequence + head }
+    package var firstSequence: Int { baseSequence + head }
     /// Sequence number the next flow will get.
-    public var endSequence: Int { nextSequence }
+    package var endSequence: Int { nextSequence }
     /// Sequence numbers of all flows held, oldest first.
-    public var sequenceRange: Range<Int> { firstSequence..<endSequence }
+    package var sequenceRange: Range<Int> { firstSequence..<endSequence }
 
     /// The flow with a sequence number, if still held.
-    public subscript(sequence: Int) -> Record? {
+    package subscript(sequence: Int) -> Record? {
         guard sequenceRange.contains(sequence) else { return nil }
         return records[sequence - baseSequence]
     }
 
     /// The flow's record; the sequence number must be in ``sequenceRange``.
-    public func record(at sequence: Int) -> Record {
+    package func record(at sequence: Int) -> Record {
         records[sequence - baseSequence]
     }
 
@@ -142,14 +142,14 @@ public struct FlowStore: Sendable {
     }
 
     /// The sequence number of a flow, if held.
-    public func sequence(of id: FlowID) -> Int? { sequences[id] }
+    package func sequence(of id: FlowID) -> Int? { sequences[id] }
 
     /// All records, oldest first.
-    public var allRecords: ArraySlice<Record> { records[head...] }
+    package var allRecords: ArraySlice<Record> { records[head...] }
 
     /// Adds a started flow. A second `flowStarted` for a known id replaces
     /// the flow's content in place.
-    public mutating func insert(_ log: NetworkLog, agent: Int? = nil) -> [Change] {
+    package mutating func insert(_ log: NetworkLog, agent: Int? = nil) -> [Change] {
         if let existing = sequences[log.id] {
             return update(existing) { $0 = log } + noteLinks(of: existing)
         }
@@ -170,7 +170,7 @@ public struct FlowStore: Sendable {
 
     /// Changes the mark or comment of a flow. Nothing happens (and no change
     /// is reported) when the flow is gone or the annotation stays the same.
-    public mutating func annotate(_ sequence: Int, _ body: (inout FlowAnnotation) -> Void) -> [Change] {
+    package mutating func annotate(_ sequence: Int, _ body: (inout FlowAnnotation) -> Void) -> [Change] {
         guard sequenceRange.contains(sequence) else { return [] }
         let index = sequence - baseSequence
         var annotation = records[index].annotation
@@ -184,7 +184,7 @@ public struct FlowStore: Sendable {
     /// Notes that the agent holds flow `hold.id` at a breakpoint, or (nil)
     /// that flow `id` goes on, at `date` as the inspector saw it. Unknown
     /// flows are ignored.
-    public mutating func setHold(_ hold: FlowHold?, of id: FlowID, at date: Date) -> [Change] {
+    package mutating func setHold(_ hold: FlowHold?, of id: FlowID, at date: Date) -> [Change] {
         guard let sequence = sequences[id], sequenceRange.contains(sequence) else { return [] }
         let index = sequence - baseSequence
         guard records[index].hold != hold else { return [] }
@@ -201,7 +201,7 @@ public struct FlowStore: Sendable {
     }
 
     /// Sequence numbers of the held flows, oldest first (of `agent` only, when given).
-    public func heldSequences(agent: Int? = nil) -> [Int] {
+    package func heldSequences(agent: Int? = nil) -> [Int] {
         heldIDs.compactMap { id in
             guard let sequence = sequences[id], let record = self[sequence], record.hold != nil, agent == nil || record.agent == agent else { return nil }
             return sequence
@@ -212,38 +212,38 @@ public struct FlowStore: Sendable {
     private var heldIDs: Set<FlowID> = []
 
     /// Sequence numbers of the marked flows, oldest first.
-    public var markedSequences: [Int] {
+    package var markedSequences: [Int] {
         allRecords.lazy.filter { $0.annotation.isMarked && !$0.isDeleted }.map(\.sequence)
     }
 
     /// The annotations of every annotated flow, by flow id (for files).
-    public var annotations: [FlowID: FlowAnnotation] {
+    package var annotations: [FlowID: FlowAnnotation] {
         var result: [FlowID: FlowAnnotation] = [:]
         for record in allRecords where !record.annotation.isEmpty && !record.isDeleted { result[record.log.id] = record.annotation }
         return result
     }
 
     /// Folds a response head into its flow; unknown flows are counted.
-    public mutating func apply(_ event: FlowResponse) -> [Change] {
+    package mutating func apply(_ event: FlowResponse) -> [Change] {
         guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
         return update(sequence) { $0.apply(event) }
     }
 
     /// Appends a gRPC message to its call; unknown flows are counted.
-    public mutating func apply(_ event: GRPCMessageEvent) -> [Change] {
+    package mutating func apply(_ event: GRPCMessageEvent) -> [Change] {
         guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
         return update(sequence) { $0.apply(event) }
     }
 
     /// Folds a finish event into its flow; unknown flows are counted.
-    public mutating func apply(_ event: FlowFinished) -> [Change] {
+    package mutating func apply(_ event: FlowFinished) -> [Change] {
         guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
         return update(sequence) { $0.apply(event) } + noteLinks(of: sequence)
     }
 
     /// Deletes a flow (`d`): it leaves every view and file, its bodies are
     /// freed, and later events for it are ignored as for an evicted flow.
-    public mutating func delete(_ sequence: Int) -> [Change] {
+    package mutating func delete(_ sequence: Int) -> [Change] {
         guard sequenceRange.contains(sequence), !records[sequence - baseSequence].isDeleted else { return [] }
         let index = sequence - baseSequence
         let id = records[index].log.id
@@ -260,7 +260,7 @@ public struct FlowStore: Sendable {
 
     /// Adds a copy of a flow under a new id, as the newest flow (`D`); it
     /// belongs to no agent, so only netinspect itself can replay it.
-    public mutating func duplicate(_ sequence: Int) -> [Change] {
+    package mutating func duplicate(_ sequence: Int) -> [Change] {
         guard let record = self[sequence], !record.isDeleted else { return [] }
         var copy = record.log
         copy.id = FlowID()
@@ -268,7 +268,7 @@ public struct FlowStore: Sendable {
     }
 
     /// Removes every flow. Counters of evictions and unknown events are kept.
-    public mutating func removeAll() -> [Change] {
+    package mutating func removeAll() -> [Change] {
         deletedCount = 0
         records.removeAll()
         sequences.removeAll()
@@ -361,11 +361,11 @@ extension NetworkLog {
 /// ```swift
 /// let held = store[sequence]?.heldTime.request   // seconds before the request went out
 /// ```
-public struct HeldTime: Sendable, Equatable {
+package struct HeldTime: Sendable, Equatable {
     /// Seconds held before the request went out.
-    public internal(set) var request: Double = 0
+    package internal(set) var request: Double = 0
     /// Seconds held after the response arrived, before the app saw it.
-    public internal(set) var response: Double = 0
+    package internal(set) var response: Double = 0
     /// When the current hold began, and at which phase.
     var since: (date: Date, phase: HoldPhase)?
 
@@ -376,7 +376,7 @@ public struct HeldTime: Sendable, Equatable {
         }
     }
 
-    public static func == (lhs: HeldTime, rhs: HeldTime) -> Bool {
+    package static func == (lhs: HeldTime, rhs: HeldTime) -> Bool {
         lhs.request == rhs.request && lhs.response == rhs.response
             && lhs.since?.date == rhs.since?.date && lhs.since?.phase == rhs.since?.phase
     }

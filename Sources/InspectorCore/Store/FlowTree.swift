@@ -18,17 +18,17 @@ import WireProtocol
 /// tree.rows          // parent, its children, next parent…
 /// tree.depth[child]  // 1
 /// ```
-public struct FlowTree: Sendable, Equatable {
+package struct FlowTree: Sendable, Equatable {
     /// Sequence numbers in display order, collapsed children left out.
-    public private(set) var rows: [Int] = []
+    package private(set) var rows: [Int] = []
     /// How deep each shown flow is nested; absent means top-level (0).
-    public private(set) var depth: [Int: Int] = [:]
+    package private(set) var depth: [Int: Int] = [:]
     /// How many children each parent has among the list's rows, collapsed or not.
-    public private(set) var childCount: [Int: Int] = [:]
+    package private(set) var childCount: [Int: Int] = [:]
 
     /// Nests `rows` (in their order) by parent; the children of parents in
     /// `collapsed` are left out, or of every parent when `collapsesAll`.
-    public init(rows listRows: [Int], store: FlowStore, collapsed: Set<Int>, collapsesAll: Bool = false) {
+    package init(rows listRows: [Int], store: FlowStore, collapsed: Set<Int>, collapsesAll: Bool = false) {
         // Flat arrays over the store's sequence range rather than sets and
         // dictionaries: the tree is rebuilt for every batch of events.
         let base = store.firstSequence

@@ -1,7 +1,7 @@
 import WireProtocol
 
 /// What the flow list is ordered by.
-public enum SortKey: String, Sendable, CaseIterable {
+package enum SortKey: String, Sendable, CaseIterable {
     /// Start time, then arrival order: live flows arrive in start order,
     /// a file (`--read`) may hold them in any order.
     case time
@@ -15,7 +15,7 @@ public enum SortKey: String, Sendable, CaseIterable {
     case host
 
     /// The next key in the `o` cycle.
-    public var next: SortKey {
+    package var next: SortKey {
         let all = Self.allCases
         return all[(all.firstIndex(of: self)! + 1) % all.count]
     }
@@ -28,27 +28,27 @@ public enum SortKey: String, Sendable, CaseIterable {
 /// arriving flow costs a binary search (an append in time order), an
 /// updated one a removal and a binary insertion. Only a new filter or sort
 /// order rebuilds it.
-public struct FlowView: Sendable {
+package struct FlowView: Sendable {
     /// A filter over flows (with what the person added to them); nil shows
     /// everything. The store is passed so a filter can look at a flow's parent.
-    public typealias Predicate = @Sendable (FlowStore.Record, FlowStore) -> Bool
+    package typealias Predicate = @Sendable (FlowStore.Record, FlowStore) -> Bool
 
     /// Sequence numbers of the shown flows, in display order.
-    public private(set) var rows: [Int] = []
+    package private(set) var rows: [Int] = []
     /// The order.
-    public private(set) var sortKey: SortKey = .time
+    package private(set) var sortKey: SortKey = .time
     /// Whether the order is reversed.
-    public private(set) var isReversed = false
+    package private(set) var isReversed = false
     private var predicate: Predicate?
 
     /// An empty view in time order.
-    public init() {}
+    package init() {}
 
     /// Number of rows.
-    public var count: Int { rows.count }
+    package var count: Int { rows.count }
 
     /// Rebuilds the view for a new filter and order.
-    public mutating func rebuild(from store: FlowStore, predicate: Predicate?, sortKey: SortKey, reversed: Bool) {
+    package mutating func rebuild(from store: FlowStore, predicate: Predicate?, sortKey: SortKey, reversed: Bool) {
         self.predicate = predicate
         self.sortKey = sortKey
         self.isReversed = reversed
@@ -79,7 +79,7 @@ public struct FlowView: Sendable {
     }
 
     /// Applies the store's changes.
-    public mutating func apply(_ changes: [FlowStore.Change], from store: FlowStore) {
+    package mutating func apply(_ changes: [FlowStore.Change], from store: FlowStore) {
         for change in changes {
             switch change {
             case .inserted(let sequence):
@@ -96,7 +96,7 @@ public struct FlowView: Sendable {
     }
 
     /// The row showing a flow, if shown.
-    public func rowIndex(of sequence: Int, store: FlowStore) -> Int? {
+    package func rowIndex(of sequence: Int, store: FlowStore) -> Int? {
         if sortKey == .time {
             let index = insertionIndex(for: sequence, store: store)
             if index < rows.count, rows[index] == sequence { return index }

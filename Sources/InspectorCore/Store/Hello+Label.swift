@@ -9,7 +9,7 @@ extension Hello {
     /// ```swift
     /// a.label(among: [a, b])   // "myservice[4242]" when b is myservice too
     /// ```
-    public func label(among agents: some Sequence<Hello>) -> String {
+    package func label(among agents: some Sequence<Hello>) -> String {
         let shared = agents.contains {
             $0.appName == appName && ($0.processID != processID || $0.hostName != hostName)
         }

@@ -2,35 +2,35 @@ import Foundation
 import WireProtocol
 
 /// An agent connected (or once connected) to the inspector.
-public struct AgentInfo: Sendable, Equatable {
+package struct AgentInfo: Sendable, Equatable {
     /// The listener's id for the connection.
-    public var connection: ConnectionID
+    package var connection: ConnectionID
     /// What the agent said about itself.
-    public var hello: Hello
+    package var hello: Hello
     /// The peer address, as the listener saw it.
-    public var peer: String
+    package var peer: String
     /// Events the agent dropped while this inspector was connected: its
     /// cumulative count less what it had dropped before (its first status,
     /// sent with the hello, says that).
-    public var droppedEvents: Int {
+    package var droppedEvents: Int {
         guard let reported = reportedDrops, let before = dropsBeforeConnecting else { return 0 }
         return reported - before
     }
     /// The agent's cumulative drop count when it connected (nil until its first status).
-    public var dropsBeforeConnecting: Int?
+    package var dropsBeforeConnecting: Int?
     /// The agent's cumulative drop count as last reported.
-    public var reportedDrops: Int?
+    package var reportedDrops: Int?
     /// Whether the connection is still open.
-    public var isConnected: Bool
+    package var isConnected: Bool
 
     /// Whether this is an app's agent, not netinspect's own client nor a file.
-    public var isApp: Bool { connection.isApp }
+    package var isApp: Bool { connection.isApp }
 }
 
 /// One line of the event log: connections, rejections, disconnections.
-public struct SessionEvent: Sendable, Equatable {
+package struct SessionEvent: Sendable, Equatable {
     /// How serious it is.
-    public enum Level: Sendable, Equatable {
+    package enum Level: Sendable, Equatable {
         /// Something happened as expected.
         case info
         /// A connection was refused or dropped because of a fault.
@@ -38,11 +38,11 @@ public struct SessionEvent: Sendable, Equatable {
     }
 
     /// When the inspector learned of it (from the injected clock).
-    public var date: Date
+    package var date: Date
     /// How serious it is.
-    public var level: Level
+    package var level: Level
     /// What happened, for a person.
-    public var text: String
+    package var text: String
 }
 
 /// Everything the inspector has recorded: flows, agents and the event log.
@@ -53,45 +53,45 @@ public struct SessionEvent: Sendable, Equatable {
 /// let changes = session.apply(inbox.drain(), at: Date())
 /// view.apply(changes, from: session.store)
 /// ```
-public struct Session: Sendable {
+package struct Session: Sendable {
     /// The `agentName` of the pseudo-agent that brings the flows of a file
     /// opened with `--read` (``ConnectionID/file``).
-    public static let fileAgentName = "netinspect --read"
+    package static let fileAgentName = "netinspect --read"
 
     /// The flows.
-    public private(set) var store: FlowStore
+    package private(set) var store: FlowStore
     /// Agents in order of connection; a flow's ``FlowStore/Record/agent`` indexes this.
-    public private(set) var agents: [AgentInfo] = []
+    package private(set) var agents: [AgentInfo] = []
     /// The event log, oldest first, bounded to ``maximumEvents``.
-    public private(set) var events: [SessionEvent] = []
+    package private(set) var events: [SessionEvent] = []
     /// Addresses the listener is listening on.
-    public private(set) var listening: [Endpoint] = []
+    package private(set) var listening: [Endpoint] = []
     /// How many event-log lines are kept.
-    public let maximumEvents = 1_000
+    package let maximumEvents = 1_000
     private var agentIndex: [ConnectionID: Int] = [:]
 
     /// An empty session.
-    public init(limits: FlowStore.Limits = FlowStore.Limits()) {
+    package init(limits: FlowStore.Limits = FlowStore.Limits()) {
         store = FlowStore(limits: limits)
     }
 
     /// Apps whose agent's connection is open: not netinspect's own client
     /// (its replays) nor a file opened with `--read`.
-    public var connectedAgents: Int { agents.reduce(0) { $0 + ($1.isConnected && $1.isApp ? 1 : 0) } }
+    package var connectedAgents: Int { agents.reduce(0) { $0 + ($1.isConnected && $1.isApp ? 1 : 0) } }
 
     /// Events dropped by all agents while connected to this inspector.
-    public var droppedEvents: Int { agents.reduce(0) { $0 + $1.droppedEvents } }
+    package var droppedEvents: Int { agents.reduce(0) { $0 + $1.droppedEvents } }
 
     /// Applies listener events in order, stamping log lines with `date`.
     /// Returns what changed in the store.
-    public mutating func apply(_ inboxEvents: [InboxEvent], at date: Date) -> [FlowStore.Change] {
+    package mutating func apply(_ inboxEvents: [InboxEvent], at date: Date) -> [FlowStore.Change] {
         var changes: [FlowStore.Change] = []
         for event in inboxEvents { changes += apply(event, at: date) }
         return changes
     }
 
     /// Applies one listener event.
-    public mutating func apply(_ event: InboxEvent, at date: Date) -> [FlowStore.Change] {
+    package mutating func apply(_ event: InboxEvent, at date: Date) -> [FlowStore.Change] {
         switch event {
         case .listening(let endpoint):
             listening.append(endpoint)
@@ -130,22 +130,22 @@ public struct Session: Sendable {
     }
 
     /// Changes a flow's mark or comment (see ``FlowStore/annotate(_:_:)``).
-    public mutating func annotate(_ sequence: Int, _ body: (inout FlowAnnotation) -> Void) -> [FlowStore.Change] {
+    package mutating func annotate(_ sequence: Int, _ body: (inout FlowAnnotation) -> Void) -> [FlowStore.Change] {
         store.annotate(sequence, body)
     }
 
     /// Deletes a flow (see ``FlowStore/delete(_:)``).
-    public mutating func delete(_ sequence: Int) -> [FlowStore.Change] {
+    package mutating func delete(_ sequence: Int) -> [FlowStore.Change] {
         store.delete(sequence)
     }
 
     /// Adds a copy of a flow as the newest (see ``FlowStore/duplicate(_:)``).
-    public mutating func duplicate(_ sequence: Int) -> [FlowStore.Change] {
+    package mutating func duplicate(_ sequence: Int) -> [FlowStore.Change] {
         store.duplicate(sequence)
     }
 
     /// Removes every flow; agents and the event log stay.
-    public mutating func clearFlows() -> [FlowStore.Change] {
+    package mutating func clearFlows() -> [FlowStore.Change] {
         store.removeAll()
     }
 
@@ -177,7 +177,7 @@ public struct Session: Sendable {
 
     /// Adds a line to the event log (the inspector's own errors, such as a
     /// `--save` file that cannot be written).
-    public mutating func note(_ text: String, level: SessionEvent.Level, at date: Date) {
+    package mutating func note(_ text: String, level: SessionEvent.Level, at date: Date) {
         log(text, level: level, at: date)
     }
 

@@ -3,13 +3,13 @@ import ProtobufWire
 import WireProtocol
 
 /// The tabs of the detail view.
-public enum DetailTab: Int, Sendable, CaseIterable {
+package enum DetailTab: Int, Sendable, CaseIterable {
     /// Request line, headers and body; status, headers, body, redirects and
     /// error; the timing waterfall; a gRPC call's messages, status and trailers.
     case request, response, timing, grpc
 
     /// The tab's title.
-    public var title: String {
+    package var title: String {
         switch self {
         case .request: "Request"
         case .response: "Response"
@@ -19,13 +19,13 @@ public enum DetailTab: Int, Sendable, CaseIterable {
     }
 
     /// The tabs a flow has: the gRPC tab only for a gRPC call.
-    public static func tabs(for log: NetworkLog?) -> [DetailTab] {
+    package static func tabs(for log: NetworkLog?) -> [DetailTab] {
         log?.grpc == nil ? [.request, .response, .timing] : allCases
     }
 }
 
 /// What fills the screen above the status bar.
-public enum Mode: Sendable, Equatable {
+package enum Mode: Sendable, Equatable {
     /// The flow list.
     case list
     /// One flow.
@@ -39,38 +39,38 @@ public enum Mode: Sendable, Equatable {
 }
 
 /// The diff view's own state.
-public struct DiffState: Sendable, Equatable {
+package struct DiffState: Sendable, Equatable {
     /// The flow compared against, by sequence number.
-    public var base: Int
+    package var base: Int
     /// The flow compared with it.
-    public var other: Int
+    package var other: Int
     /// First line shown.
-    public var scroll = 0
+    package var scroll = 0
 }
 
 /// The detail view's own state.
-public struct DetailState: Sendable, Equatable {
+package struct DetailState: Sendable, Equatable {
     /// The flow shown, by sequence number.
-    public var sequence: Int
+    package var sequence: Int
     /// The tab shown.
-    public var tab: DetailTab = .request
+    package var tab: DetailTab = .request
     /// First line shown.
-    public var scroll = 0
+    package var scroll = 0
     /// Text searched for in the body, highlighted where it occurs.
-    public var search: String?
+    package var search: String?
     /// Whether an inbound flow's waterfall lists every call it made, not
     /// only the first ``DetailContent/waterfallCallLimit`` (`-`).
-    public var showsAllCalls = false
+    package var showsAllCalls = false
     /// Whether the body is shown whole rather than up to
     /// ``BodyFormatter/maximumLines``: a search found nothing in the lines
     /// shown, so the rest is searched and shown too.
-    public var showsWholeBody = false
+    package var showsWholeBody = false
 }
 
 /// A line of text being typed at the bottom of the screen.
-public struct Prompt: Sendable, Equatable {
+package struct Prompt: Sendable, Equatable {
     /// What the text is for.
-    public enum Purpose: Sendable, Equatable {
+    package enum Purpose: Sendable, Equatable {
         /// Free-text filter of the list.
         case search
         /// Filter expression.
@@ -102,19 +102,19 @@ public struct Prompt: Sendable, Equatable {
     }
 
     /// What the text is for.
-    public var purpose: Purpose
+    package var purpose: Purpose
     /// The text so far.
-    public var text: String
+    package var text: String
     /// The position in the command history being shown (up/down), if any.
-    public var historyIndex: Int?
+    package var historyIndex: Int?
     /// What was typed before walking the history, restored past its end.
-    public var draft: String?
+    package var draft: String?
     /// Whether the text is the offered one, shown selected: typing replaces
     /// it, a backspace or Tab starts editing it.
-    public var isSelected: Bool
+    package var isSelected: Bool
 
     /// Creates a prompt offering `text`.
-    public init(purpose: Purpose, text: String) {
+    package init(purpose: Purpose, text: String) {
         self.purpose = purpose
         self.text = text
         isSelected = !text.isEmpty && purpose.replacesOfferedText
@@ -128,7 +128,7 @@ public struct Prompt: Sendable, Equatable {
     }
 
     /// The label shown before the text.
-    public var label: String {
+    package var label: String {
         switch purpose {
         case .search: "Search: "
         case .filter: "Filter: "
@@ -147,7 +147,7 @@ public struct Prompt: Sendable, Equatable {
 }
 
 /// A yes/no question asked before something that cannot be undone.
-public enum Confirmation: Sendable, Equatable {
+package enum Confirmation: Sendable, Equatable {
     /// `z`: remove every recorded flow.
     case clearFlows
     /// `q` on the list: leave netinspect (`Q` leaves without asking).
@@ -157,86 +157,86 @@ public enum Confirmation: Sendable, Equatable {
 }
 
 /// A one-line note at the bottom of the screen, until the next key.
-public struct Notice: Sendable, Equatable {
+package struct Notice: Sendable, Equatable {
     /// The text.
-    public var text: String
+    package var text: String
     /// Whether it reports a mistake.
-    public var isError: Bool
+    package var isError: Bool
 }
 
 /// The whole state of the inspector UI: what was recorded and how it is
 /// being looked at. Changed only by ``Reducer``, drawn only by ``Renderer``.
-public struct AppState: Sendable {
+package struct AppState: Sendable {
     /// Recorded flows, agents and events.
-    public internal(set) var session: Session
+    package internal(set) var session: Session
     /// The filtered, sorted index of the list.
-    public internal(set) var view = FlowView()
+    package internal(set) var view = FlowView()
     /// The terminal size.
-    public internal(set) var size: Size
+    package internal(set) var size: Size
     /// Which screen is up.
-    public internal(set) var mode: Mode = .list
+    package internal(set) var mode: Mode = .list
     /// Whether the help overlay is shown over ``mode``.
-    public internal(set) var showsHelp = false
+    package internal(set) var showsHelp = false
     /// First row of the help overlay shown.
-    public internal(set) var helpScroll = 0
+    package internal(set) var helpScroll = 0
     /// The selected row of the list.
-    public internal(set) var cursor = 0
+    package internal(set) var cursor = 0
     /// The selected flow, by sequence number; the cursor follows it as rows move.
-    public internal(set) var selection: Int?
+    package internal(set) var selection: Int?
     /// First list row on screen.
-    public internal(set) var listTop = 0
+    package internal(set) var listTop = 0
     /// Whether the newest flow is kept selected and in view.
-    public internal(set) var follows = true
+    package internal(set) var follows = true
     /// The flow a hold last stopped the list on (``Reducer/selectFirstHeld``):
     /// while the cursor rests there, the next hold moves it on.
     var stoppedAtHold: Int?
     /// The rows frozen by `p`, while the list is paused.
-    public internal(set) var pausedRows: [Int]?
+    package internal(set) var pausedRows: [Int]?
     /// The free-text filter (`/`).
-    public internal(set) var searchText: String?
+    package internal(set) var searchText: String?
     /// The filter expression (`f` and the quick filters), as typed.
-    public internal(set) var filterText: String?
+    package internal(set) var filterText: String?
     /// The text being typed, if any.
-    public internal(set) var prompt: Prompt?
+    package internal(set) var prompt: Prompt?
     /// The yes/no question being asked, if any.
-    public internal(set) var confirmation: Confirmation?
+    package internal(set) var confirmation: Confirmation?
     /// The note shown until the next key.
-    public internal(set) var notice: Notice?
+    package internal(set) var notice: Notice?
     /// Text shown over the screen until closed with q or Esc (the cURL command).
-    public internal(set) var overlay: TextOverlay?
+    package internal(set) var overlay: TextOverlay?
     /// Time zone for displayed times (injected so snapshots are stable).
-    public let timeZone: TimeZone
+    package let timeZone: TimeZone
     /// The current time, from the last ``Action/tick(_:)``; unfinished
     /// flows show how long they have been running against it.
-    public internal(set) var now: Date?
+    package internal(set) var now: Date?
     /// The keymap.
-    public let keymap: Keymap
+    package let keymap: Keymap
     /// The flow a diff compares against (`b`), by sequence number.
-    public internal(set) var diffBase: Int?
+    package internal(set) var diffBase: Int?
     /// Command lines run from the bar, oldest first (at most 100).
-    public internal(set) var commandHistory: [String] = []
+    package internal(set) var commandHistory: [String] = []
     /// The list columns chosen with `:columns`; nil shows the default set.
-    public internal(set) var chosenColumns: [ListColumn]?
+    package internal(set) var chosenColumns: [ListColumn]?
     /// The breakpoint filter sent to agents that accept control (`i`); nil: none.
-    public internal(set) var interceptFilter: String?
+    package internal(set) var interceptFilter: String?
     /// The filter `I` switches back on.
     var lastInterceptFilter: String?
     /// The body view chosen per content type (`m` in the detail view,
     /// `:view MODE`), kept for the session: every JSON body stays in hex
     /// once one was switched to it.
-    public internal(set) var bodyViews: [String: BodyFormatter.View] = [:]
+    package internal(set) var bodyViews: [String: BodyFormatter.View] = [:]
     /// The traffic rules: what the rules view shows and agents that accept control get.
-    public internal(set) var rules: RuleBook
+    package internal(set) var rules: RuleBook
     /// The descriptor sets given with `--proto`: gRPC messages are shown
     /// with field and enum value names when they describe the method.
-    public let protoSchema: ProtoSchema
+    package let protoSchema: ProtoSchema
 
     /// The list nested by parent (`T`), and what it shows; nil when flat.
-    public internal(set) var tree: FlowTree?
+    package internal(set) var tree: FlowTree?
     /// Parents whose children the nested list hides (`-`).
-    public internal(set) var collapsedParents: Set<Int> = []
+    package internal(set) var collapsedParents: Set<Int> = []
     /// Whether every parent is collapsed (`_`), whatever `collapsedParents` says.
-    public internal(set) var collapsesAll = false
+    package internal(set) var collapsesAll = false
 
     /// The free-text filter, made from ``searchText``.
     var searchFilter: FilterExpression? { searchText.map(FilterExpression.freeText) }
@@ -245,7 +245,7 @@ public struct AppState: Sendable {
     let diffCache = LinesMemo<DiffLinesKey>()
 
     /// A fresh state.
-    public init(
+    package init(
         limits: FlowStore.Limits = FlowStore.Limits(),
         size: Size = .minimum,
         timeZone: TimeZone = .current,
@@ -263,14 +263,14 @@ public struct AppState: Sendable {
 
     /// The rows the list shows: frozen while paused, live otherwise; nested
     /// by parent in tree mode.
-    public var rows: [Int] { pausedRows ?? tree?.rows ?? view.rows }
+    package var rows: [Int] { pausedRows ?? tree?.rows ?? view.rows }
 
     /// Rows of the list that fit on screen (between the header and the two
     /// bottom lines).
-    public var listHeight: Int { max(1, size.height - 3) }
+    package var listHeight: Int { max(1, size.height - 3) }
 
     /// Where keys go now.
-    public var keyContext: KeyContext {
+    package var keyContext: KeyContext {
         if prompt != nil { return .prompt }
         if confirmation != nil { return .confirm }
         if showsHelp || overlay != nil { return .help }
@@ -283,34 +283,34 @@ public struct AppState: Sendable {
     }
 
     /// Connected agents whose app accepts control: those the rules reach.
-    public var controlledAgents: Int {
+    package var controlledAgents: Int {
         session.agents.reduce(0) { $0 + ($1.isConnected && $1.hello.acceptsControl ? 1 : 0) }
     }
 
     /// The sort order as shown in the status bar, with the arrow spreadsheets
     /// use: `time↑` ascending (oldest first), `duration↓` descending (slowest first).
-    public var sortDescription: String {
+    package var sortDescription: String {
         view.sortKey.rawValue + (view.isReversed ? "↓" : "↑")
     }
 
     /// The filters in force, as typed, joined for display.
-    public var filterDescription: String? {
+    package var filterDescription: String? {
         let parts = [searchText.map { "/\($0)" }, filterText].compactMap { $0 }
         return parts.isEmpty ? nil : parts.joined(separator: " & ")
     }
 }
 
 /// Scrollable text shown over the screen, closed with q or Esc.
-public struct TextOverlay: Sendable, Equatable {
+package struct TextOverlay: Sendable, Equatable {
     /// The first line, in the title style.
-    public var title: String
+    package var title: String
     /// The text, one entry per line.
-    public var lines: [String]
+    package var lines: [String]
     /// The first line shown.
-    public var scroll = 0
+    package var scroll = 0
 
     /// Creates an overlay.
-    public init(title: String, lines: [String]) {
+    package init(title: String, lines: [String]) {
         self.title = title
         self.lines = lines
     }

@@ -1,7 +1,7 @@
 /// Everything a key can do. The raw value is the name the keymap and the
 /// `:` bar use; its help, bar alias, argument and default keys are in one
 /// row of ``CommandTable/all``.
-public enum Command: String, Sendable, CaseIterable {
+package enum Command: String, Sendable, CaseIterable {
     case cursorUp = "cursor.up"
     case cursorDown = "cursor.down"
     case cursorTop = "cursor.top"

@@ -10,12 +10,12 @@ import WireProtocol
 /// let line = try CommandBar.parse("filter ~c 5xx")   // (.filterPrompt, "~c 5xx")
 /// CommandBar.complete("so")                          // "sort "
 /// ```
-public enum CommandBar {
+package enum CommandBar {
     /// One command the bar knows: its row of ``CommandTable``.
-    public typealias Entry = CommandSpec
+    package typealias Entry = CommandSpec
 
     /// Every command, in help order (``CommandTable/all``).
-    public static var entries: [Entry] { CommandTable.all }
+    package static var entries: [Entry] { CommandTable.all }
 
     /// Commands that only make sense while typing or answering, so the bar refuses them.
     static let notFromTheBar: Set<Command> = [
@@ -24,24 +24,24 @@ public enum CommandBar {
     ]
 
     /// Every name the bar accepts, aliases first, then keymap names, sorted within each group.
-    public static let names: [String] = {
+    package static let names: [String] = {
         let usable = entries.filter { !notFromTheBar.contains($0.command) }
         return usable.compactMap(\.alias).sorted() + usable.map(\.command.rawValue).sorted()
     }()
 
     /// The entry of a command.
-    public static func entry(for command: Command) -> Entry? {
+    package static func entry(for command: Command) -> Entry? {
         entries.first { $0.command == command }
     }
 
     /// Why a command line could not be run.
-    public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
+    package struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
         /// What was wrong, for the notice line.
-        public var description: String
+        package var description: String
     }
 
     /// Splits a line into a command and its argument (trimmed; nil when none).
-    public static func parse(_ line: String) throws(ParseError) -> (command: Command, argument: String?) {
+    package static func parse(_ line: String) throws(ParseError) -> (command: Command, argument: String?) {
         let trimmed = line.trimmingSpaces()
         let name = String(trimmed.prefix { !$0.isWhitespace })
         let rest = String(trimmed.dropFirst(name.count)).trimmingSpaces()
@@ -64,7 +64,7 @@ public enum CommandBar {
     /// else the argument's last comma- or space-separated item from the
     /// command's choices. Completes as far as all candidates agree;
     /// returns the line unchanged when nothing matches.
-    public static func complete(_ line: String) -> String {
+    package static func complete(_ line: String) -> String {
         guard let space = line.firstIndex(of: " ") else {
             let matches = names.filter { $0.hasPrefix(line) }
             guard let first = matches.first else { return line }
@@ -85,7 +85,7 @@ public enum CommandBar {
     }
 
     /// The candidates for what is typed, for the hint beside the bar.
-    public static func candidates(_ line: String) -> [String] {
+    package static func candidates(_ line: String) -> [String] {
         guard !line.contains(" ") else { return [] }
         return names.filter { $0.hasPrefix(line) }
     }

@@ -5,11 +5,11 @@ import WireProtocol
 /// ```swift
 /// KeyPlacement(key: "d", contexts: [.list, .detail])
 /// ```
-public struct KeyPlacement: Sendable, Equatable {
+package struct KeyPlacement: Sendable, Equatable {
     /// The key, in ``Key/init(spec:)`` spelling.
-    public var key: String
+    package var key: String
     /// The contexts it applies in.
-    public var contexts: [KeyContext]
+    package var contexts: [KeyContext]
 }
 
 /// One command, defined once: its name (``Command``), its short name in the
@@ -21,19 +21,19 @@ public struct KeyPlacement: Sendable, Equatable {
 /// spec.alias   // "delete": `:delete` in the bar
 /// spec.keys    // [KeyPlacement(key: "d", contexts: [.list, .detail])]
 /// ```
-public struct CommandSpec: Sendable, Equatable {
+package struct CommandSpec: Sendable, Equatable {
     /// The command.
-    public var command: Command
+    package var command: Command
     /// The short name typed in the bar, when it has one.
-    public var alias: String?
+    package var alias: String?
     /// How the argument is written, e.g. `EXPRESSION` or `[FILE]`; nil when it takes none.
-    public var argument: String?
+    package var argument: String?
     /// What it does, for the help overlay and the bar.
-    public var help: String
+    package var help: String
     /// Values the argument completes to.
-    public var choices: [String] = []
+    package var choices: [String] = []
     /// Its default keys.
-    public var keys: [KeyPlacement] = []
+    package var keys: [KeyPlacement] = []
 }
 
 /// Every command, in help order. Keys follow mitmproxy's console wherever it
@@ -45,7 +45,7 @@ public struct CommandSpec: Sendable, Equatable {
 /// ```swift
 /// CommandTable.all.count == Command.allCases.count   // one row each
 /// ```
-public enum CommandTable {
+package enum CommandTable {
     private static let list: [KeyContext] = [.list]
     private static let detail: [KeyContext] = [.detail]
     private static let flows: [KeyContext] = [.list, .detail]
@@ -58,7 +58,7 @@ public enum CommandTable {
     }
 
     /// The rows.
-    public static let all: [CommandSpec] = [
+    package static let all: [CommandSpec] = [
         row(.open, "open", help: "Open the selected flow", keys: [("enter", list), ("P", list)]),
         row(.askToQuit, help: "Quit (asks first)", keys: [("q", list)]),
         row(.search, "search", "[TEXT]", help: "Search: free-text filter on URL (as shown, decoded), method, status", keys: [("/", list)]),
@@ -153,7 +153,7 @@ public enum CommandTable {
     ]
 
     /// The row of a command.
-    public static func spec(for command: Command) -> CommandSpec? {
+    package static func spec(for command: Command) -> CommandSpec? {
         all.first { $0.command == command }
     }
 }

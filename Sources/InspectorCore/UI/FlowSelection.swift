@@ -9,7 +9,7 @@ import WireProtocol
 /// :resume @all         every held flow resumed (what A does)
 /// :delete @shown       every flow the filter shows, deleted
 /// ```
-public enum FlowSelection: String, CaseIterable, Sendable {
+package enum FlowSelection: String, CaseIterable, Sendable {
     /// The selected row, or the flow the detail view shows.
     case focus = "@focus"
     /// Every marked flow.

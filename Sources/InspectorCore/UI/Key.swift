@@ -1,5 +1,5 @@
 /// A key press, as the terminal layer decodes it.
-public enum Key: Hashable, Sendable, CustomStringConvertible {
+package enum Key: Hashable, Sendable, CustomStringConvertible {
     /// A printable character (including space).
     case character(Character)
     /// A character typed with Control held: `.control("c")` is Ctrl-C.
@@ -19,7 +19,7 @@ public enum Key: Hashable, Sendable, CustomStringConvertible {
     /// Parses the spelling used in the keymap: a single character (`j`,
     /// `?`), a name (`up`, `pgdn`, `enter`, `esc`, `tab`, `S-tab`, `space`…)
     /// or `C-x` for Control-x. Nil when it is none of these.
-    public init?(spec: String) {
+    package init?(spec: String) {
         if let named = Self.names.first(where: { $0.0 == spec }) {
             self = named.1
         } else if spec.count == 3, spec.hasPrefix("C-"), let letter = spec.last {
@@ -32,7 +32,7 @@ public enum Key: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// The keymap spelling of the key.
-    public var description: String {
+    package var description: String {
         if let named = Self.names.first(where: { $0.1 == self }) { return named.0 }
         switch self {
         case .character(let character): return String(character)

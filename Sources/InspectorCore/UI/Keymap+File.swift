@@ -2,12 +2,12 @@ import Foundation
 
 extension Keymap {
     /// Why a keys file cannot be used.
-    public struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
+    package struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The line (1-based).
-        public var line: Int
+        package var line: Int
         /// What is wrong there.
-        public var message: String
-        public var description: String { "line \(line): \(message)" }
+        package var message: String
+        package var description: String { "line \(line): \(message)" }
     }
 
     /// The keymap with a keys file's rows in force, in the spirit of
@@ -24,7 +24,7 @@ extension Keymap {
     ///     """)
     /// ```
     /// - Throws: ``FileError`` naming the first line that is not a binding.
-    public func rebinding(_ text: String) throws(FileError) -> Keymap {
+    package func rebinding(_ text: String) throws(FileError) -> Keymap {
         var rows = bindings
         for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = rawLine.split(separator: "#", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
@@ -64,7 +64,7 @@ extension Keymap {
 
     /// Where netinspect looks for a keys file when `--keys` is not given:
     /// `$XDG_CONFIG_HOME/netinspect/keys`, else `~/.config/netinspect/keys`.
-    public static func defaultFilePath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
+    package static func defaultFilePath(environment: [String: String] = ProcessInfo.processInfo.environment) -> String? {
         if let config = environment["XDG_CONFIG_HOME"], !config.isEmpty { return config + "/netinspect/keys" }
         return environment["HOME"].map { $0 + "/.config/netinspect/keys" }
     }

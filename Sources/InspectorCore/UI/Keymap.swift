@@ -1,5 +1,5 @@
 /// Where a key binding applies.
-public enum KeyContext: String, Sendable, CaseIterable {
+package enum KeyContext: String, Sendable, CaseIterable {
     /// Everywhere, unless the current context binds the key itself.
     case global
     /// The flow list.
@@ -21,28 +21,28 @@ public enum KeyContext: String, Sendable, CaseIterable {
 }
 
 /// One row of the keymap.
-public struct KeyBinding: Sendable, Equatable {
+package struct KeyBinding: Sendable, Equatable {
     /// The key, in ``Key/init(spec:)`` spelling.
-    public var key: String
+    package var key: String
     /// The ``Command`` raw value it runs.
-    public var command: String
+    package var command: String
     /// Where it applies.
-    public var context: KeyContext
+    package var context: KeyContext
     /// What it does, for the help overlay.
-    public var help: String
+    package var help: String
 }
 
 /// The keymap: one table of (key, command, context, help), made from
 /// ``CommandTable`` and the person's keys file (``Keymap/rebinding(_:)``).
 /// Lookups and the help overlay both read it; nothing else binds keys.
-public struct Keymap: Sendable {
+package struct Keymap: Sendable {
     /// The rows, in help order.
-    public let bindings: [KeyBinding]
+    package let bindings: [KeyBinding]
     private let table: [KeyContext: [Key: Command]]
 
     /// Builds a keymap; rows whose key or command does not parse are left
     /// out of lookups (``KeymapTests`` guarantee there are none in ``standard``).
-    public init(_ bindings: [KeyBinding]) {
+    package init(_ bindings: [KeyBinding]) {
         self.bindings = bindings
         var table: [KeyContext: [Key: Command]] = [:]
         for binding in bindings {
@@ -53,13 +53,13 @@ public struct Keymap: Sendable {
     }
 
     /// The command a key runs in a context, falling back to global bindings.
-    public func command(for key: Key, in context: KeyContext) -> Command? {
+    package func command(for key: Key, in context: KeyContext) -> Command? {
         if let command = table[context]?[key] { return command }
         return context.inheritsGlobal ? table[.global]?[key] : nil
     }
 
     /// The default keymap, made from ``CommandTable/all``.
-    public static let standard = Keymap(CommandTable.all.flatMap { spec in
+    package static let standard = Keymap(CommandTable.all.flatMap { spec in
         spec.keys.flatMap { placement in
             placement.contexts.map { KeyBinding(key: placement.key, command: spec.command.rawValue, context: $0, help: spec.help) }
         }
@@ -67,7 +67,7 @@ public struct Keymap: Sendable {
 
     /// The first key bound to a command in a context (or globally), for
     /// notices that name a key: "press + on another flow".
-    public func key(for command: Command, in context: KeyContext) -> String? {
+    package func key(for command: Command, in context: KeyContext) -> String? {
         bindings.first { $0.command == command.rawValue && ($0.context == context || $0.context == .global) }?.key
     }
 }

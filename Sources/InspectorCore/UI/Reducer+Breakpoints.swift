@@ -2,9 +2,9 @@ import Foundation
 import WireProtocol
 
 /// A message open in the person's editor, and what saving it does.
-public struct EditSession: Sendable, Equatable {
+package struct EditSession: Sendable, Equatable {
     /// What the edit is for.
-    public enum Purpose: Sendable, Equatable {
+    package enum Purpose: Sendable, Equatable {
         /// A request held at a breakpoint: saving a change resumes it with the change.
         case heldRequest(WireProtocol.Request)
         /// A response held at a breakpoint: saving a change gives the app the change.
@@ -17,13 +17,13 @@ public struct EditSession: Sendable, Equatable {
     }
 
     /// The flow.
-    public var id: FlowID
+    package var id: FlowID
     /// The connection of the flow's agent.
-    public var connection: ConnectionID
+    package var connection: ConnectionID
     /// What the edit is for, with the message as it was.
-    public var purpose: Purpose
+    package var purpose: Purpose
     /// The text the editor opens with.
-    public var text: String
+    package var text: String
 }
 
 extension Reducer {

@@ -138,7 +138,7 @@ extension Reducer {
         }
     }
     /// The expression of the "marked only" quick filter.
-    public static let markedFilter = "~marked"
+    package static let markedFilter = "~marked"
 
     /// Shows the flow's request as a curl command, Swift code or an HTTPie
     /// command, and asks for it to be copied.

@@ -11,19 +11,19 @@ import WireProtocol
 ///     replayClient.send(own)   // its flow arrives on OwnRequest.connection
 /// }
 /// ```
-public struct OwnRequest: Sendable, Equatable {
+package struct OwnRequest: Sendable, Equatable {
     /// The request, with every value the person must fill in filled in.
-    public var request: WireProtocol.Request
+    package var request: WireProtocol.Request
     /// The flow it sends again.
-    public var replayOf: FlowID
+    package var replayOf: FlowID
     /// Whether the person edited it first.
-    public var isEdited: Bool
+    package var isEdited: Bool
 
     /// The connection netinspect's own client's flows arrive on, as if from
     /// one more agent.
-    public static let connection = ConnectionID.netinspect
+    package static let connection = ConnectionID.netinspect
     /// The app name of that pseudo-agent, and the client of its flows.
-    public static let clientName = "netinspect"
+    package static let clientName = "netinspect"
 }
 
 extension Reducer {
@@ -31,10 +31,10 @@ extension Reducer {
     /// (`ReplayLimits.requests`, 100 by default, docs/AGENT.md) and ignores a
     /// replay of one it no longer keeps, without an answer. The agent does not
     /// say its bound, so the documented default is the one counted here.
-    public static let agentReplayDepth = 100
+    package static let agentReplayDepth = 100
     /// The bytes of bodies the agent keeps for replay (`ReplayLimits.bytes`,
     /// 16 MiB by default): a request body larger than that is not kept.
-    public static let agentReplayBytes = 16 * 1024 * 1024
+    package static let agentReplayBytes = 16 * 1024 * 1024
 
     /// What a redacted value reads as in a log (CaptureAgent's default
     /// `redactionMarker`), in a header and, percent-encoded, in a URL.

@@ -2,7 +2,7 @@ import Foundation
 import WireProtocol
 
 /// Something that happened to the UI.
-public enum Action: Sendable {
+package enum Action: Sendable {
     /// A key was pressed.
     case key(Key)
     /// A command was chosen (what keys turn into through the keymap).
@@ -34,7 +34,7 @@ public enum Action: Sendable {
 }
 
 /// What the reducer asks of the program after an action.
-public enum Effect: Sendable, Equatable {
+package enum Effect: Sendable, Equatable {
     /// Nothing; draw the new state.
     case none
     /// Leave the program.
@@ -78,16 +78,16 @@ public enum Effect: Sendable, Equatable {
 /// var state = AppState()
 /// if Reducer.reduce(&state, .key(.character("Q"))) == .quit { exit(0) }
 /// ```
-public enum Reducer {
+package enum Reducer {
     /// The methods `m` cycles through, after "all".
-    public static let methodCycle = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+    package static let methodCycle = ["GET", "POST", "PUT", "PATCH", "DELETE"]
     /// The expression of the "errors only" quick filter.
-    public static let errorsFilter = "~e"
+    package static let errorsFilter = "~e"
     /// The expression of the "4xx and 5xx only" quick filter.
-    public static let httpErrorsFilter = "~c 4xx | ~c 5xx"
+    package static let httpErrorsFilter = "~c 4xx | ~c 5xx"
 
     /// Applies an action to the state.
-    public static func reduce(_ state: inout AppState, _ action: Action) -> Effect {
+    package static func reduce(_ state: inout AppState, _ action: Action) -> Effect {
         switch action {
         case .key(let key):
             return handle(key, in: &state)

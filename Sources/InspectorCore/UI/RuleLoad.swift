@@ -11,9 +11,9 @@ import WireProtocol
 ///     try RuleLoader.load(request.kind, spec: request.spec, relativeTo: request.directory)
 /// }
 /// ```
-public struct RuleLoad: Sendable, Equatable {
+package struct RuleLoad: Sendable, Equatable {
     /// What the loaded rule is for.
-    public enum Target: Sendable, Equatable {
+    package enum Target: Sendable, Equatable {
         /// A new rule, at the end of the list.
         case add
         /// The rule at this index, edited.
@@ -23,16 +23,16 @@ public struct RuleLoad: Sendable, Equatable {
     }
 
     /// The rule's kind.
-    public var kind: TrafficRule.Kind
+    package var kind: TrafficRule.Kind
     /// The rule's text, as typed.
-    public var spec: String
+    package var spec: String
     /// What the rule is for.
-    public var target: Target
+    package var target: Target
     /// Where relative map-local paths are read from (``RuleBook/directory``).
-    public var directory: URL?
+    package var directory: URL?
 
     /// Creates a request.
-    public init(kind: TrafficRule.Kind, spec: String, target: Target, directory: URL? = nil) {
+    package init(kind: TrafficRule.Kind, spec: String, target: Target, directory: URL? = nil) {
         self.kind = kind
         self.spec = spec
         self.target = target
@@ -40,5 +40,5 @@ public struct RuleLoad: Sendable, Equatable {
     }
 
     /// `KIND SPEC`.
-    public var text: String { "\(kind.rawValue) \(spec)" }
+    package var text: String { "\(kind.rawValue) \(spec)" }
 }
