@@ -303,21 +303,25 @@ final class WireFlow: @unchecked Sendable {
     }
 }
 
-/// Right behind the HTTP codec: sees the request exactly as encoded (with
-/// every field AsyncHTTPClient and the decompressor added) and the response
-/// head as decoded; the body too when no decompressor follows.
-final class WireCaptureHandler: ChannelDuplexHandler, RemovableChannelHandler {
+/// What both capture handlers are: a connection's HTTP parts passed on
+/// unchanged, each seen on its way by the connection's exchange.
+class ExchangeObserver {
     typealias InboundIn = HTTPClientResponsePart
     typealias InboundOut = HTTPClientResponsePart
     typealias OutboundIn = HTTPClientRequestPart
     typealias OutboundOut = HTTPClientRequestPart
 
-    private let exchange: ChannelExchange
+    let exchange: ChannelExchange
 
     init(exchange: ChannelExchange) {
         self.exchange = exchange
     }
+}
 
+/// Right behind the HTTP codec: sees the request exactly as encoded (with
+/// every field AsyncHTTPClient and the decompressor added) and the response
+/// head as decoded; the body too when no decompressor follows.
+final class WireCaptureHandler: ExchangeObserver, ChannelDuplexHandler, RemovableChannelHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         switch unwrapOutboundIn(data) {
         case .head(let head): exchange.requestHead(head, eventLoop: context.eventLoop, localAddress: context.channel.localAddress)
@@ -357,18 +361,7 @@ final class WireCaptureHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
 /// Behind the decompressor (only when decompression is on): the request head
 /// before the decompressor adds to it, and the body as the app gets it.
-final class DecodedCaptureHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    typealias InboundIn = HTTPClientResponsePart
-    typealias InboundOut = HTTPClientResponsePart
-    typealias OutboundIn = HTTPClientRequestPart
-    typealias OutboundOut = HTTPClientRequestPart
-
-    private let exchange: ChannelExchange
-
-    init(exchange: ChannelExchange) {
-        self.exchange = exchange
-    }
-
+final class DecodedCaptureHandler: ExchangeObserver, ChannelDuplexHandler, RemovableChannelHandler {
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         if case .head(let head) = unwrapOutboundIn(data) { exchange.headBeforeDecompressor = head }
         context.write(data, promise: promise)

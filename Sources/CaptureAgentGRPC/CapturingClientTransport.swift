@@ -27,17 +27,13 @@ public struct CapturingClientTransport<Base: ClientTransport>: ClientTransport {
 
     /// The transport the calls go through.
     public let base: Base
-    private let agent: CaptureAgent
+    private let calls: FlowNumbering
     private let scheme: String
-    /// This client's number among the agent's clients and servers.
-    private let sessionID: Int
-    private let callNumbers = Counter()
 
     init(base: Base, agent: CaptureAgent, scheme: String) {
         self.base = base
-        self.agent = agent
+        calls = FlowNumbering(agent: agent)
         self.scheme = scheme
-        sessionID = agent.nextSessionID()
     }
 
     public var retryThrottle: RetryThrottle? { base.retryThrottle }
@@ -59,12 +55,12 @@ public struct CapturingClientTransport<Base: ClientTransport>: ClientTransport {
         options: CallOptions,
         _ closure: (_ stream: RPCStream<Inbound, Outbound>, _ context: ClientContext) async throws -> T
     ) async throws -> T {
-        guard agent.isCapturing else { return try await base.withStream(descriptor: descriptor, options: options, closure) }
+        guard calls.agent.isCapturing else { return try await base.withStream(descriptor: descriptor, options: options, closure) }
         let parentID = CaptureAgent.currentInboundFlowID
         let deadline = options.timeout.map { ContinuousClock.now.advanced(by: $0) }
         return try await base.withStream(descriptor: descriptor, options: options) { stream, context in
             let call = ClientCall(
-                agent: agent, descriptor: descriptor, parentID: parentID, sessionID: sessionID, taskID: callNumbers.next(),
+                agent: calls.agent, descriptor: descriptor, parentID: parentID, sessionID: calls.sessionID, taskID: calls.nextTaskID(),
                 endpoint: GRPCEndpoint(scheme: scheme, server: context.remotePeer, peer: context.remotePeer),
                 deadline: deadline, timeout: options.timeout
             )

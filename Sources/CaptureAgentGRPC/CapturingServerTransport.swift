@@ -29,17 +29,13 @@ public struct CapturingServerTransport<Base: ServerTransport>: ServerTransport {
 
     /// The transport the calls come in through.
     public let base: Base
-    private let agent: CaptureAgent
+    private let calls: FlowNumbering
     private let scheme: String
-    /// This server's number among the agent's clients and servers.
-    private let sessionID: Int
-    private let callNumbers = Counter()
 
     init(base: Base, agent: CaptureAgent, scheme: String) {
         self.base = base
-        self.agent = agent
+        calls = FlowNumbering(agent: agent)
         self.scheme = scheme
-        sessionID = agent.nextSessionID()
     }
 
     public func configure(context: GRPCServerContext) {
@@ -53,14 +49,15 @@ public struct CapturingServerTransport<Base: ServerTransport>: ServerTransport {
     public func listen(
         streamHandler: @escaping @Sendable (_ stream: RPCStream<Inbound, Outbound>, _ context: ServerContext) async -> Void
     ) async throws {
-        try await base.listen { [agent, scheme, sessionID, callNumbers] stream, context in
+        try await base.listen { [calls, scheme] stream, context in
+            let agent = calls.agent
             guard agent.isCapturing else { return await streamHandler(stream, context) }
             let inbound = RecordingRequestParts(base: stream.inbound)
             guard case .metadata(let metadata)? = await inbound.peek(),
                   let call = GRPCCallRecording(
                       agent: agent, descriptor: stream.descriptor, metadata: metadata,
                       endpoint: GRPCEndpoint(served: metadata, scheme: scheme, local: context.localPeer, peer: context.remotePeer),
-                      direction: .inbound, parentID: nil, sessionID: sessionID, taskID: callNumbers.next()
+                      direction: .inbound, parentID: nil, sessionID: calls.sessionID, taskID: calls.nextTaskID()
                   ) else {
                 return await streamHandler(RPCStream(descriptor: stream.descriptor, inbound: RPCAsyncSequence(wrapping: inbound),
                                                      outbound: stream.outbound), context)

@@ -26,15 +26,11 @@ import WireProtocol
 /// recorded as the status Hummingbird answers with. A context that conforms
 /// to `RemoteAddressRequestContext` gives the client's address.
 public struct InboundCaptureMiddleware<Context: RequestContext>: RouterMiddleware {
-    private let agent: CaptureAgent
-    /// This router's number among the agent's clients and servers.
-    private let sessionID: Int
-    private let requestNumbers = Counter()
+    private let numbering: FlowNumbering
 
     /// Captures the requests the router receives into `agent`.
     public init(agent: CaptureAgent) {
-        self.agent = agent
-        sessionID = agent.nextSessionID()
+        numbering = FlowNumbering(agent: agent)
     }
 
     /// Records one request and the handler's answer; see the type's documentation.
@@ -44,9 +40,9 @@ public struct InboundCaptureMiddleware<Context: RequestContext>: RouterMiddlewar
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
         guard let flow = InboundRecording(
-            agent: agent, method: input.method.rawValue, url: Self.url(of: input.head),
+            agent: numbering.agent, method: input.method.rawValue, url: Self.url(of: input.head),
             headers: Self.headers(of: input.head), peer: Self.peer(of: context),
-            server: .hummingbird, sessionID: sessionID, taskID: requestNumbers.next()
+            server: .hummingbird, sessionID: numbering.sessionID, taskID: numbering.nextTaskID()
         ) else {
             return try await next(input, context)
         }

@@ -27,10 +27,7 @@ import WireProtocol
 /// `asyncStream:`) goes to the client untouched and unrecorded, since Vapor
 /// gives a middleware no way to see it go by.
 public struct InboundCaptureMiddleware: AsyncMiddleware {
-    private let agent: CaptureAgent
-    /// This application's number among the agent's clients and servers.
-    private let sessionID: Int
-    private let requestNumbers = Counter()
+    private let numbering: FlowNumbering
 
     /// Captures the requests the application receives into `agent`.
     ///
@@ -38,16 +35,15 @@ public struct InboundCaptureMiddleware: AsyncMiddleware {
     /// app.middleware.use(InboundCaptureMiddleware(agent: agent), at: .beginning)
     /// ```
     public init(agent: CaptureAgent) {
-        self.agent = agent
-        sessionID = agent.nextSessionID()
+        numbering = FlowNumbering(agent: agent)
     }
 
     /// Records one request and the rest of the chain's answer; see the type's documentation.
     public func respond(to request: Vapor.Request, chainingTo next: any AsyncResponder) async throws -> Vapor.Response {
         guard let flow = InboundRecording(
-            agent: agent, method: request.method.rawValue, url: Self.url(of: request),
+            agent: numbering.agent, method: request.method.rawValue, url: Self.url(of: request),
             headers: request.headers.map { HTTPHeader(name: $0.name, value: $0.value) }, peer: Self.peer(of: request),
-            server: .vapor, sessionID: sessionID, taskID: requestNumbers.next()
+            server: .vapor, sessionID: numbering.sessionID, taskID: numbering.nextTaskID()
         ) else {
             return try await next.respond(to: request)
         }

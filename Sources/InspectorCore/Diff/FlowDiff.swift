@@ -348,19 +348,8 @@ struct JSONDiffWalker {
         }
     }
 
+    /// A JSON string literal.
     private static func quoted(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\t": out += "\\t"
-            case "\r": out += "\\r"
-            case _ where scalar.value < 0x20: out += String(format: "\\u%04x", scalar.value)
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out + "\""
+        QuotedText.quoted(text) { $0.value < 0x20 ? String(format: "\\u%04x", $0.value) : nil }
     }
 }

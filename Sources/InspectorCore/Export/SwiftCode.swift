@@ -91,23 +91,13 @@ package enum SwiftCode {
 
     /// A Swift string literal for `text`, escaping what a literal cannot hold as is.
     package static func literal(_ text: String) -> String {
-        var out = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": out += "\\\""
-            case "\\": out += "\\\\"
-            case "\n": out += "\\n"
-            case "\r": out += "\\r"
-            case "\t": out += "\\t"
-            case "\0": out += "\\0"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value)
-                || scalar.properties.generalCategory == .format || scalar.properties.generalCategory == .lineSeparator
-                || scalar.properties.generalCategory == .paragraphSeparator:
-                out += "\\u{\(String(scalar.value, radix: 16))}"
-            default: out.unicodeScalars.append(scalar)
-            }
+        QuotedText.quoted(text) { scalar in
+            if scalar == "\0" { return "\\0" }
+            let category = scalar.properties.generalCategory
+            guard scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value)
+                || category == .format || category == .lineSeparator || category == .paragraphSeparator else { return nil }
+            return "\\u{\(String(scalar.value, radix: 16))}"
         }
-        return out + "\""
     }
 }
 
