@@ -33,6 +33,13 @@ package struct URLAuthority: Sendable, Hashable {
         package var host: Range<Int>
         /// The port written, nil when none.
         package var port: Int?
+
+        @usableFromInline
+        init(scheme: Range<Int>, host: Range<Int>, port: Int?) {
+            self.scheme = scheme
+            self.host = host
+            self.port = port
+        }
     }
 
     /// The host and port of an absolute URL (or of a bare authority).
@@ -68,7 +75,9 @@ package struct URLAuthority: Sendable, Hashable {
         return port.map { "\(host):\($0)" } ?? host
     }
 
-    /// Finds scheme, host and port in a URL's UTF-8 bytes.
+    /// Finds scheme, host and port in a URL's UTF-8 bytes. Inlinable: the
+    /// filters and the rules call it for every flow from other modules.
+    @inlinable
     package static func locate(url: UnsafeBufferPointer<UInt8>) -> Located {
         var start = 0
         var scheme = 0 ..< 0
@@ -88,6 +97,7 @@ package struct URLAuthority: Sendable, Hashable {
 
     /// Finds host and port in `host[:port]` or `[v6][:port]` bytes (nothing
     /// before or after them).
+    @inlinable
     package static func locate(authority bytes: UnsafeBufferPointer<UInt8>) -> (host: Range<Int>, port: Int?) {
         if bytes.first == UInt8(ascii: "["), let close = bytes.firstIndex(of: UInt8(ascii: "]")) {
             let port = close + 1 < bytes.count && bytes[close + 1] == UInt8(ascii: ":") ? number(bytes, from: close + 2) : nil
@@ -105,6 +115,7 @@ package struct URLAuthority: Sendable, Hashable {
     }
 
     /// The same, for a scheme given as UTF-8 bytes.
+    @inlinable
     package static func defaultPort(ofScheme scheme: UnsafeBufferPointer<UInt8>) -> Int? {
         func `is`(_ name: StaticString) -> Bool {
             scheme.count == name.utf8CodeUnitCount
@@ -116,7 +127,8 @@ package struct URLAuthority: Sendable, Hashable {
     }
 
     /// A letter, digit, `+`, `-` or `.` (RFC 3986's scheme characters).
-    private static func isSchemeByte(_ byte: UInt8) -> Bool {
+    @usableFromInline
+    static func isSchemeByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a") ... UInt8(ascii: "z"), UInt8(ascii: "A") ... UInt8(ascii: "Z"), UInt8(ascii: "0") ... UInt8(ascii: "9"),
              UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."): true
@@ -125,7 +137,8 @@ package struct URLAuthority: Sendable, Hashable {
     }
 
     /// The decimal port in `bytes[start...]`: one to five digits, at most 65535.
-    private static func number(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
+    @usableFromInline
+    static func number(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int? {
         guard start < bytes.count, bytes.count - start <= 5 else { return nil }
         var value = 0
         for byte in bytes[start...] {
