@@ -81,8 +81,12 @@ package struct URLAuthority: Sendable, Hashable {
     package static func locate(url: UnsafeBufferPointer<UInt8>) -> Located {
         var start = 0
         var scheme = 0 ..< 0
-        if let colon = url.firstIndex(of: UInt8(ascii: ":")), colon > 0, url[..<colon].allSatisfy(isSchemeByte),
-           colon + 2 < url.count, url[colon + 1] == UInt8(ascii: "/"), url[colon + 2] == UInt8(ascii: "/") {
+        // One pass over the scheme's characters: the first byte that cannot
+        // be one must be the colon of `://`.
+        var colon = 0
+        while colon < url.count, isSchemeByte(url[colon]) { colon += 1 }
+        if colon > 0, colon + 2 < url.count, url[colon] == UInt8(ascii: ":"),
+           url[colon + 1] == UInt8(ascii: "/"), url[colon + 2] == UInt8(ascii: "/") {
             scheme = 0 ..< colon
             start = colon + 3
         }
