@@ -68,7 +68,9 @@ for target in $targets; do
         envelope) build envelope Fuzz/Targets/EnvelopeFuzz.swift ;;
         receipts) build receipts Fuzz/Targets/ReceiptFuzz.swift ;;
         control) build_flowfilter
-                 build control -lFlowFilter Sources/CaptureAgent/Control/RuleSet.swift Sources/CaptureAgent/Control/Breakpoints.swift \
+                 # WireProtocol again after FlowFilter: a static archive only
+                 # resolves what the ones before it left open (URLAuthority).
+                 build control -lFlowFilter -lWireProtocol Sources/CaptureAgent/Control/RuleSet.swift Sources/CaptureAgent/Control/Breakpoints.swift \
                      Sources/CaptureAgent/Control/Exchange.swift Sources/CaptureAgent/Control/ExchangeControl.swift \
                      Sources/CaptureAgent/Support/Locked.swift \
                      Fuzz/Targets/ControlFuzz.swift ;;
