@@ -121,20 +121,10 @@ extension DecodedMessage {
 
     /// Text in double quotes, with quotes, backslashes and control characters escaped.
     static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\t": result += "\\t"
-            case "\r": result += "\\r"
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value):
-                result += "\\u{" + String(scalar.value, radix: 16) + "}"
-            default: result.unicodeScalars.append(scalar)
-            }
+        QuotedText.quoted(text) { scalar in
+            scalar.value < 0x20 || scalar.value == 0x7F || (0x80..<0xA0).contains(scalar.value)
+                ? "\\u{" + String(scalar.value, radix: 16) + "}" : nil
         }
-        return result + "\""
     }
 
     /// Bytes as two-digit hex, space-separated, the first ``shownByteCount`` only.

@@ -1,4 +1,5 @@
 import Foundation
+import ProtobufWire
 import WireProtocol
 
 /// What differs between two flows: request line and query, each header

@@ -1,4 +1,5 @@
 import Foundation
+import ProtobufWire
 import WireProtocol
 
 /// A Swift program that sends a recorded request again with `URLRequest`
