@@ -26,8 +26,12 @@ import WireProtocol
 /// buffer, data or string) is recorded; a streamed one (`Response.Body(stream:)`,
 /// `asyncStream:`) goes to the client untouched and unrecorded, since Vapor
 /// gives a middleware no way to see it go by.
+///
+/// A WebSocket route (`app.webSocket("chat") { req, ws in … }`) is captured
+/// too, as one flow per connection: the upgrade, then each message, ping,
+/// pong and close either way, until the connection closes (docs/AGENT.md).
 public struct InboundCaptureMiddleware: AsyncMiddleware {
-    private let numbering: FlowNumbering
+    let numbering: FlowNumbering
 
     /// Captures the requests the application receives into `agent`.
     ///
@@ -40,6 +44,9 @@ public struct InboundCaptureMiddleware: AsyncMiddleware {
 
     /// Records one request and the rest of the chain's answer; see the type's documentation.
     public func respond(to request: Vapor.Request, chainingTo next: any AsyncResponder) async throws -> Vapor.Response {
+        if WebSocketRecording.isUpgrade(request.headers.map { HTTPHeader(name: $0.name, value: $0.value) }) {
+            return try await captureWebSocket(request, chainingTo: next)
+        }
         guard let flow = InboundRecording(
             agent: numbering.agent, method: request.method.rawValue, url: Self.url(of: request),
             headers: request.headers.map { HTTPHeader(name: $0.name, value: $0.value) }, peer: Self.peer(of: request),
