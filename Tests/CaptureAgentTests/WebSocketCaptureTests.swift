@@ -92,6 +92,25 @@ final class WebSocketCaptureTests: AgentTestCase, @unchecked Sendable {
         }
     }
 
+    func testAConnectionCutWithoutACloseHandshakeEndsFailed() async throws {
+        for server in WebSocketServer.allCases {
+            let captured = try await server.start(captureInto: agent)
+            try PythonWebSocket.cutAfterOneEcho("ws://127.0.0.1:\(captured.port)/echo")
+            let found = await finishedFlow("127.0.0.1:\(captured.port)/echo")
+            await captured.stop()
+            let flow = try XCTUnwrap(found, "\(server)")
+            XCTAssertEqual(flow.state, .failed, "\(server)")
+            XCTAssertNotNil(flow.error, "\(server)")
+            let messages = try XCTUnwrap(flow.webSocket, "\(server)").messages
+            XCTAssertEqual(messages.prefix(3).map(Seen.init), [
+                Seen(.response, .text, "welcome"), Seen(.request, .text, "hello"), Seen(.response, .text, "hello"),
+            ], "\(server)")
+            // Hummingbird answers the end of input with a close frame of its
+            // own, which the log keeps; none came from the vanished client.
+            XCTAssertFalse(messages.contains { $0.direction == .request && $0.opcode == .close }, "\(server)")
+        }
+    }
+
     #if Hummingbird
     func testAHummingbirdWebSocketHandlerRunsInsideItsFlow() async throws {
         let plain = try await WebSocketServer.hummingbird.start(captureInto: nil)

@@ -135,6 +135,17 @@ enum PythonWebSocket {
         return run.output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
+    /// Connects to `url`, reads the greeting, has one message echoed, then
+    /// cuts the connection without a close frame (a peer that vanished).
+    static func cutAfterOneEcho(_ url: String) throws {
+        let script = "import asyncio\nfrom websockets.asyncio.client import connect\n"
+            + "async def main():\n    ws = await connect('\(url)')\n    await ws.recv()\n    await ws.send('hello')\n"
+            + "    await ws.recv()\n    ws.transport.abort()\n"
+            + "asyncio.run(main())\n"
+        let run = try ProgramRun.collect(["/usr/bin/env", "python3", "-c", script], timeout: 30)
+        guard run.status == 0 else { throw ScriptFailed(output: run.output + run.errorOutput) }
+    }
+
     /// The echo server, serving `connections` connections; ``transcripts()``
     /// waits for it to end and returns what each connection received.
     final class EchoServer: @unchecked Sendable {
