@@ -45,6 +45,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-openapi-async-http-client", from: "1.5.0"),
         // Only for inbound capture in Hummingbird services, and its tests.
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        // Only for WebSocket capture in Hummingbird services, and its tests.
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket", from: "2.8.1"),
         // Only for capture in Vapor services, and its tests.
         .package(url: "https://github.com/vapor/vapor", from: "4.122.3"),
         // Only for gRPC capture (grpc-swift 2), its tests and its benchmark.
@@ -101,13 +103,32 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["OpenAPI"])),
             ]
         ),
-        // Inbound capture for Hummingbird 2 services: a router middleware.
+        // Inbound capture for Hummingbird 2 services: a router middleware, and
+        // a server builder for WebSocket routes.
         .target(
             name: "CaptureAgentHummingbird",
             dependencies: [
                 "CaptureAgent", "WireProtocol",
+                .target(name: "CaptureAgentWebSocket", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "HummingbirdCore", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
+                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(traits: ["Hummingbird"])),
+            ]
+        ),
+        // WebSocket capture on a SwiftNIO channel, whichever framework built
+        // it: a pass-through handler after the frame decoder. Not a product;
+        // the Hummingbird and Vapor adapters use it.
+        .target(
+            name: "CaptureAgentWebSocket",
+            dependencies: [
+                "CaptureAgent", "WireProtocol",
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Hummingbird", "Vapor"])),
+                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(traits: ["Hummingbird", "Vapor"])),
             ]
         ),
         // Inbound capture for Vapor 4 services (a middleware) and `req.client`
@@ -116,7 +137,11 @@ let package = Package(
             name: "CaptureAgentVapor",
             dependencies: [
                 "CaptureAgent", "WireProtocol",
+                .target(name: "CaptureAgentWebSocket", condition: .when(traits: ["Vapor"])),
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Vapor"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Vapor"])),
+                .product(name: "NIOWebSocket", package: "swift-nio", condition: .when(traits: ["Vapor"])),
             ]
         ),
         // Capture for grpc-swift 2, client and server: a wrapper around the
@@ -268,6 +293,8 @@ let package = Package(
                 "CaptureAgentOpenAPI",
                 .target(name: "CaptureAgentHummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
+                // WebSocket routes, captured and not, for Python's `websockets` to talk to.
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket", condition: .when(traits: ["Hummingbird"])),
                 .target(name: "CaptureAgentVapor", condition: .when(traits: ["Vapor"])),
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
                 .product(name: "Logging", package: "swift-log", condition: .when(traits: ["Hummingbird", "Vapor"])),
@@ -289,7 +316,9 @@ let package = Package(
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["OpenAPI", "Hummingbird"])),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
-            ]
+            ],
+            // The Python WebSocket peers are run through #filePath.
+            exclude: ["Fixtures"]
         ),
         .testTarget(
             name: "InspectorTUITests",

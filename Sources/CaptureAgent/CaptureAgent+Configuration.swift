@@ -59,10 +59,23 @@ extension CaptureAgent {
         /// first `bodyCaptureLimit` bytes, the full size and a truncation flag.
         public var bodyCaptureLimit = 4 * 1024 * 1024
 
-        /// The most messages of one gRPC call the log keeps (each capped at
-        /// `bodyCaptureLimit`); later ones are counted, not sent, so a
-        /// long-lived stream cannot flood the inspector.
-        public var grpcMessageLimit = 1000
+        /// The most messages of one gRPC call or one WebSocket connection
+        /// (pings, pongs and closes included) the log keeps, each capped at
+        /// `bodyCaptureLimit`; later ones are counted, not sent, so a
+        /// long-lived stream cannot flood the inspector. The app's traffic
+        /// is the same either way.
+        ///
+        /// ```swift
+        /// let agent = try CaptureAgent.start(.init { $0.messageLimit = 10_000 })
+        /// ```
+        public var messageLimit = 1000
+
+        /// The former name of ``messageLimit``, from when only gRPC calls had messages.
+        @available(*, deprecated, renamed: "messageLimit")
+        public var grpcMessageLimit: Int {
+            get { messageLimit }
+            set { messageLimit = newValue }
+        }
 
         /// The most events waiting to be written to the inspector. When the
         /// queue is full the oldest events are dropped and counted.

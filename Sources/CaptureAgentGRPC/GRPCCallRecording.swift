@@ -50,7 +50,7 @@ struct GRPCCallRecording: Sendable {
     /// and past the call's message limit only counted.
     func message(_ direction: GRPCMessage.Direction, _ bytes: some GRPCContiguousBytes) {
         let cap = agent.configuration.bodyCaptureLimit
-        flow.message(limit: agent.configuration.grpcMessageLimit) { recorder in
+        flow.message(limit: agent.configuration.messageLimit) { recorder in
             let body = bytes.withUnsafeBytes { raw in
                 CapturedBody(data: Data(raw.prefix(cap)), size: raw.count, isTruncated: raw.count > cap)
             }

@@ -27,8 +27,12 @@ import WireProtocol
 /// `asyncStream:`, `managedAsyncStream:`) is recorded as each buffer reaches
 /// the client, and the flow ends with the stream (failed when the client
 /// went away first).
+///
+/// A WebSocket route (`app.webSocket("chat") { req, ws in … }`) is captured
+/// too, as one flow per connection: the upgrade, then each message, ping,
+/// pong and close either way, until the connection closes (docs/AGENT.md).
 public struct InboundCaptureMiddleware: AsyncMiddleware {
-    private let numbering: FlowNumbering
+    let numbering: FlowNumbering
 
     /// Captures the requests the application receives into `agent`.
     ///
@@ -41,6 +45,9 @@ public struct InboundCaptureMiddleware: AsyncMiddleware {
 
     /// Records one request and the rest of the chain's answer; see the type's documentation.
     public func respond(to request: Vapor.Request, chainingTo next: any AsyncResponder) async throws -> Vapor.Response {
+        if WebSocketRecording.isUpgrade(request.headers.map { HTTPHeader(name: $0.name, value: $0.value) }) {
+            return try await captureWebSocket(request, chainingTo: next)
+        }
         guard let flow = InboundRecording(
             agent: numbering.agent, method: request.method.rawValue, url: Self.url(of: request),
             headers: request.headers.map { HTTPHeader(name: $0.name, value: $0.value) }, peer: Self.peer(of: request),

@@ -44,6 +44,8 @@ public struct CaptureSource: Codable, Sendable, Equatable {
         public static let vaporClient = Client(rawValue: "Vapor client")
         /// grpc-swift 2, a call it made or (inbound) served.
         public static let grpcSwift = Client(rawValue: "grpc-swift")
+        /// websocket-kit's client (`WebSocket.connect`, also Vapor's), a WebSocket connection it opened.
+        public static let websocketKit = Client(rawValue: "websocket-kit")
     }
 
     /// How an exchange was captured.

@@ -144,7 +144,7 @@ final class GRPCCaptureTests: AgentTestCase, @unchecked Sendable {
     func testMessagesPastTheLimitAreCountedAsDropped() async throws {
         agent.stop()
         var configuration = CaptureAgent.Configuration(destination: .unix(path: inspector.path))
-        configuration.grpcMessageLimit = 2
+        configuration.messageLimit = 2
         configuration.bodyCaptureLimit = 3
         agent = try CaptureAgent.start(configuration)
         XCTAssertTrue(eventually { self.agent.isConnected })

@@ -47,6 +47,10 @@ package struct FlowRecorder {
     /// kind), sent with `flowStarted`; its messages and status travel as
     /// their own events.
     package var grpc: GRPCCall?
+    /// Set by a WebSocket adapter: an empty session, sent with
+    /// `flowStarted` so a viewer knows the flow for a WebSocket connection;
+    /// its messages travel as their own events.
+    package var webSocket: WebSocketSession?
     /// For a client that reports no phases itself: the name the phases the
     /// recorder measures are given (nil: none are measured; URLSession flows
     /// take libcurl's). See ``measurePhases(source:blocked:)``.
@@ -155,7 +159,7 @@ package struct FlowRecorder {
     package var log: NetworkLog {
         NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, response: currentResponse, timing: timing,
                    redirects: redirects, source: source, changes: changes, direction: direction, parentID: parentID, peer: peer,
-                   localAddress: localAddress, grpc: grpc)
+                   localAddress: localAddress, grpc: grpc, webSocket: webSocket)
     }
 
     /// The response head with the body captured so far.
@@ -207,7 +211,7 @@ package struct FlowRecorder {
     package func started() -> Message {
         .flowStarted(NetworkLog(id: id, sessionID: sessionID, taskID: taskID, request: request, timing: timing, source: source,
                                 changes: changes, direction: direction, parentID: parentID, peer: peer,
-                                localAddress: localAddress, grpc: grpc))
+                                localAddress: localAddress, grpc: grpc, webSocket: webSocket))
     }
 
     /// Makes the final timing carry phases the recorder measured itself:
@@ -350,7 +354,7 @@ package struct FlowRecorder {
     /// caller says how the flow ended and describes the error; a gRPC call
     /// adds its status and trailers.
     package func finished(state: FlowState, error flowError: FlowError?, requestBody: CapturedBody?, at end: Double? = nil,
-                          grpc outcome: GRPCOutcome? = nil) -> Message {
+                          grpc outcome: GRPCOutcome? = nil, webSocket webSocketOutcome: WebSocketOutcome? = nil) -> Message {
         let finished = end ?? clock.offset(since: start)
         let finalTiming = Timing(
             startedAt: start.date,
@@ -377,7 +381,8 @@ package struct FlowRecorder {
             clientHeaders: clientHeaders,
             changes: changedAfterStart ? changes : nil,
             grpc: outcome,
-            localAddress: localAddressAfterStart ? localAddress : nil
+            localAddress: localAddressAfterStart ? localAddress : nil,
+            webSocket: webSocketOutcome
         ))
     }
 
