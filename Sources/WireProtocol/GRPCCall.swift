@@ -96,13 +96,8 @@ public enum GRPCCallKind: String, Codable, Sendable, CaseIterable {
 /// (the serialized message without gRPC's 5-byte length prefix, capped as
 /// bodies are; ``CapturedBody/size`` keeps the true size).
 public struct GRPCMessage: Codable, Sendable, Equatable {
-    /// Which way a message went.
-    public enum Direction: String, Codable, Sendable, CaseIterable {
-        /// From the client to the server.
-        case request
-        /// From the server to the client.
-        case response
-    }
+    /// Which way a message went: `request`, client to server; `response`, server to client.
+    public typealias Direction = StreamDirection
 
     /// Which way the message went.
     public var direction: Direction

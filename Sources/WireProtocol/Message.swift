@@ -26,6 +26,10 @@ public enum Message: Sendable, Equatable {
     case released(FlowRelease)
     /// A message of a gRPC call went by.
     case grpcMessage(GRPCMessageEvent)
+    /// Bytes of a flow's body went by (version-2 connections only).
+    case bodyPart(BodyPartEvent)
+    /// A message of a WebSocket connection went by.
+    case webSocketMessage(WebSocketMessageEvent)
 
     /// The `type` string of this kind on the wire.
     public var kind: String {
@@ -38,12 +42,14 @@ public enum Message: Sendable, Equatable {
         case .held: Kind.held.rawValue
         case .released: Kind.released.rawValue
         case .grpcMessage: Kind.grpcMessage.rawValue
+        case .bodyPart: Kind.bodyPart.rawValue
+        case .webSocketMessage: Kind.webSocketMessage.rawValue
         }
     }
 
     /// The message kinds this library knows.
     public enum Kind: String, Sendable, CaseIterable {
-        case hello, flowStarted, flowResponse, flowFinished, status, held, released, grpcMessage
+        case hello, flowStarted, flowResponse, flowFinished, status, held, released, grpcMessage, bodyPart, webSocketMessage
     }
 }
 
@@ -174,6 +180,8 @@ public struct FlowFinished: Codable, Sendable, Equatable {
     @Boxed public var changes: FlowChanges?
     /// How the flow's gRPC call ended: status, trailers, messages not kept.
     @Boxed public var grpc: GRPCOutcome?
+    /// How the flow's WebSocket connection ended: messages not kept.
+    @Boxed public var webSocket: WebSocketOutcome?
     /// The flow's ``NetworkLog/localAddress``, when it was only known once
     /// the request had gone out (URLSession connects after the flow starts).
     public var localAddress: String?
@@ -190,7 +198,8 @@ public struct FlowFinished: Codable, Sendable, Equatable {
         clientHeaders: [HTTPHeader]? = nil,
         changes: FlowChanges? = nil,
         grpc: GRPCOutcome? = nil,
-        localAddress: String? = nil
+        localAddress: String? = nil,
+        webSocket: WebSocketOutcome? = nil
     ) {
         self.id = id
         self.state = state
@@ -203,6 +212,7 @@ public struct FlowFinished: Codable, Sendable, Equatable {
         self.changes = changes
         self.grpc = grpc
         self.localAddress = localAddress
+        self.webSocket = webSocket
     }
 }
 
@@ -239,6 +249,7 @@ extension NetworkLog {
         if let clientHeaders = event.clientHeaders { request.clientHeaders = clientHeaders }
         if let changes = event.changes { self.changes = changes }
         if let outcome = event.grpc { grpc?.apply(outcome) }
+        if let outcome = event.webSocket { webSocket?.apply(outcome) }
         if let address = event.localAddress { localAddress = address }
         error = event.error
         timing = event.timing
@@ -267,6 +278,8 @@ extension Message: Codable {
         case .held: self = .held(try FlowHold(from: decoder))
         case .released: self = .released(try FlowRelease(from: decoder))
         case .grpcMessage: self = .grpcMessage(try GRPCMessageEvent(from: decoder))
+        case .bodyPart: self = .bodyPart(try BodyPartEvent(from: decoder))
+        case .webSocketMessage: self = .webSocketMessage(try WebSocketMessageEvent(from: decoder))
         case nil: throw UnknownKind(type: type)
         }
     }
@@ -283,6 +296,8 @@ extension Message: Codable {
         case .held(let hold): try hold.encode(to: encoder)
         case .released(let release): try release.encode(to: encoder)
         case .grpcMessage(let event): try event.encode(to: encoder)
+        case .bodyPart(let event): try event.encode(to: encoder)
+        case .webSocketMessage(let event): try event.encode(to: encoder)
         }
     }
 

@@ -63,6 +63,12 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
     /// The gRPC call this flow carries, when it is one: service, method,
     /// messages and status (see ``GRPCCall``).
     @Boxed public var grpc: GRPCCall?
+    /// When each part of the bodies went by, for a flow whose body came in
+    /// parts while a viewer watched (see ``BodyPart``); nil otherwise.
+    @Boxed public var parts: BodyParts?
+    /// The WebSocket connection this flow upgraded to, when it is one:
+    /// its messages in order (see ``WebSocketSession``).
+    @Boxed public var webSocket: WebSocketSession?
 
     /// Creates a log record.
     public init(
@@ -81,7 +87,9 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
         parentID: FlowID? = nil,
         peer: String? = nil,
         localAddress: String? = nil,
-        grpc: GRPCCall? = nil
+        grpc: GRPCCall? = nil,
+        parts: BodyParts? = nil,
+        webSocket: WebSocketSession? = nil
     ) {
         self.id = id
         self.sessionID = sessionID
@@ -99,6 +107,8 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
         self.peer = peer
         self.localAddress = localAddress
         self.grpc = grpc
+        self.parts = parts
+        self.webSocket = webSocket
     }
 
     /// Whether the app received this request rather than sent it.

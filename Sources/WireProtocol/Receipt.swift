@@ -251,10 +251,10 @@ public struct ViewerMessageDecoder: Sendable {
 
 extension Message {
     /// A flow event (`flowStarted`, `flowResponse`, `flowFinished`,
-    /// `grpcMessage`): what agents count, drop, and get receipts for.
+    /// `grpcMessage`, `bodyPart`, `webSocketMessage`): what agents count, drop, and get receipts for.
     public var isFlowEvent: Bool {
         switch self {
-        case .flowStarted, .flowResponse, .flowFinished, .grpcMessage: true
+        case .flowStarted, .flowResponse, .flowFinished, .grpcMessage, .bodyPart, .webSocketMessage: true
         case .hello, .status, .held, .released: false
         }
     }

@@ -512,6 +512,8 @@ final class AsyncHTTPClientCaptureTests: AgentTestCase, @unchecked Sendable {
             case .flowResponse(let event): !started.contains(event.id)
             case .flowFinished(let event): !started.contains(event.id)
             case .grpcMessage(let event): !started.contains(event.id)
+            case .bodyPart(let event): !started.contains(event.id)
+            case .webSocketMessage(let event): !started.contains(event.id)
             case .flowStarted, .hello, .status, .held, .released: false
             }
         }

@@ -232,8 +232,29 @@ enum RandomMessages {
                         status: Bool.random(using: &rng) ? grpcStatus(using: &rng) : nil, trailers: headers(using: &rng))
     }
 
+    static func webSocketMessage(using rng: inout SplitMix64) -> WebSocketMessage {
+        WebSocketMessage(direction: StreamDirection.allCases.randomElement(using: &rng)!, at: Double.random(in: 0...100, using: &rng),
+                         opcode: WebSocketOpcode.allCases.randomElement(using: &rng)!,
+                         body: body(using: &rng) ?? CapturedBody(data: Data()),
+                         closeCode: Bool.random(using: &rng) ? Int.random(in: 1000...4999, using: &rng) : nil)
+    }
+
+    static func bodyParts(using rng: inout SplitMix64) -> BodyParts? {
+        guard Bool.random(using: &rng) else { return nil }
+        return BodyParts(marks: (0..<Int.random(in: 0...3, using: &rng)).map { _ in
+            BodyPartMark(direction: StreamDirection.allCases.randomElement(using: &rng)!, at: Double.random(in: 0...100, using: &rng),
+                         offset: Int.random(in: 0...1000, using: &rng), size: Int.random(in: 0...1000, using: &rng))
+        })
+    }
+
+    static func webSocketSession(using rng: inout SplitMix64) -> WebSocketSession? {
+        guard Bool.random(using: &rng) else { return nil }
+        return WebSocketSession(messages: (0..<Int.random(in: 0...3, using: &rng)).map { _ in webSocketMessage(using: &rng) },
+                                droppedMessages: Int.random(in: 0...2, using: &rng))
+    }
+
     static func message(using rng: inout SplitMix64) -> Message {
-        switch Int.random(in: 0..<6, using: &rng) {
+        switch Int.random(in: 0..<8, using: &rng) {
         case 0:
             return .hello(Hello(protocolVersion: 1, agentName: string(using: &rng), agentVersion: string(using: &rng),
                                 appName: string(using: &rng), processID: Int.random(in: 1...99_999, using: &rng),
@@ -253,7 +274,7 @@ enum RandomMessages {
                     mockedFrom: Bool.random(using: &rng) ? string(using: &rng) : nil,
                     originalMethod: Bool.random(using: &rng) ? string(using: &rng) : nil,
                     originalBody: Bool.random(using: &rng) ? body(using: &rng) : nil) : nil,
-                grpc: grpcCall(using: &rng)))
+                grpc: grpcCall(using: &rng), parts: bodyParts(using: &rng), webSocket: webSocketSession(using: &rng)))
         case 2:
             return .flowResponse(FlowResponse(id: FlowID(), response: response(using: &rng), timing: timing(using: &rng), redirects: hops(using: &rng)))
         case 3:
@@ -264,9 +285,16 @@ enum RandomMessages {
                 timing: timing(using: &rng), redirects: hops(using: &rng),
                 clientHeaders: Bool.random(using: &rng) ? headers(using: &rng) : nil,
                 grpc: Bool.random(using: &rng) ? GRPCOutcome(status: grpcStatus(using: &rng), trailers: headers(using: &rng),
-                                                             droppedMessages: Int.random(in: 0...2, using: &rng)) : nil))
+                                                             droppedMessages: Int.random(in: 0...2, using: &rng)) : nil,
+                webSocket: Bool.random(using: &rng) ? WebSocketOutcome(droppedMessages: Int.random(in: 0...2, using: &rng)) : nil))
         case 4:
             return .grpcMessage(GRPCMessageEvent(id: FlowID(), message: grpcMessage(using: &rng)))
+        case 5:
+            return .bodyPart(BodyPartEvent(id: FlowID(), part: BodyPart(
+                direction: StreamDirection.allCases.randomElement(using: &rng)!, at: Double.random(in: 0...100, using: &rng),
+                offset: Int.random(in: 0...10_000, using: &rng), body: body(using: &rng) ?? CapturedBody(data: Data()))))
+        case 6:
+            return .webSocketMessage(WebSocketMessageEvent(id: FlowID(), message: webSocketMessage(using: &rng)))
         default:
             return .status(AgentStatus(droppedEvents: Int.random(in: 0...1_000_000, using: &rng), queuedEvents: Int.random(in: 0...100, using: &rng)))
         }

@@ -149,6 +149,34 @@ enum Fixtures {
                           trailers: [HTTPHeader(name: "grpc-status", value: "5")], droppedMessages: 2)
     )
 
+    /// A streamed response: one part of its body while it was open.
+    static let bodyPart = BodyPartEvent(
+        id: flowID, part: BodyPart(direction: .response, at: 0.8, offset: 0, body: CapturedBody(data: Data("data: hi\n\n".utf8)))
+    )
+
+    /// A WebSocket connection: the upgrade started, a text message, the
+    /// server's close, and its end.
+    static let webSocketID = FlowID("00000000-0000-4000-8000-000000000006")!
+    static let webSocketLog = NetworkLog(
+        id: webSocketID, sessionID: 6, taskID: 1,
+        request: Request(method: "GET", url: "ws://127.0.0.1:8080/chat",
+                         headers: [HTTPHeader(name: "Upgrade", value: "websocket")]),
+        timing: Timing(startedAt: started), source: CaptureSource(client: .hummingbird, path: .inPlace),
+        direction: .inbound, webSocket: WebSocketSession()
+    )
+    static let webSocketText = WebSocketMessageEvent(
+        id: webSocketID, message: WebSocketMessage(direction: .request, at: 0.2, opcode: .text, body: CapturedBody(data: Data("hello".utf8)))
+    )
+    static let webSocketClose = WebSocketMessageEvent(
+        id: webSocketID, message: WebSocketMessage(direction: .response, at: 1.5, opcode: .close,
+                                                   body: CapturedBody(data: Data("done".utf8)), closeCode: 1000)
+    )
+    static let webSocketFinished = FlowFinished(
+        id: webSocketID, state: .completed, response: Response(statusCode: 101, headers: [HTTPHeader(name: "Upgrade", value: "websocket")]),
+        timing: Timing(startedAt: started, requestSent: 0.0005, firstResponseByte: 0.001, finished: 1.5),
+        webSocket: WebSocketOutcome(droppedMessages: 1)
+    )
+
     /// One of each kind, hello first, as a connection would carry them.
     static let conversation: [Message] = [
         .hello(hello), .status(status), .flowStarted(log), .flowResponse(flowResponse),
@@ -157,6 +185,8 @@ enum Fixtures {
         .held(held), .released(released), .flowFinished(editedFinished),
         .flowStarted(inboundLog), .flowStarted(childLog),
         .flowStarted(grpcLog), .grpcMessage(grpcRequestMessage), .grpcMessage(grpcResponseMessage), .flowFinished(grpcFinished),
+        .bodyPart(bodyPart),
+        .flowStarted(webSocketLog), .webSocketMessage(webSocketText), .webSocketMessage(webSocketClose), .flowFinished(webSocketFinished),
     ]
 
     static func frames(_ messages: [Message]) throws -> [UInt8] {

@@ -38,6 +38,11 @@ final class FlowSpans: Sendable {
             inFlight.withLock { $0[event.id]?.log.apply(event) }
         case .grpcMessage(let event):
             inFlight.withLock { $0[event.id]?.log.apply(event) }
+        case .webSocketMessage(let event):
+            inFlight.withLock { $0[event.id]?.log.apply(event) }
+        case .bodyPart:
+            // The finish carries the whole body; a span needs no preview.
+            break
         case .flowFinished(let event):
             guard var flow = inFlight.withLock({ $0.removeValue(forKey: event.id) }) else { return }
             flow.log.apply(event)

@@ -21,6 +21,8 @@ extension Message {
         case .held(let hold): hold.id
         case .released(let release): release.id
         case .grpcMessage(let event): event.id
+        case .bodyPart(let event): event.id
+        case .webSocketMessage(let event): event.id
         case .hello, .status: nil
         }
     }
@@ -38,6 +40,10 @@ extension Message {
         case .held(let hold):
             (hold.response?.body?.data.count ?? 0, 0)
         case .grpcMessage(let event):
+            (event.message.body.data.count, 0)
+        case .bodyPart(let event):
+            (event.part.body.data.count, 0)
+        case .webSocketMessage(let event):
             (event.message.body.data.count, 0)
         case .hello, .flowResponse, .status, .released:
             (0, 0)
@@ -72,6 +78,12 @@ extension Message {
         case .grpcMessage(var event):
             event.message.body = cut(event.message.body)
             return .grpcMessage(event)
+        case .bodyPart(var event):
+            event.part.body = cut(event.part.body)
+            return .bodyPart(event)
+        case .webSocketMessage(var event):
+            event.message.body = cut(event.message.body)
+            return .webSocketMessage(event)
         case .hello, .flowResponse, .status, .released:
             return self
         }

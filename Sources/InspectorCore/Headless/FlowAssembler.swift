@@ -80,6 +80,19 @@ package struct FlowAssembler: Sendable {
         for (connection, count) in counts ?? [:] { settle(count, from: connection) }
     }
 
+    /// Folds an event into its pending flow; one for a flow not pending
+    /// (finished or evicted) is settled at once.
+    private mutating func applyToPending(_ id: FlowID, from connection: ConnectionID,
+                                         _ change: (inout NetworkLog) -> Void) -> [Finished] {
+        guard pending[id] != nil else {
+            settle(1, from: connection)
+            return []
+        }
+        change(&pending[id]!)
+        eventsOfFlow[id, default: [:]][connection, default: 0] += 1
+        return []
+    }
+
     private mutating func apply(_ message: Message, from connection: ConnectionID) -> [Finished] {
         switch message {
         case .flowStarted(let log):
@@ -92,19 +105,13 @@ package struct FlowAssembler: Sendable {
             eventsOfFlow[log.id, default: [:]][connection, default: 0] += 1
             evictIfNeeded()
         case .flowResponse(let event):
-            guard pending[event.id] != nil else {
-                settle(1, from: connection)
-                return []
-            }
-            pending[event.id]?.apply(event)
-            eventsOfFlow[event.id, default: [:]][connection, default: 0] += 1
+            return applyToPending(event.id, from: connection) { $0.apply(event) }
         case .grpcMessage(let event):
-            guard pending[event.id] != nil else {
-                settle(1, from: connection)
-                return []
-            }
-            pending[event.id]?.apply(event)
-            eventsOfFlow[event.id, default: [:]][connection, default: 0] += 1
+            return applyToPending(event.id, from: connection) { $0.apply(event) }
+        case .bodyPart(let event):
+            return applyToPending(event.id, from: connection) { $0.apply(event) }
+        case .webSocketMessage(let event):
+            return applyToPending(event.id, from: connection) { $0.apply(event) }
         case .flowFinished(let event):
             guard var log = pending.removeValue(forKey: event.id) else {
                 settle(1, from: connection)

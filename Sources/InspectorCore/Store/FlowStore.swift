@@ -235,6 +235,18 @@ package struct FlowStore: Sendable {
         return update(sequence) { $0.apply(event) }
     }
 
+    /// Adds a body part to its flow (the body grows); unknown flows are counted.
+    package mutating func apply(_ event: BodyPartEvent) -> [Change] {
+        guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
+        return update(sequence) { $0.apply(event) }
+    }
+
+    /// Appends a WebSocket message to its connection; unknown flows are counted.
+    package mutating func apply(_ event: WebSocketMessageEvent) -> [Change] {
+        guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
+        return update(sequence) { $0.apply(event) }
+    }
+
     /// Folds a finish event into its flow; unknown flows are counted.
     package mutating func apply(_ event: FlowFinished) -> [Change] {
         guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }

@@ -156,6 +156,8 @@ package struct Session: Sendable {
         case .flowResponse(let event): return store.apply(event)
         case .flowFinished(let event): return store.apply(event)
         case .grpcMessage(let event): return store.apply(event)
+        case .bodyPart(let event): return store.apply(event)
+        case .webSocketMessage(let event): return store.apply(event)
         case .status(let status):
             guard let agent else { return [] }
             agents[agent].reportedDrops = status.droppedEvents

@@ -8,8 +8,8 @@ extension GRPCCallKind: WireNameSet {
     static let wireNames = WireNames<Self>()
 }
 
-extension GRPCMessage.Direction: WireNameSet {
-    static let wireName = "gRPC message direction"
+extension StreamDirection: WireNameSet {
+    static let wireName = "message direction"
     static let wireNames = WireNames<Self>()
 }
 

@@ -61,6 +61,7 @@ struct JSONWriter: ~Copyable {
 
     mutating func field(_ name: StaticString, _ value: String?) { if let value { field(name, value) } }
     mutating func field(_ name: StaticString, _ value: Double?) { if let value { field(name, value) } }
+    mutating func field(_ name: StaticString, _ value: Int?) { if let value { field(name, value) } }
     mutating func field(_ name: StaticString, _ value: (some JSONWritable)?) { if let value { field(name, value) } }
 
     mutating func field(_ name: StaticString, _ values: [some JSONWritable]) {

@@ -191,6 +191,7 @@ extension NetworkLog: JSONWritable, JSONReadable {
         writer.field("source", source); writer.field("changes", changes)
         writer.field("direction", direction); writer.field("parentID", parentID); writer.field("peer", peer)
         writer.field("localAddress", localAddress); writer.field("grpc", grpc)
+        writer.field("parts", parts); writer.field("webSocket", webSocket)
     }
     @inline(__always)
     init(json: JSONReader) throws(JSONFieldError) {
@@ -201,7 +202,8 @@ extension NetworkLog: JSONWritable, JSONReadable {
                   source: try json.decodeIfPresent("source"), changes: try json.decodeIfPresent("changes"),
                   direction: try json.decodeIfPresent("direction"),
                   parentID: try json.decodeIfPresent("parentID"), peer: try json.optionalString("peer"),
-                  localAddress: try json.optionalString("localAddress"), grpc: try json.decodeIfPresent("grpc"))
+                  localAddress: try json.optionalString("localAddress"), grpc: try json.decodeIfPresent("grpc"),
+                  parts: try json.decodeIfPresent("parts"), webSocket: try json.decodeIfPresent("webSocket"))
     }
 }
 
@@ -236,7 +238,7 @@ extension Message {
                 writer.field("timing", event.timing); writer.field("redirects", event.redirects)
                 if let clientHeaders = event.clientHeaders { writer.field("clientHeaders", clientHeaders) }
                 writer.field("changes", event.changes); writer.field("grpc", event.grpc)
-                writer.field("localAddress", event.localAddress)
+                writer.field("localAddress", event.localAddress); writer.field("webSocket", event.webSocket)
             case .status(let status):
                 writer.field("droppedEvents", status.droppedEvents); writer.field("queuedEvents", status.queuedEvents)
             case .held(let hold):
@@ -245,6 +247,10 @@ extension Message {
             case .released(let release):
                 writer.field("id", release.id); writer.field("phase", release.phase); writer.field("reason", release.reason)
             case .grpcMessage(let event):
+                writer.field("id", event.id); writer.field("message", event.message)
+            case .bodyPart(let event):
+                writer.field("id", event.id); writer.field("part", event.part)
+            case .webSocketMessage(let event):
                 writer.field("id", event.id); writer.field("message", event.message)
             }
         }
@@ -286,7 +292,8 @@ extension Message {
                 requestBody: try json.decodeIfPresent("requestBody"), error: try json.decodeIfPresent("error"),
                 timing: try json.decode("timing"), redirects: try json.array("redirects"),
                 clientHeaders: try json.optionalArray("clientHeaders"), changes: try json.decodeIfPresent("changes"),
-                grpc: try json.decodeIfPresent("grpc"), localAddress: try json.optionalString("localAddress")))
+                grpc: try json.decodeIfPresent("grpc"), localAddress: try json.optionalString("localAddress"),
+                webSocket: try json.decodeIfPresent("webSocket")))
         case .status:
             return .status(AgentStatus(droppedEvents: try json.int("droppedEvents"), queuedEvents: try json.int("queuedEvents")))
         case .held:
@@ -296,6 +303,10 @@ extension Message {
             return .released(FlowRelease(id: try json.decode("id"), phase: try json.decode("phase"), reason: try json.decode("reason")))
         case .grpcMessage:
             return .grpcMessage(GRPCMessageEvent(id: try json.decode("id"), message: try json.decode("message")))
+        case .bodyPart:
+            return .bodyPart(BodyPartEvent(id: try json.decode("id"), part: try json.decode("part")))
+        case .webSocketMessage:
+            return .webSocketMessage(WebSocketMessageEvent(id: try json.decode("id"), message: try json.decode("message")))
         case nil:
             return nil
         }

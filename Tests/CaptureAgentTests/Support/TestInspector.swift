@@ -131,6 +131,8 @@ final class TestInspector: @unchecked Sendable {
             case .flowResponse(let event): flows[event.id]?.apply(event)
             case .flowFinished(let event): flows[event.id]?.apply(event)
             case .grpcMessage(let event): flows[event.id]?.apply(event)
+            case .bodyPart(let event): flows[event.id]?.apply(event)
+            case .webSocketMessage(let event): flows[event.id]?.apply(event)
             case .hello, .status, .held, .released: break
             }
         }
