@@ -314,6 +314,17 @@ public final class CaptureAgent: Sendable {
     /// connected, or every flow becomes a span.
     package var isRecording: Bool { spans != nil || isConnected }
 
+    /// ``isRecording``, and whether flows should send their bodies' parts
+    /// as they pass (the viewer reads protocol version 2), in one look: what
+    /// a flow decides as it starts.
+    package var recordingState: (isRecording: Bool, streamsBodyParts: Bool) {
+        let viewer = streamer.viewerState
+        return (spans != nil || viewer.isConnected, viewer.readsBodyParts)
+    }
+
+    /// Whether a flow starting now sends its bodies' parts as they pass.
+    package var streamsBodyParts: Bool { streamer.viewerState.readsBodyParts }
+
     // MARK: - URLSession.shared
 
     private static let sharedWarning = Locked(false)

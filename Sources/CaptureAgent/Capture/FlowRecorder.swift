@@ -22,8 +22,10 @@ package struct FlowRecorder {
     private(set) var requestSent: Double?
     private(set) var firstResponseByte: Double?
     private var redirects: [RedirectHop] = []
-    private var response: Response?
-    private var responseBody: BodyCapture
+    /// The response head, once recorded (its body is ``responseBody``'s).
+    private(set) var response: Response?
+    /// The response body as its bytes went by (``FlowRecorder+BodyParts`` reads its size).
+    private(set) var responseBody: BodyCapture
     private var capturedResponseBody: CapturedBody?
     private(set) var sentHeaderBlock: String?
     private(set) var transferTimes = Libcurl.Times()

@@ -11,7 +11,9 @@ import WireProtocol
 ///
 /// A flow is built when it starts while an inspector is connected (or
 /// every flow becomes a span), or when the adapter says it must be (the
-/// viewer's control needs the log); that is decided once. A flow that is
+/// viewer's control needs the log); that is decided once, and so is whether
+/// its bodies' bytes also go out as they pass (`bodyPart`, for a viewer
+/// that reads version 2). A flow that is
 /// not built makes no recorder and no copies; its events are counted as
 /// dropped when it ends (produced = shown + counted), and it stays unbuilt
 /// if an inspector connects meanwhile, so no inspector gets a flow's later
@@ -27,7 +29,7 @@ import WireProtocol
 ///                  configuration: agent.configuration, clock: agent.clock)
 /// }
 /// flow.respond { $0.received(statusCode: 200, headers: [], mimeType: nil) }
-/// flow.responseBody(bytes)
+/// flow.responseBody(bytes)   // a `bodyPart` too, for a version-2 viewer, unless it completes the body
 /// flow.finish { recorder, parts in recorder.finished(state: .completed, error: nil, requestBody: parts.requestBody) }
 /// ```
 package final class FlowRecording: @unchecked Sendable {
@@ -36,6 +38,12 @@ package final class FlowRecording: @unchecked Sendable {
     package let id: FlowID
     /// Whether the flow builds its events (decided once, as it starts).
     package let isBuilt: Bool
+    /// Whether the flow sends its bodies' parts as they pass (`bodyPart`):
+    /// built while the viewer reads protocol version 2, decided once as it
+    /// starts. Otherwise its bodies come whole with its end, as a
+    /// version-1 viewer reads them; an unbuilt flow makes no parts, so
+    /// its ledger has none to count.
+    private let streamsParts: Bool
     private let agent: CaptureAgent
     /// A built flow's lock; an unbuilt flow keeps only ``ledger``.
     private let lock: NSLock?
@@ -71,7 +79,9 @@ package final class FlowRecording: @unchecked Sendable {
     package init(agent: CaptureAgent, building: Bool = false) {
         self.agent = agent
         id = FlowID()
-        isBuilt = building || agent.isRecording
+        let viewer = agent.recordingState
+        isBuilt = building || viewer.isRecording
+        streamsParts = isBuilt && viewer.streamsBodyParts
         lock = isBuilt ? NSLock() : nil
         state = State(requestBody: BodyCapture(limit: isBuilt ? agent.configuration.bodyCaptureLimit : 0))
     }
@@ -222,12 +232,16 @@ package final class FlowRecording: @unchecked Sendable {
         }
     }
 
-    /// Request body bytes as they go by, counted in full and kept up to the capture limit.
+    /// Request body bytes as they go by, counted in full and kept up to the
+    /// capture limit; sent at once as a `bodyPart` when the flow streams
+    /// parts (``FlowRecorder/bodyPart(_:bytes:offset:)`` says which bytes make one).
     package func requestBody(_ bytes: UnsafeRawBufferPointer) {
         guard isBuilt else { return }
         locked { state in
             guard !state.finished, !state.requestBodyIsWhole else { return }
+            let offset = state.requestBody.size
             state.requestBody.append(bytes)
+            if streamsParts, let part = state.recorder?.bodyPart(.request, bytes: bytes, offset: offset) { agent.emit(part) }
         }
     }
 
@@ -253,12 +267,15 @@ package final class FlowRecording: @unchecked Sendable {
         }
     }
 
-    /// Response body bytes as they go by (the recorder keeps them).
+    /// Response body bytes as they go by (the recorder keeps them); sent at
+    /// once as a `bodyPart` when the flow streams parts, as for the request.
     package func responseBody(_ bytes: UnsafeRawBufferPointer) {
         guard isBuilt else { return }
         locked { state in
             guard !state.finished, state.recorder != nil else { return }
+            let offset = state.recorder!.responseBody.size
             state.recorder!.receivedBody(bytes)
+            if streamsParts, let part = state.recorder!.bodyPart(.response, bytes: bytes, offset: offset) { agent.emit(part) }
         }
     }
 

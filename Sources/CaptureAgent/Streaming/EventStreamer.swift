@@ -138,6 +138,13 @@ final class EventStreamer: @unchecked Sendable {
     /// Whether a connection to the inspector is up.
     var connected: Bool { locked { isConnected } }
 
+    /// Whether a connection is up, and whether its viewer reads version 2
+    /// (so `bodyPart` events may go to it: a version-1 viewer gets bodies
+    /// whole with `flowFinished`), in one lock.
+    var viewerState: (isConnected: Bool, readsBodyParts: Bool) {
+        locked { (isConnected, isConnected && queue.foldsLaterEvents) }
+    }
+
     private func locked<Result>(_ body: () -> Result) -> Result {
         condition.lock()
         defer { condition.unlock() }

@@ -21,6 +21,13 @@ import WireProtocol
 /// A quick flow then costs one frame to encode, send, decode and
 /// acknowledge instead of two or three.
 ///
+/// A flow's body parts (`bodyPart`, which the agent makes only for a
+/// version-2 viewer) fold the same way into a start still queued; and when
+/// a flow's `flowFinished` is queued while some of its parts still wait
+/// here, those parts are folded away: the end carries the whole body, and
+/// stands for them. A stream's parts go out one by one as they come, and a
+/// flow that ends within the writer's pause costs one frame, as before.
+///
 /// A flow's later events go only where its `flowStarted` went: if that was
 /// dropped (no inspector, a full queue) or went to an earlier connection,
 /// they are dropped and counted too. An inspector that got them would
@@ -41,6 +48,9 @@ struct PendingQueue {
         var events: Int
         /// When it was submitted, in monotonic nanoseconds.
         var submittedAt: UInt64
+        /// A part folded away into its flow's end: nothing to write, and
+        /// nothing to count (the end stands for it).
+        var isFoldedAway = false
     }
 
     /// What an entry holds while its message is moved out: a message with
@@ -66,6 +76,9 @@ struct PendingQueue {
     /// Queued `flowStarted` entries that later events may still fold into,
     /// by absolute position (``removedCount`` plus the index in ``entries``).
     private var foldable: [FlowID: Int] = [:]
+    /// Queued `bodyPart` entries of each flow, by absolute position, oldest
+    /// first: what the flow's end folds away.
+    private var queuedParts: [FlowID: [Int]] = [:]
     /// Entries taken from the front since the queue was made.
     private var removedCount = 0
     /// Estimated bytes queued now.
@@ -99,15 +112,43 @@ struct PendingQueue {
             return 0
         case .released(let release) where !flowsStartedHere.contains(release.id):
             return 0
+        case .bodyPart(let event) where !flowsStartedHere.contains(event.id):
+            return 1
         default:
             break
         }
         if fold(message) { return settle() }
         let (cost, cutCost) = message.estimatedFrameSizes(keepingBodyBytes: Self.keptBodyBytes)
-        let events = message.isFlowEvent ? 1 : 0
+        var events = message.isFlowEvent ? 1 : 0
+        switch message {
+        case .bodyPart(let event):
+            queuedParts[event.id, default: []].append(removedCount + entries.count)
+        case .flowFinished(let event):
+            events += foldAwayParts(of: event.id)
+        default:
+            break
+        }
         entries.append(Entry(message: consume message, cost: cost, cutCost: cutCost, events: events, submittedAt: now))
         bytes += cost
         return settle()
+    }
+
+    /// Folds away the parts of flow `id` still queued, as its end is queued
+    /// behind them; returns the events they stood for, which the end now does.
+    private mutating func foldAwayParts(of id: FlowID) -> Int {
+        guard let positions = queuedParts.removeValue(forKey: id) else { return 0 }
+        var events = 0, freed = 0
+        for position in positions {
+            let index = position - removedCount
+            let isCut = index < cutCount
+            entries.update(at: index) { entry in
+                events += entry.events
+                freed += isCut ? entry.cutCost : entry.cost
+                entry = Entry(message: Self.vacated, cost: 0, cutCost: 0, events: 0, submittedAt: entry.submittedAt, isFoldedAway: true)
+            }
+        }
+        bytes -= freed
+        return events
     }
 
     /// Gives way (``giveWay()``), then notes the peaks; returns the flow events dropped.
@@ -134,6 +175,9 @@ struct PendingQueue {
         case .flowStarted(let log):
             foldable[id] = log.state.isFinal ? nil : removedCount + entries.count
             return false
+        case .bodyPart:
+            guard let position = foldable[id] else { return false }
+            return fold(message, at: position - removedCount)
         default:
             // A hold, a release or a gRPC message queued after the start:
             // folding what follows would put it before them.
@@ -153,8 +197,9 @@ struct PendingQueue {
             switch message {
             case .flowResponse(let event): log.apply(event)
             case .flowFinished(let event): log.apply(event)
+            case .bodyPart(let event): log.apply(event)
             default:
-                // Only a flow's response and end fold (``fold(_:)``): put it back as it was.
+                // Only a flow's response, parts and end fold (``fold(_:)``): put it back as it was.
                 entry.message = .flowStarted(log)
                 return false
             }
@@ -213,12 +258,16 @@ struct PendingQueue {
         var dropped = 0
         while !entries.isEmpty {
             var (entry, isCut) = removeFirst()
+            if entry.isFoldedAway { continue }
             if isCut { entry.message = entry.message.cuttingBodies(to: Self.keptBodyBytes) }
             switch entry.message {
             case .flowStarted(let log) where log.state.isFinal:
                 // Complete in one event: nothing of it follows.
                 flowsStartedHere.remove(log.id)
             case .flowResponse(let event) where !flowsStartedHere.contains(event.id):
+                dropped += 1
+                continue
+            case .bodyPart(let event) where !flowsStartedHere.contains(event.id):
                 dropped += 1
                 continue
             case .flowFinished(let event):
@@ -253,13 +302,25 @@ struct PendingQueue {
         bytes = 0
         flowsStartedHere.removeAll()
         foldable.removeAll()
+        queuedParts.removeAll()
         return flowEvents
     }
 
     private mutating func removeFirst() -> (Entry, isCut: Bool) {
         let entry = entries.removeFirst()
         removedCount += 1
-        if case .flowStarted(let log) = entry.message, foldable[log.id] == removedCount - 1 { foldable[log.id] = nil }
+        switch entry.message {
+        case .flowStarted(let log) where foldable[log.id] == removedCount - 1:
+            foldable[log.id] = nil
+        case .bodyPart(let event):
+            // The oldest queued part of its flow, this one.
+            if queuedParts[event.id]?.first == removedCount - 1 {
+                queuedParts[event.id]!.removeFirst()
+                if queuedParts[event.id]!.isEmpty { queuedParts[event.id] = nil }
+            }
+        default:
+            break
+        }
         let isCut = cutCount > 0
         if isCut { cutCount -= 1 }
         bytes -= isCut ? entry.cutCost : entry.cost

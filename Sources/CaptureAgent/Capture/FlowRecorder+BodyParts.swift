@@ -1,0 +1,49 @@
+import Foundation
+import WireProtocol
+
+/// The `bodyPart` events a body makes as its bytes go by, and the one rule
+/// that says which bytes make one (docs/PROTOCOL.md §3.11).
+///
+/// Every piece of a body the adapter reports makes a part, except:
+/// - the piece that completes a body whose length was declared
+///   (`Content-Length`, and not changed by a content coding the client
+///   removed): the flow's end follows at once and carries the whole body,
+///   so the part would only cost a frame (a quick response, read in one
+///   piece, makes no part at all);
+/// - a body handed over whole (a request body known before sending, or one
+///   read ahead to hold it): ``FlowRecording`` never reports it in pieces.
+/// A part is made as its bytes pass, never held back for the next one.
+extension FlowRecorder {
+    /// The part for `bytes` of the `direction` body, which had `offset` bytes
+    /// before them (they are already counted in the body, or about to be),
+    /// or nil when the rule above leaves them to the flow's end. Keeps the
+    /// part's bytes that fall within the body capture limit (none once the
+    /// body has reached it); the part's size is always its true size.
+    func bodyPart(_ direction: StreamDirection, bytes: UnsafeRawBufferPointer, offset: Int) -> Message? {
+        guard !bytes.isEmpty else { return nil }
+        if let declared = declaredLength(of: direction), offset + bytes.count >= declared { return nil }
+        let kept = max(0, min(bytes.count, configuration.bodyCaptureLimit - offset))
+        var body = CapturedBody(data: kept > 0 ? Data(bytes.prefix(kept)) : Data(), size: bytes.count, isTruncated: kept < bytes.count)
+        if direction == .response, let response, responseBodyIsDecoded ?? Self.isDecoded(response) { body.isDecoded = true }
+        return .bodyPart(BodyPartEvent(id: id, part: BodyPart(direction: direction, at: elapsed, offset: offset, body: body)))
+    }
+
+    /// The body length the headers declare, when the bytes reported are
+    /// those the headers count: a request's `Content-Length` (the app's or
+    /// the client's), a response's unless the client removed its content
+    /// coding (the bytes reported are then more than it counts).
+    private func declaredLength(of direction: StreamDirection) -> Int? {
+        switch direction {
+        case .request:
+            return Self.contentLength(in: request.headers) ?? Self.contentLength(in: request.clientHeaders)
+        case .response:
+            guard let response else { return nil }
+            if Self.isDecoded(response), responseBodyIsDecoded ?? true { return nil }
+            return Self.contentLength(in: response.headers)
+        }
+    }
+
+    private static func contentLength(in headers: [HTTPHeader]) -> Int? {
+        headers.first("Content-Length").flatMap { Int(String(decoding: trimmed(Substring($0).utf8), as: UTF8.self)) }
+    }
+}
