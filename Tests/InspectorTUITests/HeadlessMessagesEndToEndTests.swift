@@ -17,8 +17,8 @@ final class HeadlessMessagesEndToEndTests: XCTestCase {
         defer { try? FileManager.default.removeItem(at: directory) }
         let socket = directory.appendingPathComponent("s.sock").path
         let stdout = directory.appendingPathComponent("out.txt"), stderr = directory.appendingPathComponent("err.txt")
-        FileManager.default.createFile(atPath: stdout.path, contents: nil)
-        FileManager.default.createFile(atPath: stderr.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stdout.path, contents: nil)
+        _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
         let process = Process()
         process.executableURL = NetinspectBinary.url
         process.arguments = ["--dump", "--messages", "--listen", "unix:\(socket)"]
