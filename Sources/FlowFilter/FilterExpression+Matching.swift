@@ -82,6 +82,10 @@ extension FilterExpression {
             return pattern.map { $0.matches(call.service + "/" + call.method) } ?? true
         case .grpcStatus(let code):
             return log.grpc?.status?.code == code
+        case .webSocket:
+            return log.webSocket != nil
+        case .stream:
+            return Self.isStream(log)
         case .text(let pattern):
             if Self.urlMatches(log.request.url, pattern) || pattern.matches(log.request.method) { return true }
             if let status = log.grpc?.status, pattern.matches(status.name) { return true }
@@ -138,9 +142,35 @@ extension FilterExpression {
         return any(headers)
     }
 
+    /// The bodies, then each message that went that way (a WebSocket's, a
+    /// gRPC call's): a server-sent event is part of its body already.
     private static func anyBody(of log: NetworkLog, _ side: FilterMessageSide, _ predicate: (CapturedBody) -> Bool) -> Bool {
-        (side != .response && log.request.body.map(predicate) == true)
-            || (side != .request && log.response?.body.map(predicate) == true)
+        if side != .response, log.request.body.map(predicate) == true { return true }
+        if side != .request, log.response?.body.map(predicate) == true { return true }
+        func wanted(_ direction: StreamDirection) -> Bool {
+            switch side {
+            case .both: true
+            case .request: direction == .request
+            case .response: direction == .response
+            }
+        }
+        if let messages = log.webSocket?.messages {
+            for index in messages.indices where wanted(messages[index].direction) && predicate(messages[index].body) { return true }
+        }
+        if let messages = log.grpc?.messages {
+            for index in messages.indices where wanted(messages[index].direction) && predicate(messages[index].body) { return true }
+        }
+        return false
+    }
+
+    /// A WebSocket, a body that came in parts, a `text/event-stream`
+    /// response (which may have arrived too quickly to be sent in parts),
+    /// or a gRPC call that streams either way.
+    private static func isStream(_ log: NetworkLog) -> Bool {
+        if log.webSocket != nil || log.parts?.marks.isEmpty == false { return true }
+        if let kind = log.grpc?.kind, kind != .unary { return true }
+        guard let response = log.response else { return false }
+        return MediaType.essence(of: response.mimeType ?? response.headers.first("Content-Type")) == "text/event-stream"
     }
 
     /// Matches `Name: value` without building the line as a `String`: the

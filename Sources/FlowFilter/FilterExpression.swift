@@ -14,7 +14,7 @@ import WireProtocol
 /// | `~u REGEX`        | URL matches REGEX                                                  |
 /// | `~h REGEX`        | a request or response header line `Name: value` matches            |
 /// | `~hq`, `~hs`      | the same, request headers only / response headers only             |
-/// | `~b REGEX`        | request or response body text matches (`~bq`, `~bs` for one side) |
+/// | `~b REGEX`        | request or response body text, or a WebSocket or gRPC message sent or received, matches (`~bq`, `~bs` for one side) |
 /// | `~t REGEX`        | request or response content type matches                           |
 /// | `~e`              | exchange failed or was cancelled, or carries an error               |
 /// | `~p`              | exchange is not finished yet                                        |
@@ -27,6 +27,8 @@ import WireProtocol
 /// | `~pid 4242`       | the process it came from has this id                               |
 /// | `~grpc`, `~grpc REGEX` | flow is a gRPC call; with REGEX, its `service/method` matches  |
 /// | `~gs NOT_FOUND`, `~gs 5` | gRPC call ended with this status (name, either case, or code) |
+/// | `~websocket`      | flow is a WebSocket                                                |
+/// | `~stream`         | flow streams: a WebSocket, server-sent events, a body that came in parts, a streaming gRPC call |
 /// | `!x`, `x & y`, `x y`, `x \| y`, `( … )` | not, and (also by juxtaposition), or, grouping |
 /// | `word`, `"a b"`   | a bare or quoted word alone is a URL match, like `~u`              |
 ///
@@ -54,7 +56,8 @@ package indirect enum FilterExpression: Sendable, Equatable {
     case url(FilterPattern)
     /// `~h`, `~hq`, `~hs`: some header line `Name: value` matches.
     case header(FilterPattern, in: FilterMessageSide)
-    /// `~b`, `~bq`, `~bs`: the captured body, read as UTF-8 text, matches.
+    /// `~b`, `~bq`, `~bs`: the captured body, or a WebSocket or gRPC
+    /// message that went that way, read as UTF-8 text, matches.
     case body(FilterPattern, in: FilterMessageSide)
     /// `~t`: a content type (response MIME type or a `Content-Type` header) matches.
     case contentType(FilterPattern)
@@ -95,6 +98,11 @@ package indirect enum FilterExpression: Sendable, Equatable {
     /// `~gs NOT_FOUND`, `~gs 5`: the flow is a gRPC call that ended with this
     /// status code (a call still running has none).
     case grpcStatus(Int)
+    /// `~websocket` (as in mitmproxy): the flow is a WebSocket.
+    case webSocket
+    /// `~stream`: the flow streams: a WebSocket, a `text/event-stream`
+    /// response, a body that arrived in parts, or a gRPC call that streams.
+    case stream
     /// The `/` quick search: a case-insensitive substring of the URL, the
     /// method, the status code or a gRPC status name.
     case text(FilterPattern)
@@ -162,7 +170,7 @@ extension FilterExpression {
         ("~d DOMAIN[:PORT]", "host contains; with :PORT, on that port (~d 127.0.0.1:8000)"),
         ("~u REGEX", "URL matches (a bare word does too)"),
         ("~h, ~hq, ~hs REGEX", "header line 'Name: value' (request, response)"),
-        ("~b, ~bq, ~bs REGEX", "body text (request, response)"),
+        ("~b, ~bq, ~bs REGEX", "body text or a message's (request, response)"),
         ("~t REGEX", "content type"),
         ("~e", "failed, cancelled or errored"),
         ("~p", "not finished yet"),
@@ -176,6 +184,8 @@ extension FilterExpression {
         ("~pid PID", "the process it came from"),
         ("~grpc [REGEX]", "gRPC calls; with REGEX, whose service/method matches"),
         ("~gs NAME|CODE", "gRPC calls that ended with this status: ~gs NOT_FOUND, ~gs 5"),
+        ("~websocket", "WebSockets"),
+        ("~stream", "streams: WebSockets, server-sent events, bodies in parts, streaming gRPC"),
         ("! & | ( )", "not, and (also a space), or, grouping"),
         ("\"a b\"", "quoted argument; \\\" and \\\\ escape"),
     ]

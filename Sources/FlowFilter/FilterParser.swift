@@ -114,6 +114,8 @@ struct FilterParser {
             guard case .word = try peek().kind else { return .grpc(nil) }
             return .grpc(try regularExpressionArgument(for: name))
         case "gs": return try grpcStatusFilter(try argument(for: name))
+        case "websocket": return .webSocket
+        case "stream": return .stream
         case "comment": return .comment(try regularExpressionArgument(for: name))
         case "m": return .method(try argument(for: name).text.uppercased())
         case "c": return try statusFilter(try argument(for: name))

@@ -20,7 +20,9 @@ struct Headless {
     /// Which captured call made each captured service's inbound flow.
     private var links = DumpLinks()
     /// Lines not written yet (``flushOutput()``).
-    private var pendingOutput: [UInt8] = []
+    var pendingOutput: [UInt8] = []
+    /// With `--messages`, reads each event and message as it arrives (Headless+Messages.swift).
+    var messageTap: MessageTap?
     /// A file's flows go out in writes of about this many bytes.
     private static let outputChunk = 1 << 20
 
@@ -35,6 +37,7 @@ struct Headless {
     /// Prints the flows of a file and returns.
     mutating func print(_ flows: [NetworkLog]) {
         for flow in flows {
+            printMessages(of: .message(.file, .flowStarted(flow)), assembler: FlowAssembler())
             emit(FlowAssembler.Finished(log: flow, agent: nil))
             if pendingOutput.count >= Self.outputChunk { flushOutput() }
         }
@@ -53,6 +56,7 @@ struct Headless {
             for event in inbox.drain() {
                 note(event)
                 links.note(event)
+                printMessages(of: event, assembler: assembler)
                 for finished in assembler.apply(event) { emit(finished) }
             }
             // Printed (the drain's lines in one write(2)): the agents may count them as delivered.

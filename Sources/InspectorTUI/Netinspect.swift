@@ -56,6 +56,9 @@ struct Netinspect: ParsableCommand {
     @Flag(help: "No terminal UI: print each finished flow as one line of JSON (a NetworkLog, as in docs/PROTOCOL.md).")
     var json = false
 
+    @Flag(help: "With --dump or --json: also print each server-sent event and WebSocket message as it arrives, a line each, tagged with its flow.")
+    var messages = false
+
     @Option(help: ArgumentHelp("Show only flows matching a filter expression, e.g. '~c 5xx' or '~m POST & ~d example.com' (the language of the f key).", valueName: "expression"))
     var filter: String?
 
@@ -129,6 +132,7 @@ struct Netinspect: ParsableCommand {
     func validate() throws {
         guard maxFlows > 0 else { throw ValidationError("--max-flows must be at least 1 (got \(maxFlows))") }
         guard !(dump && json) else { throw ValidationError("--dump and --json both choose the output; pick one") }
+        guard !messages || dump || json else { throw ValidationError("--messages adds lines to --dump or --json; add one of them") }
         guard read == nil || listen.isEmpty else { throw ValidationError("--read opens a file instead of listening; leave out --listen") }
         guard read == nil || !demo else { throw ValidationError("--demo needs a live inspector; it cannot be combined with --read") }
         let hasRules = rulesFile != nil || !mapRemote.isEmpty || !mapLocal.isEmpty || !modifyHeaders.isEmpty
@@ -208,6 +212,7 @@ struct Netinspect: ParsableCommand {
             saver: saver,
             keepLimit: har == nil ? nil : maxFlows
         )
+        if messages { headless.messageTap = MessageTap() }
         if let flowsFromFile {
             headless.print(flowsFromFile)
         } else {

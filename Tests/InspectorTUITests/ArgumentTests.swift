@@ -28,6 +28,14 @@ final class ArgumentTests: XCTestCase {
         }
     }
 
+    func testMessagesAddsLinesToDumpOrJSONOnly() throws {
+        XCTAssertThrowsError(try Netinspect.parse(["--messages"])) { error in
+            XCTAssertTrue(Netinspect.message(for: error).contains("--messages adds lines to --dump or --json"))
+        }
+        XCTAssertTrue(try Netinspect.parse(["--dump", "--messages"]).messages)
+        XCTAssertTrue(try Netinspect.parse(["--json", "--messages"]).messages)
+    }
+
     func testMaxFlowsMustBePositive() {
         XCTAssertThrowsError(try Netinspect.parse(["--max-flows", "0"])) { error in
             XCTAssertTrue(Netinspect.message(for: error).contains("--max-flows"))

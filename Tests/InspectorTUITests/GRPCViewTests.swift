@@ -80,6 +80,9 @@ final class GRPCViewTests: XCTestCase {
         guard case .detail(let detail) = state.mode else { return XCTFail("not in the detail view") }
         XCTAssertEqual(detail.tab, .grpc)
         state.press("tab")
+        guard case .detail(let messages) = state.mode else { return XCTFail("left the detail view") }
+        XCTAssertEqual(messages.tab, .messages, "a call's messages are in the messages tab too, beside other streams'")
+        state.press("tab")
         guard case .detail(let wrapped) = state.mode else { return XCTFail("left the detail view") }
         XCTAssertEqual(wrapped.tab, .request, "tab after the last tab wraps to the first")
 

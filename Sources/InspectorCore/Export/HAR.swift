@@ -65,10 +65,13 @@ struct HAR: Codable, Sendable, Equatable {
         var netinspect: Extension?
         /// The person's comment on the flow (HAR 1.2's own `comment` field).
         var comment: String? = nil
+        /// A WebSocket's messages, as Chrome writes them (HAR+WebSocket.swift).
+        var webSocketMessages: [WebSocketMessageRecord]? = nil
 
         enum CodingKeys: String, CodingKey {
             case startedDateTime, time, request, response, cache, timings, comment
             case netinspect = "_netinspect"
+            case webSocketMessages = "_webSocketMessages"
         }
     }
 

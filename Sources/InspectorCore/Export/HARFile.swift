@@ -133,6 +133,9 @@ extension HAR.Entry {
             )
         )
         if let call = flow.grpc { addGRPC(call) }
+        if let socket = flow.webSocket {
+            webSocketMessages = socket.messages.map { HAR.WebSocketMessageRecord($0, startedAt: timing.startedAt) }
+        }
     }
 }
 
@@ -275,6 +278,7 @@ extension NetworkLog {
             parentID: ours?["parentID"]?.stringValue.flatMap(FlowID.init)
         )
         restoreGRPC(from: ours)
+        restoreWebSocket(from: entry)
     }
 }
 

@@ -63,6 +63,12 @@ package struct FlowAssembler: Sendable {
         return []
     }
 
+    /// A flow still in progress, as its events so far make it (nil once
+    /// it finished, or when it was never started here).
+    package func inProgress(_ id: FlowID) -> NetworkLog? {
+        pending[id]
+    }
+
     /// The events, per connection, that are done with since the last call:
     /// those of flows returned as finished, and those discarded (for flows
     /// never started here, or forgotten). What the headless inspector

@@ -108,7 +108,7 @@ extension AppState {
             let lines = DetailContent.callLines(of: log, calls: calls, width: size.width, showsAll: detail.showsAllCalls,
                                                 now: now, expandKey: keymap.key(for: .toggleCollapse, in: .detail) ?? ":collapse")
             return lines.isEmpty ? [] : lines + [""]
-        case .response, .grpc:
+        case .response, .grpc, .messages:
             return []
         }
     }

@@ -57,7 +57,7 @@ extension DetailContent {
     }
 
     /// One message: its heading (direction, number, time, size), then its fields.
-    private static func messageLines(_ message: GRPCMessage, number: Int, type: String?, schema: ProtoSchema) -> [StyledLine] {
+    static func messageLines(_ message: GRPCMessage, number: Int, type: String?, schema: ProtoSchema) -> [StyledLine] {
         let arrow = message.direction == .request ? "→ request" : "← response"
         var heading = [
             Span("\(arrow) \(number)".padding(toLength: 15, withPad: " ", startingAt: 0), message.direction == .request ? .method : .inbound),

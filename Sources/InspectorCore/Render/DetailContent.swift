@@ -17,6 +17,7 @@ enum DetailContent {
         case .response: response(record, arrived: false, views: views, bodyLimit: bodyLimit)
         case .timing: timing(record.log, held: record.heldTime, timeZone: timeZone)
         case .grpc: grpc(record.log, schema: schema, dropped: record.bodiesDropped)
+        case .messages: messages(record.log, schema: schema)
         }
     }
 
@@ -79,7 +80,8 @@ enum DetailContent {
         if let response = log.response {
             lines.append(StyledLine([
                 Span("HTTP \(response.statusCode) \(Format.reason(response.statusCode))", Format.style(forStatus: response.statusCode)),
-                Span(log.state == .responded && !arrived ? "  (receiving body…)" : "", .pending),
+                Span(log.state == .responded && !arrived ? (Format.isStreaming(log) ? "  \(Format.streamingLabel): the body so far" : "  (receiving body…)") : "",
+                     .pending),
             ]))
             if log.state == .cancelled {
                 lines.append(StyledLine("Cancelled: the app got a cancellation error, not this response", .failed))

@@ -39,9 +39,13 @@ extension Format {
         call.messages.reduce(0) { $0 + ($1.direction == direction ? $1.body.size : 0) }
     }
 
-    /// The response's size as the list and `--dump` show it: its body's, or
-    /// for a gRPC call the total of its response messages'; nil when none arrived.
+    /// The response's size as the list and `--dump` show it: its body's (so
+    /// far, while it streams), or for a gRPC call or a WebSocket the total of
+    /// its messages received; nil when none arrived.
     static func responseSize(_ log: NetworkLog) -> String? {
+        if let socket = log.webSocket, socket.messages.contains(where: { $0.direction == .response }) {
+            return size(webSocketBytes(socket, .response))
+        }
         if let call = log.grpc, call.messages.contains(where: { $0.direction == .response }) {
             return size(grpcBytes(call, .response))
         }

@@ -144,6 +144,7 @@ extension Renderer {
         let log = record.log
         var path = log.grpc.map(Format.grpcName) ?? Format.displayPath(of: log.request.url)
         if let operation = GraphQL.operation(of: log.request) { path += "  ⟨\(operation)⟩" }
+        if let call = JSONRPC.summary(of: log) { path += "  ⟨\(call)⟩" }
         if let marker = changeMarker(log.changes) { path = marker + " " + path }
         if let hold = record.hold { path = "⏸ " + (hold.phase == .request ? "request " : "response ") + path }
         path = treePrefix + path
@@ -222,10 +223,12 @@ extension Renderer {
         return "±"
     }
 
-    /// The duration, or for a flow still running the time since it started.
+    /// The duration, or for a flow still running the time since it started,
+    /// or for one streaming the time since its last part.
     private static func durationSpan(_ log: NetworkLog, now: Date?) -> Span {
         if let duration = log.timing.duration { return Span(Format.duration(duration)) }
         guard !log.state.isFinal else { return Span("") }
+        if Format.isStreaming(log) { return Span(now.map { Format.sinceLastPart(log, now: $0) } ?? "⇣", .pending) }
         guard let now else { return Span("…", .pending) }
         return Span(Format.duration(max(0, now.timeIntervalSince(log.timing.startedAt))) + "…", .pending)
     }

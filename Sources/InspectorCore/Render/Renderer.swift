@@ -204,6 +204,8 @@ package enum Renderer {
         switch log.state {
         case .failed, .cancelled: return [Span(label, .failed)]
         case _ where log.grpc != nil: return [Span(label, .pending)]
+        case _ where Format.isStreaming(log):
+            return [Span(label, log.response.map { Format.style(forStatus: $0.statusCode) } ?? .pending), Span(Format.streamingLabel, .pending)]
         default: return [Span(label, log.response.map { Format.style(forStatus: $0.statusCode) } ?? .pending)]
         }
     }

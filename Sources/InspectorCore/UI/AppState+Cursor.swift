@@ -119,6 +119,7 @@ extension AppState {
             case .list, .rules: break
             case .detail(var detail):
                 detail.scroll = detail.scroll.addingReportingOverflow(delta).partialValue
+                if delta < 0 { detail.followsEnd = false }
                 mode = .detail(detail)
             case .events(let scroll):
                 mode = .events(scroll: scroll.addingReportingOverflow(delta).partialValue)
@@ -128,6 +129,7 @@ extension AppState {
             }
         }
         clampScrolls()
+        if delta > 0, overlay == nil, !showsHelp { resumeFollowingAtTheEnd() }
     }
 
     /// Keeps scroll positions within their content.

@@ -5,8 +5,9 @@ import WireProtocol
 /// The tabs of the detail view.
 package enum DetailTab: Int, Sendable, CaseIterable {
     /// Request line, headers and body; status, headers, body, redirects and
-    /// error; the timing waterfall; a gRPC call's messages, status and trailers.
-    case request, response, timing, grpc
+    /// error; the timing waterfall; a gRPC call's messages, status and
+    /// trailers; the messages of a stream (events, WebSocket, gRPC) in one list.
+    case request, response, timing, grpc, messages
 
     /// The tab's title.
     package var title: String {
@@ -15,12 +16,17 @@ package enum DetailTab: Int, Sendable, CaseIterable {
         case .response: "Response"
         case .timing: "Timing"
         case .grpc: "gRPC"
+        case .messages: "Messages"
         }
     }
 
-    /// The tabs a flow has: the gRPC tab only for a gRPC call.
+    /// The tabs a flow has: the gRPC tab only for a gRPC call, the messages
+    /// tab only for a flow that has messages (``FlowMessages/hasMessages(_:)``).
     package static func tabs(for log: NetworkLog?) -> [DetailTab] {
-        log?.grpc == nil ? [.request, .response, .timing] : allCases
+        var tabs: [DetailTab] = [.request, .response, .timing]
+        if log?.grpc != nil { tabs.append(.grpc) }
+        if let log, FlowMessages.hasMessages(log) { tabs.append(.messages) }
+        return tabs
     }
 }
 
@@ -65,6 +71,11 @@ package struct DetailState: Sendable, Equatable {
     /// ``BodyFormatter/maximumLines``: a search found nothing in the lines
     /// shown, so the rest is searched and shown too.
     package var showsWholeBody = false
+    /// Whether the view keeps the end of a live stream in sight as it grows
+    /// (the messages tab, and the Response tab of a body arriving in parts),
+    /// as `tail -f` does: on when a tab of a live flow is shown, off once
+    /// the person scrolls up, on again at the bottom.
+    package var followsEnd = false
 }
 
 /// A line of text being typed at the bottom of the screen.

@@ -18,6 +18,7 @@ package enum Command: String, Sendable, CaseIterable {
     case responseTab = "tab.response"
     case timingTab = "tab.timing"
     case grpcTab = "tab.grpc"
+    case messagesTab = "tab.messages"
     case search = "filter.search"
     case searchBody = "detail.search"
     case nextMatch = "detail.nextMatch"

@@ -117,6 +117,8 @@ package enum CommandTable {
         row(.responseTab, "response", help: "Response tab", keys: [("2", detail)]),
         row(.timingTab, "timing", help: "Timing tab", keys: [("3", detail)]),
         row(.grpcTab, "grpc", help: "gRPC tab of a gRPC call: its messages decoded, status and trailers", keys: [("4", detail)]),
+        row(.messagesTab, "messages", help: "Messages tab of a stream: its server-sent events, WebSocket or gRPC messages, decoded, followed while live",
+            keys: [("5", detail)]),
         row(.nextFlow, help: "Show the next flow of the list", keys: [("space", detail)]),
         row(.previousFlow, help: "Show the previous flow of the list", keys: [("p", detail)]),
         row(.searchBody, help: "Search inside the body", keys: [("/", detail)]),

@@ -7,7 +7,7 @@ extension Reducer {
     static func detailCommand(_ command: Command, in state: inout AppState) -> Effect {
         guard case .detail(var detail) = state.mode else { return .none }
         switch command {
-        case .nextTab, .previousTab, .requestTab, .responseTab, .timingTab, .grpcTab:
+        case .nextTab, .previousTab, .requestTab, .responseTab, .timingTab, .grpcTab, .messagesTab:
             let all = DetailTab.tabs(for: state.session.store[detail.sequence]?.log)
             let index = all.firstIndex(of: detail.tab) ?? 0
             switch command {
@@ -21,9 +21,16 @@ extension Reducer {
                     return .none
                 }
                 detail.tab = .grpc
+            case .messagesTab:
+                guard all.contains(.messages) else {
+                    state.notice = Notice(text: "No messages: not a WebSocket, a gRPC call or an event stream", isError: true)
+                    return .none
+                }
+                detail.tab = .messages
             default: detail.tab = .timing
             }
-            detail.scroll = 0
+            state.show(detail.tab, of: detail)
+            return .none
         case _ where flowCommands.contains(command):
             return onSelectedFlows(command, in: &state)
         case .intercept:

@@ -13,15 +13,13 @@ extension Reducer {
             if index == state.cursor { return run(.open, in: &state) }
             state.follows = false
             state.moveCursor(to: index)
-        case .detail(var detail):
+        case .detail(let detail):
             guard row == 1 else { return .none }
             var x = 0
             for tab in DetailTab.tabs(for: state.session.store[detail.sequence]?.log) {
                 let width = DisplayWidth.of(" \(tab.rawValue + 1) \(tab.title) ")
                 if column >= x, column < x + width {
-                    detail.tab = tab
-                    detail.scroll = 0
-                    state.mode = .detail(detail)
+                    state.show(tab, of: detail)
                 }
                 x += width + 1
             }

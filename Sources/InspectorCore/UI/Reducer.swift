@@ -105,6 +105,7 @@ package enum Reducer {
             }
             if changes.contains(.cleared) { state.pausedRows = state.pausedRows.map { _ in [] } }
             state.syncCursor()
+            state.followStreamEnd()
             selectFirstHeld(heldBefore: heldBefore, in: &state)
             return interceptForNewAgents(events, in: state)
         case let .edited(session, text, failure):

@@ -1,0 +1,99 @@
+import Foundation
+import WireProtocol
+
+/// Every message of a flow, whatever carried it: the server-sent events of
+/// a `text/event-stream` body, a WebSocket's messages, a gRPC call's
+/// messages. The messages tab, `~b` and the headless formats read flows
+/// through this one list.
+///
+/// ```swift
+/// let messages = FlowMessages(log)
+/// messages.kind            // .serverSentEvents
+/// messages.items.count
+/// messages.events?.ending  // .live while the body still grows
+/// ```
+package struct FlowMessages: Sendable {
+    /// What carried the messages.
+    package enum Kind: Sendable, Equatable {
+        case serverSentEvents, webSocket, grpc
+    }
+
+    /// One message, event or frame.
+    package struct Item: Sendable {
+        /// An event's fields, a WebSocket frame's opcode, or nothing for gRPC.
+        package enum Detail: Sendable {
+            case event(ServerSentEvent)
+            case webSocket(WebSocketOpcode, closeCode: Int?)
+            case grpc
+        }
+
+        package var detail: Detail
+        package var direction: StreamDirection
+        /// Seconds since the flow's start, when known.
+        package var at: Double?
+        /// The true size: an event's block, a frame's or message's payload.
+        package var size: Int
+        /// The content as kept: an event's data, a frame's or message's payload.
+        package var data: Data
+        /// Whether the capture limit cut the content.
+        package var isTruncated: Bool
+    }
+
+    /// What carried them; nil for a flow that has none.
+    package var kind: Kind?
+    /// The messages in the order they went by.
+    package var items: [Item]
+    /// The events' stream, for a `text/event-stream` body.
+    package var events: ServerSentEventStream?
+    /// Messages the agent counted but did not keep (its per-flow limit).
+    package var dropped: Int
+
+    /// Reads the flow's messages.
+    package init(_ log: NetworkLog) {
+        items = []
+        dropped = 0
+        if let socket = log.webSocket {
+            kind = .webSocket
+            dropped = socket.droppedMessages
+            items = socket.messages.map { message in
+                Item(detail: .webSocket(message.opcode, closeCode: message.closeCode), direction: message.direction, at: message.at,
+                     size: message.body.size, data: message.body.data, isTruncated: message.body.isTruncated)
+            }
+        } else if let call = log.grpc {
+            kind = .grpc
+            dropped = call.droppedMessages
+            items = call.messages.map { message in
+                Item(detail: .grpc, direction: message.direction, at: message.at, size: message.body.size, data: message.body.data,
+                     isTruncated: message.body.isTruncated)
+            }
+        } else if let stream = Self.eventStream(of: log) {
+            kind = .serverSentEvents
+            events = stream
+            items = stream.events.map { event in
+                Item(detail: .event(event), direction: .response, at: event.at, size: event.size, data: Data(event.data.utf8),
+                     isTruncated: false)
+            }
+        }
+    }
+
+    /// Whether the flow has a messages tab: a WebSocket, a gRPC call, or a
+    /// response declared as `text/event-stream`. Cheap: read by the tab bar.
+    package static func hasMessages(_ log: NetworkLog) -> Bool {
+        log.webSocket != nil || log.grpc != nil || isEventStream(log)
+    }
+
+    /// Whether the response is declared `text/event-stream`.
+    package static func isEventStream(_ log: NetworkLog) -> Bool {
+        guard let response = log.response else { return false }
+        return MediaType.isEventStream(response.mimeType ?? response.headers.first("Content-Type"))
+    }
+
+    /// The response body read as events, timed by the parts it came in.
+    package static func eventStream(of log: NetworkLog) -> ServerSentEventStream? {
+        guard isEventStream(log), let response = log.response else { return nil }
+        let body = response.body ?? CapturedBody(data: Data())
+        let parts = (log.parts?.marks ?? []).filter { $0.direction == .response }
+            .map { TimedPart(offset: $0.offset, size: $0.size, at: $0.at) }
+        return ServerSentEventStream(body: body, parts: parts, state: log.state)
+    }
+}
