@@ -113,7 +113,7 @@ final class ServerSentEventDecodingTests: XCTestCase {
 
     func testAStreamThatEndsMidEventIsCutOff() {
         let body = CapturedBody(data: Data("data: one\n\ndata: tw".utf8))
-        let parts = [TimedPart(offset: 0, size: 11, at: 0.5), TimedPart(offset: 11, size: 8, at: 0.9)]
+        let parts = [BodyPartMark(direction: .response, at: 0.5, offset: 0, size: 11), BodyPartMark(direction: .response, at: 0.9, offset: 11, size: 8)]
         XCTAssertEqual(ServerSentEventStream(body: body, parts: parts, state: .completed).ending, .cutOff("the body ended inside an event"))
         XCTAssertEqual(ServerSentEventStream(body: body, parts: parts, state: .responded).ending, .live)
         let whole = CapturedBody(data: Data("data: one\n\n".utf8))
@@ -123,7 +123,7 @@ final class ServerSentEventDecodingTests: XCTestCase {
 
     func testBytesPastTheLastPartAreReadUntimed() {
         let body = CapturedBody(data: Data("data: one\n\ndata: two\n\n".utf8))
-        let stream = ServerSentEventStream(body: body, parts: [TimedPart(offset: 0, size: 11, at: 0.5)], state: .completed)
+        let stream = ServerSentEventStream(body: body, parts: [BodyPartMark(direction: .response, at: 0.5, offset: 0, size: 11)], state: .completed)
         XCTAssertEqual(stream.events.map(\.at), [0.5, nil])
     }
 }

@@ -93,7 +93,6 @@ package struct FlowMessages: Sendable {
         guard isEventStream(log), let response = log.response else { return nil }
         let body = response.body ?? CapturedBody(data: Data())
         let parts = (log.parts?.marks ?? []).filter { $0.direction == .response }
-            .map { TimedPart(offset: $0.offset, size: $0.size, at: $0.at) }
         return ServerSentEventStream(body: body, parts: parts, state: log.state)
     }
 }

@@ -1,26 +1,6 @@
 import Foundation
 import WireProtocol
 
-/// A part of a body and when it arrived, as the agent timed it.
-///
-/// ```swift
-/// TimedPart(offset: 0, size: 12, at: 0.25)   // the first 12 bytes, 250 ms in
-/// ```
-package struct TimedPart: Sendable, Equatable {
-    /// The true bytes of the body before this part.
-    package var offset: Int
-    /// The part's true size.
-    package var size: Int
-    /// Seconds since the flow's start.
-    package var at: Double
-
-    package init(offset: Int, size: Int, at: Double) {
-        self.offset = offset
-        self.size = size
-        self.at = at
-    }
-}
-
 /// A whole `text/event-stream` body read as events: every block in order,
 /// each timed by the part that completed it, and how the stream ended.
 ///
@@ -50,13 +30,13 @@ package struct ServerSentEventStream: Sendable, Equatable {
     /// Reads `body` in the parts it arrived in (bytes past the last part,
     /// or all of them when the flow has no parts, are read untimed).
     /// `state` is the flow's: it tells a live stream from an ended one.
-    package init(body: CapturedBody, parts: [TimedPart], state: FlowState) {
+    package init(body: CapturedBody, parts: [BodyPartMark], state: FlowState) {
         var decoder = ServerSentEventDecoder()
         var events: [ServerSentEvent] = []
         let data = body.data
         var read = 0
-        for part in parts where part.offset + part.size > read && read < data.count {
-            let end = min(part.offset + part.size, data.count)
+        for part in parts where part.end > read && read < data.count {
+            let end = min(part.end, data.count)
             events += decoder.feed(data[data.startIndex + read ..< data.startIndex + end], at: part.at)
             read = end
         }
