@@ -24,9 +24,8 @@ import WireProtocol
 /// `body: .collect`); a route that streams its body (`body: .stream`) reads
 /// it past any middleware, so its flow has none. A whole response body (a
 /// buffer, data or string) is recorded; a streamed one (`Response.Body(stream:)`,
-/// `asyncStream:`, `managedAsyncStream:`) is recorded as each buffer reaches
-/// the client, and the flow ends with the stream (failed when the client
-/// went away first).
+/// `asyncStream:`) goes to the client untouched and unrecorded, since Vapor
+/// gives a middleware no way to see it go by.
 ///
 /// A WebSocket route (`app.webSocket("chat") { req, ws in … }`) is captured
 /// too, as one flow per connection: the upgrade, then each message, ping,
@@ -80,11 +79,6 @@ public struct InboundCaptureMiddleware: AsyncMiddleware {
                 return Self.response(await flow.decideResponse(held))
             }
             flow.deliverUnheld()
-        }
-        if body == nil, let streamed = RecordingResponseBody.wrapping(response.body, flow: flow) {
-            // The flow ends with the stream, as the client gets it.
-            response.body = streamed
-            return response
         }
         body?.withUnsafeBytes { flow.responseBody($0) }
         flow.finished()

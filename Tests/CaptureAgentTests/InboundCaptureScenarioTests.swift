@@ -125,7 +125,11 @@ final class InboundCaptureScenarioTests: AgentTestCase, @unchecked Sendable {
             let found = await inboundFlow("/stream?via=\(framework)")
             let flow = try XCTUnwrap(found, "\(framework)")
             XCTAssertEqual(flow.response?.statusCode, 200, "\(framework)")
-            XCTAssertEqual(flow.response?.body?.data, Data(chunks.utf8), "\(framework)")
+            if framework.recordsStreamedBodies {
+                XCTAssertEqual(flow.response?.body?.data, Data(chunks.utf8), "\(framework)")
+            } else {
+                XCTAssertEqual(flow.response?.body?.size ?? 0, 0, "\(framework) gives a middleware no sight of a streamed body")
+            }
         }
     }
 

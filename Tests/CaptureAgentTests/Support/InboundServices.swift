@@ -50,6 +50,19 @@ enum InboundFramework: String, CaseIterable, Sendable {
         }
     }
 
+    /// Whether a streamed response's body reaches the log: Vapor gives a
+    /// middleware no sight of it (docs/AGENT.md), only of its status and fields.
+    var recordsStreamedBodies: Bool {
+        switch self {
+        #if Hummingbird
+        case .hummingbird: true
+        #endif
+        #if Vapor
+        case .vapor: false
+        #endif
+        }
+    }
+
     /// Starts the routes on 127.0.0.1 (a free port), captured into `agent`
     /// when one is given.
     func start(captureInto agent: CaptureAgent?) async throws -> any InboundService {
