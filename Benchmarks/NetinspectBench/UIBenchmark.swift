@@ -91,6 +91,8 @@ enum UIBenchmark {
         let bodySize = Format.size(base.response?.body?.data.count ?? 0)
         table.add(["diff of two flows with \(bodySize) JSON bodies (compare + lines, median of 5)", format(diff * 1000, 1) + " ms", "≤ 50 ms"])
 
+        for row in InsightsBenchmark.rows(state, count: count) { table.add(row) }
+
         let perFlow = try childMemoryPerFlow(count)
         table.add(["resident memory per flow, no bodies", "\(Int(perFlow)) B", "≤ 2048 B"])
         return table

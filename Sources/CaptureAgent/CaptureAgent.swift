@@ -157,7 +157,7 @@ public final class CaptureAgent: Sendable {
     }
 
     /// The environment variable that allows control without a code change: `NETINSPECT_CONTROL=1`.
-    public static let controlVariable = "NETINSPECT_CONTROL"
+    public static let controlVariable = Endpoint.controlEnvironmentVariable
 
     private init(configuration: Configuration, destination: Endpoint, clock: FlowClock, allowsControl: Bool) {
         var configuration = configuration

@@ -13,6 +13,8 @@ struct App {
     private var assembler = FlowAssembler()
     /// Made at the first request netinspect sends itself.
     private var replayClient: ReplayClient?
+    /// The command netinspect runs (`netinspect -- COMMAND`), its output read into the output view.
+    var command: WrappedCommand?
 
     init(state: AppState, inbox: Inbox, terminal: Terminal, saver: FlowLineWriter? = nil) {
         self.state = state
@@ -54,12 +56,20 @@ struct App {
             pollfd(fd: STDIN_FILENO, events: Int16(POLLIN), revents: 0),
             pollfd(fd: inbox.wakeFileDescriptor, events: Int16(POLLIN), revents: 0),
             pollfd(fd: SignalPipe.readEnd, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: command?.outputDescriptor ?? -1, events: Int16(POLLIN), revents: 0),
+            pollfd(fd: command?.exitDescriptor ?? -1, events: Int16(POLLIN), revents: 0),
         ]
+        if let command { apply(.commandStarted(command.commandLine)) }
         while true {
             // The timeout only matters if a wake-up were lost; resizes arrive
             // as KEY_RESIZE after SIGWINCH interrupts poll().
             _ = poll(&descriptors, nfds_t(descriptors.count), 250)
-            if descriptors[2].revents != 0 { return }
+            if descriptors[2].revents != 0 {
+                // A signal ends the UI; the command gets it too.
+                for received in SignalPipe.take() { command?.forward(received) }
+                return
+            }
+            if descriptors[3].revents != 0 || descriptors[4].revents != 0 { readCommand(&descriptors) }
             // The state is reduced in place, never through a copy: a copy
             // would make the next mutation duplicate every stored flow.
             for input in terminal.readInput() {
@@ -87,9 +97,38 @@ struct App {
         }
     }
 
-    /// Lets netinspect's own requests finish and releases its client.
+    /// Lets netinspect's own requests finish and releases its client; a
+    /// command still running gets SIGTERM, as when its terminal closes.
     func shutdown() {
         replayClient?.shutdown()
+        command?.terminate()
+    }
+
+    /// Shows what the command wrote, and its end once its output is all read.
+    private mutating func readCommand(_ descriptors: inout [pollfd]) {
+        guard let command else { return }
+        if descriptors[3].fd >= 0 {
+            if let bytes = command.readOutput() {
+                if !bytes.isEmpty { apply(.commandOutput(bytes)) }
+            } else {
+                descriptors[3].fd = -1
+            }
+        }
+        // Its end after the last of its output (a child it left may hold
+        // the pipe: then the end shows without waiting for that).
+        if descriptors[4].revents != 0, let outcome = command.outcome {
+            if descriptors[3].fd >= 0, let bytes = command.readOutput(), !bytes.isEmpty { apply(.commandOutput(bytes)) }
+            descriptors[4].fd = -1
+            apply(.commandEnded(outcome.summary, succeeded: outcome.shellStatus == 0))
+        }
+    }
+
+    /// The flows still in the store that match any of `filters` (`--fail-on` at the end of the UI).
+    func flows(matchingAny filters: [FilterExpression]) -> [NetworkLog] {
+        let store = state.session.store
+        return store.allRecords.filter { record in
+            !record.isDeleted && filters.contains { $0.matches(record.log, origin: store.origin(of: record)) }
+        }.map(\.log)
     }
 
     /// Carries out what the reducer asked for; false to quit.

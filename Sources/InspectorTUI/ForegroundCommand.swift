@@ -21,6 +21,32 @@ enum ForegroundCommand {
         case killed(signal: Int32)
         /// posix_spawn failed; the reason.
         case cannotStart(String)
+
+        /// The outcome a waitpid(2) status describes.
+        init(waitStatus status: Int32) {
+            // WIFEXITED and friends are macros Swift does not import.
+            let signalNumber = status & 0x7F
+            self = signalNumber == 0 ? .exited((status >> 8) & 0xFF) : .killed(signal: signalNumber)
+        }
+
+        /// The status a shell would give: the exit status, 128 + N for a
+        /// death by signal N, 127 for a program that could not start.
+        var shellStatus: Int32 {
+            switch self {
+            case .exited(let status): status
+            case .killed(let number): 128 + number
+            case .cannotStart: 127
+            }
+        }
+
+        /// How it ended, in words: "exited with status 0", "killed by signal 15 (Terminated)".
+        var summary: String {
+            switch self {
+            case .exited(let status): "exited with status \(status)"
+            case .killed(let number): "killed by signal \(number) (\(String(cString: strsignal(number))))"
+            case .cannotStart(let reason): "could not start: \(reason)"
+            }
+        }
     }
 
     /// Runs `argv` (`argv[0]` a path) on netinspect's terminal and waits
@@ -65,13 +91,11 @@ enum ForegroundCommand {
 
         // netinspect's sockets and pipes are not the editor's: a program it
         // leaves running (an editor's server) would hold the listening socket
-        // after netinspect quits. (glibc's closefrom action is not imported.)
+        // after netinspect quits.
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
-            if let descriptor = Int32(name), descriptor > STDERR_FILENO { posix_spawn_file_actions_addclose(&actions, descriptor) }
-        }
+        closeInheritedDescriptors(in: &actions)
 
         var cArguments = argv.map { strdup($0) } + [nil]
         defer { cArguments.forEach { free($0) } }
@@ -82,9 +106,16 @@ enum ForegroundCommand {
         while waitpid(pid, &status, 0) == -1 {
             guard errno == EINTR else { return .cannotStart("waitpid: \(String(cString: strerror(errno)))") }
         }
-        // WIFEXITED and friends are macros Swift does not import.
-        let signalNumber = status & 0x7F
-        return signalNumber == 0 ? .exited((status >> 8) & 0xFF) : .killed(signal: signalNumber)
+        return Outcome(waitStatus: status)
+    }
+
+    /// Adds to `actions` the closing of every descriptor above standard
+    /// error this process has open: netinspect's sockets and pipes are not
+    /// a child's business. (glibc's closefrom action is not imported.)
+    static func closeInheritedDescriptors(in actions: inout posix_spawn_file_actions_t) {
+        for name in (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? [] {
+            if let descriptor = Int32(name), descriptor > STDERR_FILENO { posix_spawn_file_actions_addclose(&actions, descriptor) }
+        }
     }
 
     private static func isIgnored(_ number: Int32) -> Bool {

@@ -15,8 +15,13 @@ struct Headless {
     /// Finished flows kept for `--har` (bounded by `--max-flows`).
     var kept: [NetworkLog] = []
     let keepLimit: Int?
+    /// `--fail-on`'s filters, and the flows that matched one (``observe(_:origin:)``).
+    var failOn: [FilterExpression] = []
+    var failing: [NetworkLog] = []
+    /// `--summary`: the traffic's insights, printed at the end.
+    var insights: Insights?
     /// Who is connected, to name them when they leave.
-    private var agents: [ConnectionID: Hello] = [:]
+    private(set) var agents: [ConnectionID: Hello] = [:]
     /// Which captured call made each captured service's inbound flow.
     private var links = DumpLinks()
     /// Lines not written yet (``flushOutput()``).
@@ -53,17 +58,26 @@ struct Headless {
         ]
         while true {
             _ = poll(&descriptors, nfds_t(descriptors.count), 1000)
-            for event in inbox.drain() {
-                note(event)
-                links.note(event)
-                printMessages(of: event, assembler: assembler)
-                for finished in assembler.apply(event) { emit(finished) }
-            }
-            // Printed (the drain's lines in one write(2)): the agents may count them as delivered.
-            flushOutput()
-            inbox.acknowledge(assembler.takeSettledEvents())
+            absorb(inbox, with: &assembler)
             if descriptors[1].revents != 0 { return }
         }
+    }
+
+    /// Prints the flows the inbox's events finish and acknowledges them;
+    /// the number of events taken.
+    @discardableResult
+    mutating func absorb(_ inbox: Inbox, with assembler: inout FlowAssembler) -> Int {
+        let events = inbox.drain()
+        for event in events {
+            note(event)
+            links.note(event)
+            printMessages(of: event, assembler: assembler)
+            for finished in assembler.apply(event) { emit(finished) }
+        }
+        // Printed (the drain's lines in one write(2)): the agents may count them as delivered.
+        flushOutput()
+        inbox.acknowledge(assembler.takeSettledEvents())
+        return events.count
     }
 
     private mutating func emit(_ finished: FlowAssembler.Finished) {
@@ -75,6 +89,7 @@ struct Headless {
         }
         let link = links.mark(finished)
         let origin = finished.agent.map { FlowOrigin(app: $0.appName, processID: $0.processID, host: $0.hostName) }
+        observe(finished, origin: origin)
         guard filter?.matches(flow, origin: origin) ?? true else { return }
         switch output {
         case .dump:

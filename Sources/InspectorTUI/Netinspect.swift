@@ -22,7 +22,8 @@ struct Netinspect: ParsableCommand {
         help: ArgumentHelp(
             "Where agents connect: unix:PATH or tcp:HOST:PORT; otlp:HOST:PORT receives OpenTelemetry traces (OTLP/HTTP, see docs/FLEET.md). Repeat to listen on several. (default: \(Endpoint.defaultEndpoint()))",
             valueName: "address"
-        )
+        ),
+        completion: .list(["unix:", "tcp:127.0.0.1:", "otlp:127.0.0.1:4318"])
     )
     var listen: [String] = []
 
@@ -62,13 +63,13 @@ struct Netinspect: ParsableCommand {
     @Option(help: ArgumentHelp("Show only flows matching a filter expression, e.g. '~c 5xx' or '~m POST & ~d example.com' (the language of the f key).", valueName: "expression"))
     var filter: String?
 
-    @Option(help: ArgumentHelp("On exit, write every flow of the session to this HAR 1.2 file.", valueName: "file"))
+    @Option(help: ArgumentHelp("On exit, write every flow of the session to this HAR 1.2 file.", valueName: "file"), completion: .file())
     var har: String?
 
-    @Option(help: ArgumentHelp("Open the flows of a HAR file (ours or another tool's) or of a --save file, instead of listening.", valueName: "file"))
+    @Option(help: ArgumentHelp("Open the flows of a HAR file (ours or another tool's) or of a --save file, instead of listening.", valueName: "file"), completion: .file())
     var read: String?
 
-    @Option(help: ArgumentHelp("Append every finished flow to this file as JSON lines while running, so nothing is lost if the terminal dies. --read opens it. If it cannot be written, the UI shows why and runs on without saving; --dump and --json exit with the error.", valueName: "file"))
+    @Option(help: ArgumentHelp("Append every finished flow to this file as JSON lines while running, so nothing is lost if the terminal dies. --read opens it. If it cannot be written, the UI shows why and runs on without saving; --dump and --json exit with the error.", valueName: "file"), completion: .file())
     var save: String?
 
     @Option(name: .customLong("map-remote"), help: ArgumentHelp(
@@ -96,13 +97,29 @@ struct Netinspect: ParsableCommand {
         valueName: "file"))
     var protoFiles: [String] = []
 
+    @Option(name: .customLong("fail-on"), help: ArgumentHelp(
+        "End with a non-zero status (3, or the command's own when it failed) when any flow matches this filter, after listing those flows, e.g. '~c 5xx | ~e'. Repeatable: any of them.",
+        valueName: "expression"))
+    var failOn: [String] = []
+
+    @Flag(help: "At the end (--dump, --json, --read), print the insights table: the traffic by host, route and service, with counts, error rates and percentiles.")
+    var summary = false
+
+    @Argument(parsing: .postTerminator, help: ArgumentHelp(
+        "After --: a command to run with its agent pointed at this netinspect (NETINSPECT in its environment). netinspect ends with it under --dump and --json, with its exit status.",
+        valueName: "command"))
+    var command: [String] = []
+
     /// The parsed listen addresses (the default socket when none were given).
     var endpoints: [Endpoint] {
         get throws {
             let agentAddresses = listen.filter { !$0.hasPrefix("otlp:") }
             // Only otlp: addresses given: no agent socket.
             guard !agentAddresses.isEmpty || listen.isEmpty else { return [] }
-            guard !agentAddresses.isEmpty else { return [demo ? Self.demoEndpoint() : Endpoint.defaultEndpoint()] }
+            guard !agentAddresses.isEmpty else {
+                if !command.isEmpty { return [Self.privateEndpoint] }
+                return [demo ? Self.demoEndpoint() : Endpoint.defaultEndpoint()]
+            }
             return try agentAddresses.map { text in
                 do {
                     return try Endpoint(parsing: text)
@@ -144,6 +161,7 @@ struct Netinspect: ParsableCommand {
                 throw ValidationError("--filter: \(error.description)")
             }
         }
+        try validateWrapping()
         guard bodyBudget >= 0 else { throw ValidationError("--body-budget must be 0 or more megabytes (got \(bodyBudget))") }
         do {
             let configuration = ListenerConfiguration(endpoints: try endpoints, token: token)
@@ -166,7 +184,8 @@ struct Netinspect: ParsableCommand {
             let saver = try save.map { path in
                 do { return try FlowLineWriter(path: path) } catch { throw ValidationError("\(error)") }
             }
-            try runHeadless(flowsFromFile: flowsFromFile?.flows, saver: saver, rules: files.ruleBook)
+            let status = try runHeadless(flowsFromFile: flowsFromFile?.flows, saver: saver, rules: files.ruleBook)
+            if status != 0 { throw ExitCode(status) }
             return
         }
         // In the UI an unwritable --save is shown and logged, and the
@@ -177,6 +196,8 @@ struct Netinspect: ParsableCommand {
         let rules = files.ruleBook
         let configuration = try listenerConfiguration(rules: rules)
         let listener = InspectorListener(configuration: configuration, inbox: inbox)
+        try makePrivateDirectory()
+        defer { removePrivateDirectory() }
         // A ListenerError (say, another netinspect on the socket) is printed
         // as it is, without the usage text a ValidationError would add.
         let bound = flowsFromFile == nil && !configuration.endpoints.isEmpty ? try listener.start() : []
@@ -198,13 +219,16 @@ struct Netinspect: ParsableCommand {
         )
         if let flowsFromFile, let read { app.open(flowsFromFile, from: read) }
         if let filter { app.apply(Action.applyFilter(filter)) }
+        app.command = try startCommand(listeningOn: bound, capturesOutput: true)
         app.run()
         app.shutdown()
         terminal.restore()
         if let har { try writeHAR(app.allFlows, annotations: app.annotations, to: har) }
+        try finishUI(app)
     }
 
-    private func runHeadless(flowsFromFile: [NetworkLog]?, saver: FlowLineWriter?, rules: RuleBook) throws {
+    /// Runs without a UI; the status to exit with (``exitStatus(command:failOnMatched:)``).
+    private func runHeadless(flowsFromFile: [NetworkLog]?, saver: FlowLineWriter?, rules: RuleBook) throws -> Int32 {
         var headless = Headless(
             output: json ? .json : .dump,
             filter: try filter.map { try FilterExpression.parse($0) },
@@ -213,12 +237,17 @@ struct Netinspect: ParsableCommand {
             keepLimit: har == nil ? nil : maxFlows
         )
         if messages { headless.messageTap = MessageTap() }
+        headless.failOn = try failOn.map { try FilterExpression.parse($0) }
+        if summary { headless.insights = Insights() }
+        var commandOutcome: ForegroundCommand.Outcome?
         if let flowsFromFile {
             headless.print(flowsFromFile)
         } else {
             let inbox = Inbox()
             let configuration = try listenerConfiguration(rules: rules)
             let listener = InspectorListener(configuration: configuration, inbox: inbox)
+            try makePrivateDirectory()
+            defer { removePrivateDirectory() }
             let bound = configuration.endpoints.isEmpty ? [] : try listener.start()
             defer { listener.shutdown() }
             let otlpReceiver = try startOTLPReceiver(inbox: inbox)
@@ -226,9 +255,17 @@ struct Netinspect: ParsableCommand {
             let demoApp = demo ? try DemoWorkload.start(inspector: bound, token: token) : nil
             defer { demoApp?.stop() }
             SignalPipe.install()
-            headless.run(inbox: inbox)
+            if let command = try startCommand(listeningOn: bound, capturesOutput: false) {
+                headless.run(inbox: inbox, command: command)
+                commandOutcome = command.outcome
+            } else {
+                headless.run(inbox: inbox)
+            }
         }
+        headless.insights?.settle()
+        headless.report(failOnExpressions: failOn)
         if let har { try writeHAR(headless.kept, to: har) }
+        return Self.exitStatus(command: commandOutcome, failOnMatched: !headless.failing.isEmpty)
     }
 
     private func writeHAR(_ flows: [NetworkLog], annotations: [FlowID: FlowAnnotation] = [:], to path: String) throws {

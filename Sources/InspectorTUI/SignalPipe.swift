@@ -3,6 +3,15 @@ import Foundation
 /// Turns SIGINT, SIGTERM and SIGHUP into a readable pipe, so the main loop
 /// can `poll()` for them next to the keyboard and leave through its normal
 /// cleanup: terminal restored, socket file removed.
+///
+/// Each signal is one byte: its number, with the high bit set when the
+/// terminal sent it (Ctrl-C, a hangup), which reaches the whole foreground
+/// process group, a wrapped command included, so it need not be passed on.
+///
+/// ```swift
+/// SignalPipe.install()
+/// for received in SignalPipe.take() where !received.fromTerminal { kill(child, received.number) }
+/// ```
 enum SignalPipe {
     // Written once in install() before the handlers can run; the handler only
     // reads it, and write(2) is async-signal-safe.
@@ -11,6 +20,15 @@ enum SignalPipe {
 
     /// The signals that end the program cleanly.
     static let signals = [SIGINT, SIGTERM, SIGHUP]
+
+    /// A signal that arrived.
+    struct Received: Equatable {
+        /// Its number.
+        var number: Int32
+        /// Whether the kernel sent it for the terminal (`si_code` is
+        /// `SI_KERNEL`), rather than a process with kill(2).
+        var fromTerminal: Bool
+    }
 
     /// Creates the pipe and installs the handlers.
     static func install() {
@@ -27,10 +45,28 @@ enum SignalPipe {
         for number in signals { sigaddset(&unblocked, number) }
         pthread_sigmask(SIG_UNBLOCK, &unblocked, nil)
         for number in signals {
-            signal(number) { _ in
-                var byte: UInt8 = 1
+            var action = sigaction()
+            action.__sigaction_handler.sa_sigaction = { number, info, _ in
+                let fromTerminal = info.map { Int($0.pointee.si_code) == Int(SI_KERNEL) } ?? false
+                var byte = UInt8(truncatingIfNeeded: number) | (fromTerminal ? 0x80 : 0)
                 _ = write(SignalPipe.writeEnd, &byte, 1)
             }
+            sigemptyset(&action.sa_mask)
+            // SA_RESTART as signal(2) gives: a read or write the signal
+            // interrupts goes on rather than failing with EINTR.
+            action.sa_flags = SA_SIGINFO | SA_RESTART
+            sigaction(number, &action, nil)
+        }
+    }
+
+    /// The signals received since the last call, oldest first.
+    static func take() -> [Received] {
+        var received: [Received] = []
+        var bytes = [UInt8](repeating: 0, count: 64)
+        while true {
+            let count = read(readEnd, &bytes, bytes.count)
+            guard count > 0 else { return received }
+            received += bytes[..<count].map { Received(number: Int32($0 & 0x7F), fromTerminal: $0 & 0x80 != 0) }
         }
     }
 }

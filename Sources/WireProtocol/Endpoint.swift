@@ -19,6 +19,15 @@ public enum Endpoint: Sendable, Hashable, CustomStringConvertible {
     /// The environment variable the agent reads its destination from.
     public static let environmentVariable = "NETINSPECT"
 
+    /// The environment variable that allows a viewer's control (rules,
+    /// breakpoints) without a code change when set to `1`: the agent reads
+    /// it, and `netinspect -- COMMAND` sets it when control was asked for.
+    ///
+    /// ```swift
+    /// setenv(Endpoint.controlEnvironmentVariable, "1", 1)
+    /// ```
+    public static let controlEnvironmentVariable = "NETINSPECT_CONTROL"
+
     /// The longest Unix socket path the kernel accepts, in bytes.
     public static let maximumUnixPathLength = 103
 

@@ -21,6 +21,7 @@ final class GuideNamesEveryKeyCommandAndFlagTests: XCTestCase {
         (.list, "Flow list"),
         (.detail, "Detail view"),
         (.rules, "Rules view (`R`)"),
+        (.insights, "Insights view (`s`)"),
         (.global, "Everywhere"),
         (.prompt, "Typing a search, filter, comment, rule or command"),
         (.confirm, "Questions"),

@@ -7,6 +7,7 @@ enum HelpContent {
         (.list, "Flow list"),
         (.detail, "Detail view"),
         (.rules, "Rules view (R)"),
+        (.insights, "Insights view (s)"),
         (.global, "Everywhere"),
         (.prompt, "Typing a search, filter, comment, rule or command"),
         (.confirm, "Questions"),

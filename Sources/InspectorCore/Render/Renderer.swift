@@ -29,6 +29,8 @@ package enum Renderer {
         case .events(let scroll): drawEvents(state, scroll: scroll, on: &screen)
         case .diff(let diff): drawDiff(state, diff, on: &screen)
         case .rules(let cursor): drawRules(state, cursor: cursor, on: &screen)
+        case .output(let scroll): drawOutput(state, scroll: scroll, on: &screen)
+        case .insights(let view): drawInsights(state, view, on: &screen)
         }
         if state.showsHelp { drawHelp(state, on: &screen) }
         if let overlay = state.overlay { drawOverlay(overlay, on: &screen) }
@@ -75,7 +77,7 @@ package enum Renderer {
 
     /// Draws lines into the content area (from `top` to above the two bottom
     /// lines), with a scroll position indicator when they do not all fit.
-    private static func drawPage(_ lines: [StyledLine], from scroll: Int, top: Int, highlighting search: String? = nil, on screen: inout Screen) {
+    static func drawPage(_ lines: [StyledLine], from scroll: Int, top: Int, highlighting search: String? = nil, on screen: inout Screen) {
         let height = max(0, screen.size.height - 2 - top)
         let first = min(max(0, scroll), max(0, lines.count - height))
         for (offset, line) in lines.dropFirst(first).prefix(height).enumerated() {
@@ -168,6 +170,7 @@ package enum Renderer {
         let row = screen.size.height - 1
         let session = state.session
         var parts = ["\(state.rows.count)/\(session.store.count) flows"]
+        if let run = state.commandRun { parts.append(commandStatus(run)) }
         if let filter = state.filterDescription { parts.append("filter: \(filter)") }
         if let intercept = state.interceptFilter { parts.append("intercept: \(intercept)") }
         let held = session.store.heldSequences().count

@@ -116,13 +116,15 @@ extension AppState {
             helpScroll = helpScroll.addingReportingOverflow(delta).partialValue
         } else {
             switch mode {
-            case .list, .rules: break
+            case .list, .rules, .insights: break
             case .detail(var detail):
                 detail.scroll = detail.scroll.addingReportingOverflow(delta).partialValue
                 if delta < 0 { detail.followsEnd = false }
                 mode = .detail(detail)
             case .events(let scroll):
                 mode = .events(scroll: scroll.addingReportingOverflow(delta).partialValue)
+            case .output(let scroll):
+                mode = .output(scroll: scroll.addingReportingOverflow(delta).partialValue)
             case .diff(var diff):
                 diff.scroll = diff.scroll.addingReportingOverflow(delta).partialValue
                 mode = .diff(diff)
@@ -149,6 +151,11 @@ extension AppState {
             mode = .detail(detail)
         case .events(let scroll):
             mode = .events(scroll: clamp(scroll, lines: session.events.count))
+        case .output(let scroll):
+            mode = .output(scroll: clamp(scroll, lines: commandRun?.shownLines.count ?? 0))
+        case .insights(var view):
+            view.cursor = min(max(0, view.cursor), max(0, insights.rows(view.dimension, by: view.column).count - 1))
+            mode = .insights(view)
         case .diff(var diff):
             diff.scroll = clamp(diff.scroll, lines: diffLines(diff).count)
             mode = .diff(diff)

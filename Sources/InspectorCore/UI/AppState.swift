@@ -42,6 +42,24 @@ package enum Mode: Sendable, Equatable {
     case diff(DiffState)
     /// The traffic rules (``AppState/rules``), with the selected row.
     case rules(cursor: Int)
+    /// The output of the command netinspect runs (``AppState/commandRun``).
+    case output(scroll: Int)
+    /// The traffic grouped by route, host or service (``AppState/insights``).
+    case insights(InsightsViewState)
+}
+
+/// The insights view's own state.
+package struct InsightsViewState: Sendable, Equatable {
+    /// What the rows are.
+    package var dimension: Insights.Dimension = .route
+    /// What they are sorted by.
+    package var column: Insights.Column = .impact
+    /// Whether the order is reversed (smallest first).
+    package var ascending = false
+    /// The selected row.
+    package var cursor = 0
+
+    package init() {}
 }
 
 /// The diff view's own state.
@@ -238,6 +256,10 @@ package struct AppState: Sendable {
     package internal(set) var bodyViews: [String: BodyFormatter.View] = [:]
     /// The traffic rules: what the rules view shows and agents that accept control get.
     package internal(set) var rules: RuleBook
+    /// The command netinspect runs (`netinspect -- COMMAND`), if any.
+    package internal(set) var commandRun: CommandRun?
+    /// The finished flows grouped for the insights view, kept up to date as they arrive.
+    package internal(set) var insights = Insights()
     /// The descriptor sets given with `--proto`: gRPC messages are shown
     /// with field and enum value names when they describe the method.
     package let protoSchema: ProtoSchema
@@ -289,7 +311,8 @@ package struct AppState: Sendable {
         case .list: return .list
         case .detail: return .detail
         case .rules: return .rules
-        case .events, .diff: return .help
+        case .insights: return .insights
+        case .events, .diff, .output: return .help
         }
     }
 

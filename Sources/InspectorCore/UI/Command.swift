@@ -85,4 +85,10 @@ package enum Command: String, Sendable, CaseIterable {
     case toggleTree = "list.tree"
     case toggleCollapse = "list.collapse"
     case toggleCollapseAll = "list.collapseAll"
+    case showOutput = "command.output"
+    case openInsights = "insights.open"
+    case insightsFilter = "insights.filter"
+    case insightsDimension = "insights.dimension"
+    case insightsSort = "insights.sort"
+    case insightsReverse = "insights.reverse"
 }

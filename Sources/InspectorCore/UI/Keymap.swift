@@ -8,6 +8,8 @@ package enum KeyContext: String, Sendable, CaseIterable {
     case detail
     /// The traffic rules view (`R`).
     case rules
+    /// The insights view (`s`).
+    case insights
     /// The help overlay and the event log.
     case help
     /// A yes/no question.

@@ -23,7 +23,7 @@ extension Reducer {
                 }
                 x += width + 1
             }
-        case .events, .diff, .rules: break
+        case .events, .diff, .rules, .output, .insights: break
         }
         return .none
     }

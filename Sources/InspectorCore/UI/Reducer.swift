@@ -31,6 +31,12 @@ package enum Action: Sendable {
     case ruleLoaded(RuleLoad, Result<TrafficRule, RuleLoader.RuleError>)
     /// The program saved the rules file (``Effect/rulesChanged(_:)``), or could not.
     case rulesSaved(RuleBook.SaveOutcome)
+    /// The program started this command (`netinspect -- COMMAND`), as typed.
+    case commandStarted(String)
+    /// The command wrote this to its standard output or error.
+    case commandOutput([UInt8])
+    /// The command ended: how, in words, and whether with status 0.
+    case commandEnded(String, succeeded: Bool)
 }
 
 /// What the reducer asks of the program after an action.
@@ -104,6 +110,7 @@ package enum Reducer {
                 state.view.apply(changes, from: state.session.store)
             }
             if changes.contains(.cleared) { state.pausedRows = state.pausedRows.map { _ in [] } }
+            countFinished(events, cleared: changes.contains(.cleared), in: &state)
             state.syncCursor()
             state.followStreamEnd()
             selectFirstHeld(heldBefore: heldBefore, in: &state)
@@ -137,6 +144,8 @@ package enum Reducer {
             state.now = date
         case let .ruleLoaded(request, result):
             return ruleLoaded(request, result, in: &state)
+        case .commandStarted, .commandOutput, .commandEnded:
+            commandAction(action, in: &state)
         case .rulesSaved(let outcome):
             state.rules.lastSave = outcome
             if case let .failed(path, reason) = outcome {
@@ -202,6 +211,7 @@ package enum Reducer {
         case .list: return listCommand(command, in: &state)
         case .detail: return detailCommand(command, in: &state)
         case .rules: return rulesCommand(command, in: &state)
+        case .insights: return insightsCommand(command, in: &state)
         case .global: return .none
         }
     }
@@ -245,6 +255,12 @@ package enum Reducer {
             state.clampScrolls()
         case .commandBar:
             state.prompt = Prompt(purpose: .command, text: "")
+        case .showOutput:
+            showOutput(in: &state)
+        case .openInsights:
+            state.showsHelp = false
+            if case .insights = state.mode { break }
+            state.mode = .insights(InsightsViewState())
         case .openRules:
             openRules(in: &state)
         case .addRule:

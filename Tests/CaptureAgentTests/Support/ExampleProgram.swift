@@ -12,7 +12,7 @@ struct ExampleProgram {
     let name: String
 
     /// The program built beside the test bundle; skips the test when it is not there.
-    private func executable() throws -> URL {
+    func executable() throws -> URL {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
             throw XCTSkip("\(name) is not built next to the test bundle; run `swift build --build-tests` first")

@@ -1,0 +1,89 @@
+import WireProtocol
+
+/// How a URL's path becomes a route: the segments that name one thing among
+/// many are folded into placeholders, so `/users/42` and `/users/7` are one
+/// route, `/users/{id}`.
+///
+/// A segment of digits only is `{id}`; a UUID (8-4-4-4-12 hex digits) is
+/// `{uuid}`; 16 or more hex digits with at least one letter (a digest, a
+/// commit, a token) is `{hash}`. Anything else stays as it is. The query and
+/// fragment are left out.
+///
+/// ```swift
+/// RouteFolding.route(ofPath: "/users/42/orders?page=2")   // "/users/{id}/orders"
+/// ```
+package enum RouteFolding {
+    /// The route of a URL's path (the query and fragment left out).
+    package static func route(ofPath path: Substring) -> String {
+        let end = path.firstIndex { $0 == "?" || $0 == "#" } ?? path.endIndex
+        let segments = path[..<end].split(separator: "/", omittingEmptySubsequences: false)
+        let folded = segments.map { placeholder(for: $0).map { "{\($0.rawValue)}" } ?? String($0) }.joined(separator: "/")
+        return folded.isEmpty ? "/" : folded
+    }
+
+    /// The route of a URL: its path's (``route(ofPath:)``).
+    package static func route(ofURL url: String) -> String {
+        route(ofPath: Substring(Format.pathAndQuery(of: url)))
+    }
+
+    /// The kinds of folded segment.
+    package enum Placeholder: String, Sendable {
+        case id, uuid, hash
+
+        /// What the filter language's `~u` matches for it (`NSRegularExpression`).
+        var pattern: String {
+            switch self {
+            case .id: #"\d+"#
+            case .uuid: #"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"#
+            case .hash: #"(?=[0-9a-fA-F]{16,}(?:[/?#]|$))\d*[a-fA-F][0-9a-fA-F]*"#
+            }
+        }
+    }
+
+    /// The placeholder a segment folds into, or nil when it stays.
+    package static func placeholder(for segment: Substring) -> Placeholder? {
+        let bytes = segment.utf8
+        guard !bytes.isEmpty else { return nil }
+        if bytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return .id }
+        if bytes.count == 36, isUUID(bytes) { return .uuid }
+        if bytes.count >= 16, bytes.allSatisfy(isHexDigit) { return .hash }
+        return nil
+    }
+
+    /// A regular expression for `~u` matching the URLs of a route on `host`
+    /// (any route when nil): literal segments escaped, placeholders as the
+    /// segments they fold. (`~d` would find the host inside longer ones.)
+    package static func urlPattern(route: String?, host: String) -> String {
+        let authority = "^[a-zA-Z][a-zA-Z0-9+.-]*://(?:[^/@]*@)?" + escaped(Substring(host)) + "(?::\\d+)?"
+        guard let route else { return authority + "(?:[/?#]|$)" }
+        let segments = route.split(separator: "/", omittingEmptySubsequences: false).map { segment -> String in
+            if segment.hasPrefix("{"), segment.hasSuffix("}"), let kind = Placeholder(rawValue: String(segment.dropFirst().dropLast())) {
+                return kind.pattern
+            }
+            return escaped(segment)
+        }
+        return authority + (route == "/" ? "/?" : segments.joined(separator: "/")) + "(?:[?#]|$)"
+    }
+
+    private static func isHexDigit(_ byte: UInt8) -> Bool {
+        (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x66)
+    }
+
+    private static func isUUID(_ bytes: Substring.UTF8View) -> Bool {
+        for (offset, byte) in bytes.enumerated() {
+            let isDash = offset == 8 || offset == 13 || offset == 18 || offset == 23
+            if isDash ? byte != UInt8(ascii: "-") : !isHexDigit(byte) { return false }
+        }
+        return true
+    }
+
+    /// `text` with the regular expression's special characters escaped.
+    static func escaped(_ text: Substring) -> String {
+        var result = ""
+        for character in text {
+            if "\\^$.|?*+()[]{}".contains(character) { result.append("\\") }
+            result.append(character)
+        }
+        return result
+    }
+}
