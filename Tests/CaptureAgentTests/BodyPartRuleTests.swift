@@ -73,6 +73,22 @@ final class BodyPartRuleTests: AgentTestCase, @unchecked Sendable {
         }
     }
 
+    /// The viewer answers the hello within a round trip, so an app's first
+    /// request may start before it reads version 2: that flow's body still
+    /// streams, from the switch on, instead of arriving whole at its end.
+    func testAFlowThatStartedBeforeTheSwitchToVersion2StreamsFromTheSwitchOn() async {
+        let suffix = "/drip/40?started=before-the-switch"
+        let configuration = captured()
+        let request = Task { await performAHC(AHCRequest(url: server.url(suffix).absoluteString), api: .async, configuration: configuration) }
+        XCTAssertTrue(eventually { messages(of: suffix).contains { if case .flowResponse = $0 { true } else { false } } },
+                      "the flow started and its head arrived before the switch")
+        viewerReadsVersion2()
+        let outcome = await request.value
+        XCTAssertEqual(outcome.body.count, 40 * 1024)
+        XCTAssertTrue(eventually { inspector.finishedFlows(urlSuffix: suffix).count == 1 })
+        XCTAssertFalse(parts(of: suffix).isEmpty, "the pieces after the switch travel as parts")
+    }
+
     func testAQuickAnswerOfDeclaredLengthMakesNoPart() async {
         viewerReadsVersion2()
         for api in AHCAPI.allCases {

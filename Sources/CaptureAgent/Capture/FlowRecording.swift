@@ -38,12 +38,6 @@ package final class FlowRecording: @unchecked Sendable {
     package let id: FlowID
     /// Whether the flow builds its events (decided once, as it starts).
     package let isBuilt: Bool
-    /// Whether the flow sends its bodies' parts as they pass (`bodyPart`):
-    /// built while the viewer reads protocol version 2, decided once as it
-    /// starts. Otherwise its bodies come whole with its end, as a
-    /// version-1 viewer reads them; an unbuilt flow makes no parts, so
-    /// its ledger has none to count.
-    private let streamsParts: Bool
     private let agent: CaptureAgent
     /// A built flow's lock; an unbuilt flow keeps only ``ledger``.
     private let lock: NSLock?
@@ -58,6 +52,12 @@ package final class FlowRecording: @unchecked Sendable {
         var requestEnded = false
         var responded = false
         var finished = false
+        /// Whether the flow sends its bodies' parts as they pass
+        /// (`bodyPart`): built while the viewer reads protocol version 2.
+        /// Otherwise its bodies come whole with its end, as a version-1
+        /// viewer reads them; an unbuilt flow makes no parts, so its ledger
+        /// has none to count. See ``streamsParts(_:)``.
+        var streamsParts: Bool
         var requestBody: BodyCapture
         /// The request body was recorded whole: parts seen later add nothing.
         var requestBodyIsWhole = false
@@ -81,9 +81,9 @@ package final class FlowRecording: @unchecked Sendable {
         id = FlowID()
         let viewer = agent.recordingState
         isBuilt = building || viewer.isRecording
-        streamsParts = isBuilt && viewer.streamsBodyParts
         lock = isBuilt ? NSLock() : nil
-        state = State(requestBody: BodyCapture(limit: isBuilt ? agent.configuration.bodyCaptureLimit : 0))
+        state = State(streamsParts: isBuilt && viewer.streamsBodyParts,
+                      requestBody: BodyCapture(limit: isBuilt ? agent.configuration.bodyCaptureLimit : 0))
     }
 
     /// Starts a flow: builds its recorder with `make` (given the flow's id)
@@ -241,7 +241,7 @@ package final class FlowRecording: @unchecked Sendable {
             guard !state.finished, !state.requestBodyIsWhole else { return }
             let offset = state.requestBody.size
             state.requestBody.append(bytes)
-            if streamsParts, let part = state.recorder?.bodyPart(.request, bytes: bytes, offset: offset) { agent.emit(part) }
+            if streamsParts(&state), let part = state.recorder?.bodyPart(.request, bytes: bytes, offset: offset) { agent.emit(part) }
         }
     }
 
@@ -275,8 +275,21 @@ package final class FlowRecording: @unchecked Sendable {
             guard !state.finished, state.recorder != nil else { return }
             let offset = state.recorder!.responseBody.size
             state.recorder!.receivedBody(bytes)
-            if streamsParts, let part = state.recorder!.bodyPart(.response, bytes: bytes, offset: offset) { agent.emit(part) }
+            if streamsParts(&state), let part = state.recorder!.bodyPart(.response, bytes: bytes, offset: offset) { agent.emit(part) }
         }
+    }
+
+    /// Whether a piece of this flow's body goes out as a part: decided as
+    /// the flow starts, and taken up later when the viewer's switch to
+    /// version 2 came after the start. The viewer answers the agent's hello
+    /// within a round trip, so an app's first request right after the agent
+    /// connected (a one-shot tool wrapped by `netinspect -- COMMAND`, whose
+    /// one call is the streamed completion) would otherwise arrive whole.
+    /// The look costs a lock only while the flow does not stream, which
+    /// after the switch is only a version-1 viewer's flows.
+    private func streamsParts(_ state: inout State) -> Bool {
+        if !state.streamsParts, agent.streamsBodyParts { state.streamsParts = true }
+        return state.streamsParts
     }
 
     /// The flow as it stands (what a held response shows); nil when unbuilt.
