@@ -55,25 +55,8 @@ enum ForegroundCommand {
         // A parent without job control (no shell's `fg`) starts us with
         // SIGTSTP ignored; then nothing may stop, neither us nor the editor.
         let hasJobControl = !isIgnored(SIGTSTP)
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // The main thread may block signals it inherited (a parent's mask
-        // passes on through exec); a program started with SIGINT blocked
-        // would ignore Ctrl-C.
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        // An ignored signal stays ignored across exec: SIGPIPE (SwiftNIO
-        // ignores it), and SIGINT and SIGQUIT, ignored below while it runs.
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for number in [SIGINT, SIGQUIT, SIGPIPE] + (hasJobControl ? [SIGTSTP, SIGTTIN, SIGTTOU] : []) {
-            sigaddset(&defaults, number)
-        }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        // No POSIX_SPAWN_SETPGROUP: the child stays in our process group.
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        // SIGINT and SIGQUIT are ignored below while it runs, and SIGPIPE by SwiftNIO.
+        let defaults = [SIGINT, SIGQUIT, SIGPIPE] + (hasJobControl ? [SIGTSTP, SIGTTIN, SIGTTOU] : [])
 
         // Ctrl-C and Ctrl-\ in the editor reach the whole foreground group:
         // they are the editor's, not a reason for netinspect to quit (git
@@ -100,7 +83,9 @@ enum ForegroundCommand {
         var cArguments = argv.map { strdup($0) } + [nil]
         defer { cArguments.forEach { free($0) } }
         var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, argv[0], &actions, &attributes, &cArguments, environ)
+        let spawned = SpawnAttributes.with(resettingToDefault: defaults) { attributes in
+            posix_spawn(&pid, argv[0], &actions, &attributes, &cArguments, environ)
+        }
         guard spawned == 0 else { return .cannotStart(String(cString: strerror(spawned))) }
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 {

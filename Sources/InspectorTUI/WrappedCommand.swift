@@ -50,20 +50,6 @@ final class WrappedCommand: @unchecked Sendable {
     /// (``outputDescriptor``), so that it cannot write over the UI; without,
     /// it shares netinspect's three.
     static func start(_ arguments: [String], adding environment: [String: String], capturesOutput: Bool) throws -> WrappedCommand {
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        // The signals netinspect handles or SwiftNIO ignores are the
-        // command's to take as it would from a shell.
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        var defaults = sigset_t()
-        sigemptyset(&defaults)
-        for number in SignalPipe.signals + [SIGPIPE, SIGQUIT] { sigaddset(&defaults, number) }
-        posix_spawnattr_setsigdefault(&attributes, &defaults)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
@@ -82,7 +68,11 @@ final class WrappedCommand: @unchecked Sendable {
         var cArguments = arguments.map { strdup($0) } + [nil]
         defer { cArguments.forEach { free($0) } }
         var pid: pid_t = 0
-        let spawned = posix_spawnp(&pid, arguments[0], &actions, &attributes, &cArguments, &cEnvironment)
+        // The signals netinspect handles or SwiftNIO ignores are the
+        // command's to take as it would from a shell.
+        let spawned = SpawnAttributes.with(resettingToDefault: SignalPipe.signals + [SIGPIPE, SIGQUIT]) { attributes in
+            posix_spawnp(&pid, arguments[0], &actions, &attributes, &cArguments, &cEnvironment)
+        }
         if capturesOutput { close(output[1]) }
         guard spawned == 0 else {
             if capturesOutput { close(output[0]) }
