@@ -2,8 +2,9 @@ import NIOCore
 import NIOHTTP1
 import NIOPosix
 
-/// The loopback HTTP/1.1 server of section 1: SwiftNIO on 127.0.0.1, an
-/// ephemeral port, its own one-thread event loop group.
+/// The loopback HTTP/1.1 server of the bench: SwiftNIO on 127.0.0.1, an
+/// ephemeral port, its own one-thread event loop group. What it answers is
+/// the handler's; by default section 1's:
 ///
 /// - `GET` (any path): 200 with a body of ``getBodySize`` bytes.
 /// - `POST` (any path): reads and counts the body without keeping it, then
@@ -16,7 +17,8 @@ final class BenchServer: Sendable {
     private let channel: any Channel
     let port: Int
 
-    init() throws {
+    /// `makeHandler` makes each connection's request handler.
+    init(_ makeHandler: @escaping @Sendable () -> any ChannelHandler = { BenchHTTPHandler() }) throws {
         group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         do {
             channel = try ServerBootstrap(group: group)
@@ -26,7 +28,7 @@ final class BenchServer: Sendable {
                 .childChannelInitializer { channel in
                     channel.eventLoop.makeCompletedFuture {
                         try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                        try channel.pipeline.syncOperations.addHandler(BenchHTTPHandler())
+                        try channel.pipeline.syncOperations.addHandler(makeHandler())
                     }
                 }
                 .bind(host: "127.0.0.1", port: 0).wait()
@@ -44,7 +46,7 @@ final class BenchServer: Sendable {
     }
 }
 
-private final class BenchHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
+final class BenchHTTPHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 

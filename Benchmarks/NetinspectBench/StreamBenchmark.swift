@@ -49,7 +49,7 @@ enum StreamBenchmark {
             table.add(["-", "-", "-", "-", "-", "-", "-", "-", "netinspect binary not found beside netinspect-bench: section skipped"])
             return table
         }
-        let server = try StreamServer()
+        let server = try StreamServer.start()
         defer { server.shutdown() }
         let netinspect = try NetinspectProcess(binary: binary, output: .json)
         defer { netinspect.shutdown() }
@@ -81,7 +81,7 @@ enum StreamBenchmark {
         return table
     }
 
-    private static func runOnce(_ workload: Workload, captured: Bool, server: StreamServer, netinspect: NetinspectProcess) throws -> Run {
+    private static func runOnce(_ workload: Workload, captured: Bool, server: BenchServer, netinspect: NetinspectProcess) throws -> Run {
         var configuration = HTTPClient.Configuration()
         configuration.connectionPool.concurrentHTTP1ConnectionsPerHostSoftLimit = workload.streams
         var agent: CaptureAgent?

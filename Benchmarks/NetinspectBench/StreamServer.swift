@@ -1,45 +1,19 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
-import NIOPosix
 
 /// Section 10's loopback server: `GET /stream?rate=R&seconds=S` answers
 /// `text/event-stream`, chunked, one server-sent event every 1/R seconds
 /// for S seconds, then ends. Each event is the same size and carries the
 /// time it was written on this process's monotonic clock, so the app (in
 /// the same process) can tell how long each event took to reach it.
-final class StreamServer: Sendable {
+enum StreamServer {
     /// Bytes of every event, `data: …\n\n` included.
     static let eventSize = 64
 
-    private let group: MultiThreadedEventLoopGroup
-    private let channel: any Channel
-    let port: Int
-
-    init() throws {
-        group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        do {
-            channel = try ServerBootstrap(group: group)
-                .serverChannelOption(.backlog, value: 256)
-                .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
-                .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-                .childChannelInitializer { channel in
-                    channel.eventLoop.makeCompletedFuture {
-                        try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                        try channel.pipeline.syncOperations.addHandler(StreamHandler())
-                    }
-                }
-                .bind(host: "127.0.0.1", port: 0).wait()
-        } catch {
-            try? group.syncShutdownGracefully()
-            throw error
-        }
-        port = channel.localAddress?.port ?? 0
-    }
-
-    func shutdown() {
-        try? channel.close().wait()
-        try? group.syncShutdownGracefully()
+    /// A server on loopback that answers `/stream` requests.
+    static func start() throws -> BenchServer {
+        try BenchServer { StreamHandler() }
     }
 
     /// One event: `data: NANOSECONDS` padded with spaces to ``eventSize``.
@@ -81,19 +55,20 @@ private final class StreamHandler: ChannelInboundHandler, RemovableChannelHandle
         headers.add(name: "Content-Type", value: "text/event-stream")
         headers.add(name: "Cache-Control", value: "no-cache")
         context.writeAndFlush(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: .ok, headers: headers))), promise: nil)
-        var sent = 0
         let interval = TimeAmount.nanoseconds(Int64(1e9 / rate))
-        let loopBound = NIOLoopBound(context, eventLoop: context.eventLoop)
-        task = context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { [self] task in
-            let context = loopBound.value
-            guard sent < total, context.channel.isActive else {
+        // The repeated task runs on this channel's loop: the context and
+        // the count are only touched there.
+        let state = NIOLoopBoundBox((context: context, sent: 0), eventLoop: context.eventLoop)
+        task = context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { task in
+            let context = state.value.context
+            guard state.value.sent < total, context.channel.isActive else {
                 task.cancel()
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                context.writeAndFlush(NIOAny(HTTPServerResponsePart.end(nil)), promise: nil)
                 return
             }
-            sent += 1
+            state.value.sent += 1
             let event = StreamServer.event(sentAt: DispatchTime.now().uptimeNanoseconds)
-            context.writeAndFlush(wrapOutboundOut(.body(.byteBuffer(event))), promise: nil)
+            context.writeAndFlush(NIOAny(HTTPServerResponsePart.body(.byteBuffer(event))), promise: nil)
         }
     }
 
