@@ -33,7 +33,11 @@ package struct Insights: Sendable {
         case impact, count, errors, p50, p95, p99, sent, received, name
     }
 
-    private var groups: [Dimension: [String: InsightsGroup]] = [:]
+    /// The groups by name, a dictionary a dimension (not one keyed by
+    /// dimension: every flow updates three, each in place).
+    private var routes: [String: InsightsGroup] = [:]
+    private var hosts: [String: InsightsGroup] = [:]
+    private var services: [String: InsightsGroup] = [:]
     /// Every flow counted, as one group.
     package private(set) var total = InsightsGroup(name: "all", filter: "")
 
@@ -43,40 +47,74 @@ package struct Insights: Sendable {
     /// `service` is the app or OpenTelemetry service it came from.
     package mutating func add(_ log: NetworkLog, service: String?) {
         guard log.state.isFinal else { return }
-        let host = URLAuthority(url: log.request.url).host.lowercased()
-        let route = RouteFolding.route(ofURL: log.request.url)
-        let method = log.request.method
-        let routeName = "\(method) \(host)\(route)"
-        add(log, to: .route, name: routeName) {
-            "~m \(Self.quoted(method)) & ~u \(Self.quoted(RouteFolding.urlPattern(route: route, host: host)))"
+        let url = log.request.url, method = log.request.method
+        let (host, routeName) = Self.hostAndRouteName(url: url, method: method)
+        Self.add(log, to: &routes, name: routeName) {
+            let route = RouteFolding.route(ofURL: url)
+            return "~m \(Self.quoted(method)) & ~u \(Self.quoted(RouteFolding.urlPattern(route: route, host: host)))"
         }
-        add(log, to: .host, name: host) { "~u \(Self.quoted(RouteFolding.urlPattern(route: nil, host: host)))" }
-        if let service { add(log, to: .service, name: service) { "~app \(Self.quoted("^" + RouteFolding.escaped(Substring(service)) + "$"))" } }
+        Self.add(log, to: &hosts, name: host) { "~u \(Self.quoted(RouteFolding.urlPattern(route: nil, host: host)))" }
+        if let service {
+            Self.add(log, to: &services, name: service) { "~app \(Self.quoted("^" + RouteFolding.escaped(Substring(service)) + "$"))" }
+        }
         total.add(log)
     }
 
-    private mutating func add(_ log: NetworkLog, to dimension: Dimension, name: String, filter: () -> String) {
-        if groups[dimension]?[name] == nil {
-            groups[dimension, default: [:]][name] = InsightsGroup(name: name, filter: filter())
+    /// A URL's host, lowercased, and its route group's name,
+    /// `GET api.example.com/users/{id}`. An ASCII URL's are made from its
+    /// bytes, the name in one buffer: building them is most of the cost of
+    /// a flow.
+    private static func hostAndRouteName(url: String, method: String) -> (host: String, routeName: String) {
+        var text = url
+        let made = text.withUTF8 { bytes -> (String, String)? in
+            let located = URLAuthority.locate(url: bytes)
+            var name: [UInt8] = []
+            name.reserveCapacity(method.utf8.count + bytes.count + 8)
+            name += method.utf8
+            name.append(UInt8(ascii: " "))
+            let hostStart = name.count
+            for byte in bytes[located.host] {
+                name.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte)
+            }
+            let hostEnd = name.count
+            guard RouteFolding.appendRoute(ofASCIIURL: bytes, to: &name) else { return nil }
+            return (String(decoding: name[hostStart ..< hostEnd], as: UTF8.self), String(decoding: name, as: UTF8.self))
         }
-        groups[dimension]![name]!.add(log)
+        if let made { return made }
+        let host = URLAuthority(url: url).host.lowercased()
+        return (host, "\(method) \(host)\(RouteFolding.route(ofURL: url))")
+    }
+
+    private static func add(_ log: NetworkLog, to groups: inout [String: InsightsGroup], name: String, filter: () -> String) {
+        // One lookup, the group updated in place; its filter made once, with the group.
+        groups[name, default: InsightsGroup(name: name, filter: filter())].add(log)
     }
 
     /// Merges the durations of this batch into each group's sorted ones.
     package mutating func settle() {
         total.durations.settle()
-        for dimension in Dimension.allCases {
-            guard var byName = groups.removeValue(forKey: dimension) else { continue }
-            for index in byName.indices where !byName.values[index].durations.isSettled {
-                byName.values[index].durations.settle()
-            }
-            groups[dimension] = byName
+        Self.settle(&routes)
+        Self.settle(&hosts)
+        Self.settle(&services)
+    }
+
+    private static func settle(_ groups: inout [String: InsightsGroup]) {
+        for index in groups.indices where !groups.values[index].durations.isSettled {
+            groups.values[index].durations.settle()
+        }
+    }
+
+    private func groups(_ dimension: Dimension) -> [String: InsightsGroup] {
+        switch dimension {
+        case .route: routes
+        case .host: hosts
+        case .service: services
         }
     }
 
     /// The groups of a dimension, sorted (largest first; names A to Z).
     package func rows(_ dimension: Dimension, by column: Column, ascending: Bool = false) -> [InsightsGroup] {
-        let rows = Array((groups[dimension] ?? [:]).values)
+        let rows = Array(groups(dimension).values)
         let sorted = rows.sorted { left, right in
             let (a, b) = (left.sortValue(column), right.sortValue(column))
             if a != b { return column == .name ? a < b : a > b }
