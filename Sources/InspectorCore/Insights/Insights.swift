@@ -33,13 +33,16 @@ package struct Insights: Sendable {
         case impact, count, errors, p50, p95, p99, sent, received, name
     }
 
-    /// The groups by name, a dictionary a dimension (not one keyed by
-    /// dimension: every flow updates three, each in place).
-    private var routes: [String: InsightsGroup] = [:]
-    private var hosts: [String: InsightsGroup] = [:]
-    private var services: [String: InsightsGroup] = [:]
+    private var routes = InsightsGroupTable()
+    private var hosts = InsightsGroupTable()
+    private var services = InsightsGroupTable()
     /// Every flow counted, as one group.
     package private(set) var total = InsightsGroup(name: "all", filter: "")
+    /// Where a flow's route name is put together, from flow to flow:
+    /// making strings was most of the cost of a flow.
+    private var scratch: [UInt8] = []
+    /// How many bytes of ``scratch`` the last name took.
+    private var scratchCount = 0
 
     package init() {}
 
@@ -48,73 +51,84 @@ package struct Insights: Sendable {
     package mutating func add(_ log: NetworkLog, service: String?) {
         guard log.state.isFinal else { return }
         let url = log.request.url, method = log.request.method
-        let (host, routeName) = Self.hostAndRouteName(url: url, method: method)
-        Self.add(log, to: &routes, name: routeName) {
-            let route = RouteFolding.route(ofURL: url)
-            return "~m \(Self.quoted(method)) & ~u \(Self.quoted(RouteFolding.urlPattern(route: route, host: host)))"
+        if let hostBytes = putRouteName(url: url, method: method) {
+            let name = scratch[..<scratchCount]
+            routes.add(log, asciiName: name, name: { String(decoding: name, as: UTF8.self) }) { _ in
+                Self.routeFilter(url: url, method: method)
+            }
+            hosts.add(log, asciiName: name[hostBytes], name: { String(decoding: name[hostBytes], as: UTF8.self) }, filter: Self.hostFilter)
+        } else {
+            let host = URLAuthority(url: url).host.lowercased()
+            routes.add(log, name: "\(method) \(host)\(RouteFolding.route(ofURL: url))") { _ in Self.routeFilter(url: url, method: method) }
+            hosts.add(log, name: host, filter: Self.hostFilter)
         }
-        Self.add(log, to: &hosts, name: host) { "~u \(Self.quoted(RouteFolding.urlPattern(route: nil, host: host)))" }
         if let service {
-            Self.add(log, to: &services, name: service) { "~app \(Self.quoted("^" + RouteFolding.escaped(Substring(service)) + "$"))" }
+            services.add(log, name: service) { "~app \(Self.quoted("^" + RouteFolding.escaped(Substring($0)) + "$"))" }
         }
         total.add(log)
     }
 
-    /// A URL's host, lowercased, and its route group's name,
-    /// `GET api.example.com/users/{id}`. An ASCII URL's are made from its
-    /// bytes, the name in one buffer: building them is most of the cost of
-    /// a flow.
-    private static func hostAndRouteName(url: String, method: String) -> (host: String, routeName: String) {
-        var text = url
-        let made = text.withUTF8 { bytes -> (String, String)? in
-            let located = URLAuthority.locate(url: bytes)
-            var name: [UInt8] = []
-            name.reserveCapacity(method.utf8.count + bytes.count + 8)
-            name += method.utf8
-            name.append(UInt8(ascii: " "))
-            let hostStart = name.count
-            for byte in bytes[located.host] {
-                name.append(byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte)
+    /// Puts the route group's name of an ASCII URL, `GET api.example.com/users/{id}`,
+    /// in ``scratch``'s first ``scratchCount`` bytes (its host lowercased, as a host group's name), and
+    /// returns where the host is in it; nil when the URL is not ASCII.
+    private mutating func putRouteName(url: String, method: String) -> Range<Int>? {
+        var text = url, method = method
+        return text.withUTF8 { bytes in
+            method.withUTF8 { methodBytes in
+                let needed = methodBytes.count + 1 + bytes.count + RouteFolding.routeCapacity(ofURLBytes: bytes.count)
+                if scratch.count < needed { scratch = [UInt8](repeating: 0, count: 2 * needed) }
+                let written = scratch.withUnsafeMutableBufferPointer { out -> (host: Range<Int>, count: Int)? in
+                    var count = 0
+                    for byte in methodBytes {
+                        out[count] = byte
+                        count += 1
+                    }
+                    out[count] = UInt8(ascii: " ")
+                    count += 1
+                    let hostStart = count
+                    for byte in bytes[URLAuthority.locate(url: bytes).host] {
+                        out[count] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                        count += 1
+                    }
+                    let hostEnd = count
+                    guard RouteFolding.writeRoute(ofASCIIURL: bytes, into: out, at: &count) else { return nil }
+                    return (hostStart ..< hostEnd, count)
+                }
+                scratchCount = written?.count ?? 0
+                return written?.host
             }
-            let hostEnd = name.count
-            guard RouteFolding.appendRoute(ofASCIIURL: bytes, to: &name) else { return nil }
-            return (String(decoding: name[hostStart ..< hostEnd], as: UTF8.self), String(decoding: name, as: UTF8.self))
         }
-        if let made { return made }
-        let host = URLAuthority(url: url).host.lowercased()
-        return (host, "\(method) \(host)\(RouteFolding.route(ofURL: url))")
     }
 
-    private static func add(_ log: NetworkLog, to groups: inout [String: InsightsGroup], name: String, filter: () -> String) {
-        // One lookup, the group updated in place; its filter made once, with the group.
-        groups[name, default: InsightsGroup(name: name, filter: filter())].add(log)
+    private static func routeFilter(url: String, method: String) -> String {
+        let host = URLAuthority(url: url).host.lowercased()
+        let route = RouteFolding.route(ofURL: url)
+        return "~m \(quoted(method)) & ~u \(quoted(RouteFolding.urlPattern(route: route, host: host)))"
+    }
+
+    private static func hostFilter(_ host: String) -> String {
+        "~u \(quoted(RouteFolding.urlPattern(route: nil, host: host)))"
     }
 
     /// Merges the durations of this batch into each group's sorted ones.
     package mutating func settle() {
         total.durations.settle()
-        Self.settle(&routes)
-        Self.settle(&hosts)
-        Self.settle(&services)
+        routes.settle()
+        hosts.settle()
+        services.settle()
     }
 
-    private static func settle(_ groups: inout [String: InsightsGroup]) {
-        for index in groups.indices where !groups.values[index].durations.isSettled {
-            groups.values[index].durations.settle()
-        }
-    }
-
-    private func groups(_ dimension: Dimension) -> [String: InsightsGroup] {
+    private func groups(_ dimension: Dimension) -> [InsightsGroup] {
         switch dimension {
-        case .route: routes
-        case .host: hosts
-        case .service: services
+        case .route: routes.groups
+        case .host: hosts.groups
+        case .service: services.groups
         }
     }
 
     /// The groups of a dimension, sorted (largest first; names A to Z).
     package func rows(_ dimension: Dimension, by column: Column, ascending: Bool = false) -> [InsightsGroup] {
-        let rows = Array(groups(dimension).values)
+        let rows = groups(dimension)
         let sorted = rows.sorted { left, right in
             let (a, b) = (left.sortValue(column), right.sortValue(column))
             if a != b { return column == .name ? a < b : a > b }

@@ -34,15 +34,23 @@ package enum RouteFolding {
     /// UTF-8 bytes; nil when it has any but ASCII (there Characters may join
     /// a separator to what follows it, and the slow path decides).
     static func route(ofASCIIURL bytes: UnsafeBufferPointer<UInt8>) -> String? {
-        var folded: [UInt8] = []
-        guard appendRoute(ofASCIIURL: bytes, to: &folded) else { return nil }
-        return String(decoding: folded, as: UTF8.self)
+        var folded = [UInt8](repeating: 0, count: routeCapacity(ofURLBytes: bytes.count))
+        var count = 0
+        let ascii = folded.withUnsafeMutableBufferPointer { writeRoute(ofASCIIURL: bytes, into: $0, at: &count) }
+        return ascii ? String(decoding: folded[..<count], as: UTF8.self) : nil
     }
 
-    /// Appends the route of an ASCII URL's bytes (``route(ofASCIIURL:)``)
-    /// to `folded`, for a caller that puts a name around it without making
-    /// strings; false, with nothing appended, when the URL is not ASCII.
-    static func appendRoute(ofASCIIURL bytes: UnsafeBufferPointer<UInt8>, to folded: inout [UInt8]) -> Bool {
+    /// Room enough for the route of a URL of `count` bytes: a segment of one
+    /// digit, `/1`, grows the most, to `/{id}`.
+    static func routeCapacity(ofURLBytes count: Int) -> Int { 3 * count + 2 }
+
+    /// Writes the route of an ASCII URL's bytes (``route(ofASCIIURL:)``)
+    /// into `out` from `count` on, moving `count` past it, for a caller that
+    /// puts a name around it without making strings (`out` has
+    /// ``routeCapacity(ofURLBytes:)`` bytes free); false, with nothing
+    /// written, when the URL is not ASCII.
+    static func writeRoute(ofASCIIURL bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>,
+                           at count: inout Int) -> Bool {
         guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
         let slash = UInt8(ascii: "/"), question = UInt8(ascii: "?"), hash = UInt8(ascii: "#")
         var start = 0
@@ -55,22 +63,29 @@ package enum RouteFolding {
         }
         // The path starts at the first `/` after the authority; a query there (`?`) or nothing leaves the root.
         guard let first = bytes[start...].firstIndex(where: { $0 == slash || $0 == question }), bytes[first] == slash else {
-            folded.append(slash)
+            out[count] = slash
+            count += 1
             return true
         }
         let end = bytes[first...].firstIndex { $0 == question || $0 == hash } ?? bytes.count
-        folded.reserveCapacity(folded.count + end - first + 8)
         var segmentStart = first + 1
         while true {
-            folded.append(slash)
+            out[count] = slash
+            count += 1
             let segmentEnd = bytes[segmentStart ..< end].firstIndex(of: slash) ?? end
             let segment = UnsafeBufferPointer(rebasing: bytes[segmentStart ..< segmentEnd])
             if let kind = placeholder(forBytes: segment) {
-                folded.append(UInt8(ascii: "{"))
-                folded += kind.rawValue.utf8
-                folded.append(UInt8(ascii: "}"))
+                kind.braced.withUTF8Buffer { braced in
+                    for byte in braced {
+                        out[count] = byte
+                        count += 1
+                    }
+                }
             } else {
-                folded += segment
+                for byte in segment {
+                    out[count] = byte
+                    count += 1
+                }
             }
             guard segmentEnd < end else { break }
             segmentStart = segmentEnd + 1
@@ -81,6 +96,15 @@ package enum RouteFolding {
     /// The kinds of folded segment.
     package enum Placeholder: String, Sendable {
         case id, uuid, hash
+
+        /// How a route writes it: `{id}`.
+        var braced: StaticString {
+            switch self {
+            case .id: "{id}"
+            case .uuid: "{uuid}"
+            case .hash: "{hash}"
+            }
+        }
 
         /// What the filter language's `~u` matches for it (`NSRegularExpression`).
         var pattern: String {
