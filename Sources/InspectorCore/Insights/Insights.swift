@@ -33,9 +33,16 @@ package struct Insights: Sendable {
         case impact, count, errors, p50, p95, p99, sent, received, name
     }
 
-    private var groups: [Dimension: [String: InsightsGroup]] = [:]
+    private var routes = InsightsGroupTable()
+    private var hosts = InsightsGroupTable()
+    private var services = InsightsGroupTable()
     /// Every flow counted, as one group.
     package private(set) var total = InsightsGroup(name: "all", filter: "")
+    /// Where a flow's route name is put together, from flow to flow:
+    /// making strings was most of the cost of a flow.
+    private var scratch: [UInt8] = []
+    /// How many bytes of ``scratch`` the last name took.
+    private var scratchCount = 0
 
     package init() {}
 
@@ -43,40 +50,85 @@ package struct Insights: Sendable {
     /// `service` is the app or OpenTelemetry service it came from.
     package mutating func add(_ log: NetworkLog, service: String?) {
         guard log.state.isFinal else { return }
-        let host = URLAuthority(url: log.request.url).host.lowercased()
-        let route = RouteFolding.route(ofURL: log.request.url)
-        let method = log.request.method
-        let routeName = "\(method) \(host)\(route)"
-        add(log, to: .route, name: routeName) {
-            "~m \(Self.quoted(method)) & ~u \(Self.quoted(RouteFolding.urlPattern(route: route, host: host)))"
+        let url = log.request.url, method = log.request.method
+        if let hostBytes = putRouteName(url: url, method: method) {
+            let name = scratch[..<scratchCount]
+            routes.add(log, asciiName: name, name: { String(decoding: name, as: UTF8.self) }) { _ in
+                Self.routeFilter(url: url, method: method)
+            }
+            hosts.add(log, asciiName: name[hostBytes], name: { String(decoding: name[hostBytes], as: UTF8.self) }, filter: Self.hostFilter)
+        } else {
+            let host = URLAuthority(url: url).host.lowercased()
+            routes.add(log, name: "\(method) \(host)\(RouteFolding.route(ofURL: url))") { _ in Self.routeFilter(url: url, method: method) }
+            hosts.add(log, name: host, filter: Self.hostFilter)
         }
-        add(log, to: .host, name: host) { "~u \(Self.quoted(RouteFolding.urlPattern(route: nil, host: host)))" }
-        if let service { add(log, to: .service, name: service) { "~app \(Self.quoted("^" + RouteFolding.escaped(Substring(service)) + "$"))" } }
+        if let service {
+            services.add(log, name: service) { "~app \(Self.quoted("^" + RouteFolding.escaped(Substring($0)) + "$"))" }
+        }
         total.add(log)
     }
 
-    private mutating func add(_ log: NetworkLog, to dimension: Dimension, name: String, filter: () -> String) {
-        if groups[dimension]?[name] == nil {
-            groups[dimension, default: [:]][name] = InsightsGroup(name: name, filter: filter())
+    /// Puts the route group's name of an ASCII URL, `GET api.example.com/users/{id}`,
+    /// in ``scratch``'s first ``scratchCount`` bytes (its host lowercased, as a host group's name), and
+    /// returns where the host is in it; nil when the URL is not ASCII.
+    private mutating func putRouteName(url: String, method: String) -> Range<Int>? {
+        var text = url, method = method
+        return text.withUTF8 { bytes in
+            method.withUTF8 { methodBytes in
+                let needed = methodBytes.count + 1 + bytes.count + RouteFolding.routeCapacity(ofURLBytes: bytes.count)
+                if scratch.count < needed { scratch = [UInt8](repeating: 0, count: 2 * needed) }
+                let written = scratch.withUnsafeMutableBufferPointer { out -> (host: Range<Int>, count: Int)? in
+                    var count = 0
+                    for byte in methodBytes {
+                        out[count] = byte
+                        count += 1
+                    }
+                    out[count] = UInt8(ascii: " ")
+                    count += 1
+                    let hostStart = count
+                    for byte in bytes[URLAuthority.locate(url: bytes).host] {
+                        out[count] = byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z") ? byte | 0x20 : byte
+                        count += 1
+                    }
+                    let hostEnd = count
+                    guard RouteFolding.writeRoute(ofASCIIURL: bytes, into: out, at: &count) else { return nil }
+                    return (hostStart ..< hostEnd, count)
+                }
+                scratchCount = written?.count ?? 0
+                return written?.host
+            }
         }
-        groups[dimension]![name]!.add(log)
+    }
+
+    private static func routeFilter(url: String, method: String) -> String {
+        let host = URLAuthority(url: url).host.lowercased()
+        let route = RouteFolding.route(ofURL: url)
+        return "~m \(quoted(method)) & ~u \(quoted(RouteFolding.urlPattern(route: route, host: host)))"
+    }
+
+    private static func hostFilter(_ host: String) -> String {
+        "~u \(quoted(RouteFolding.urlPattern(route: nil, host: host)))"
     }
 
     /// Merges the durations of this batch into each group's sorted ones.
     package mutating func settle() {
         total.durations.settle()
-        for dimension in Dimension.allCases {
-            guard var byName = groups.removeValue(forKey: dimension) else { continue }
-            for index in byName.indices where !byName.values[index].durations.isSettled {
-                byName.values[index].durations.settle()
-            }
-            groups[dimension] = byName
+        routes.settle()
+        hosts.settle()
+        services.settle()
+    }
+
+    private func groups(_ dimension: Dimension) -> [InsightsGroup] {
+        switch dimension {
+        case .route: routes.groups
+        case .host: hosts.groups
+        case .service: services.groups
         }
     }
 
     /// The groups of a dimension, sorted (largest first; names A to Z).
     package func rows(_ dimension: Dimension, by column: Column, ascending: Bool = false) -> [InsightsGroup] {
-        let rows = Array((groups[dimension] ?? [:]).values)
+        let rows = groups(dimension)
         let sorted = rows.sorted { left, right in
             let (a, b) = (left.sortValue(column), right.sortValue(column))
             if a != b { return column == .name ? a < b : a > b }

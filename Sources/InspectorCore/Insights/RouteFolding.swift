@@ -23,12 +23,88 @@ package enum RouteFolding {
 
     /// The route of a URL: its path's (``route(ofPath:)``).
     package static func route(ofURL url: String) -> String {
-        route(ofPath: Substring(Format.pathAndQuery(of: url)))
+        var text = url
+        // Insights fold every flow's URL: an ASCII one (nearly all) byte by
+        // byte, as Characters and Foundation's search cost most of the build.
+        if let route = text.withUTF8({ route(ofASCIIURL: $0) }) { return route }
+        return route(ofPath: Substring(Format.pathAndQuery(of: url)))
+    }
+
+    /// What `route(ofPath: pathAndQuery(of: url))` gives, read from the URL's
+    /// UTF-8 bytes; nil when it has any but ASCII (there Characters may join
+    /// a separator to what follows it, and the slow path decides).
+    static func route(ofASCIIURL bytes: UnsafeBufferPointer<UInt8>) -> String? {
+        var folded = [UInt8](repeating: 0, count: routeCapacity(ofURLBytes: bytes.count))
+        var count = 0
+        let ascii = folded.withUnsafeMutableBufferPointer { writeRoute(ofASCIIURL: bytes, into: $0, at: &count) }
+        return ascii ? String(decoding: folded[..<count], as: UTF8.self) : nil
+    }
+
+    /// Room enough for the route of a URL of `count` bytes: a segment of one
+    /// digit, `/1`, grows the most, to `/{id}`.
+    static func routeCapacity(ofURLBytes count: Int) -> Int { 3 * count + 2 }
+
+    /// Writes the route of an ASCII URL's bytes (``route(ofASCIIURL:)``)
+    /// into `out` from `count` on, moving `count` past it, for a caller that
+    /// puts a name around it without making strings (`out` has
+    /// ``routeCapacity(ofURLBytes:)`` bytes free); false, with nothing
+    /// written, when the URL is not ASCII.
+    static func writeRoute(ofASCIIURL bytes: UnsafeBufferPointer<UInt8>, into out: UnsafeMutableBufferPointer<UInt8>,
+                           at count: inout Int) -> Bool {
+        guard !bytes.contains(where: { $0 >= 0x80 }) else { return false }
+        let slash = UInt8(ascii: "/"), question = UInt8(ascii: "?"), hash = UInt8(ascii: "#")
+        var start = 0
+        if bytes.count >= 3 {
+            for index in 0 ... bytes.count - 3
+            where bytes[index] == UInt8(ascii: ":") && bytes[index + 1] == slash && bytes[index + 2] == slash {
+                start = index + 3
+                break
+            }
+        }
+        // The path starts at the first `/` after the authority; a query there (`?`) or nothing leaves the root.
+        guard let first = bytes[start...].firstIndex(where: { $0 == slash || $0 == question }), bytes[first] == slash else {
+            out[count] = slash
+            count += 1
+            return true
+        }
+        let end = bytes[first...].firstIndex { $0 == question || $0 == hash } ?? bytes.count
+        var segmentStart = first + 1
+        while true {
+            out[count] = slash
+            count += 1
+            let segmentEnd = bytes[segmentStart ..< end].firstIndex(of: slash) ?? end
+            let segment = UnsafeBufferPointer(rebasing: bytes[segmentStart ..< segmentEnd])
+            if let kind = placeholder(forBytes: segment) {
+                kind.braced.withUTF8Buffer { braced in
+                    for byte in braced {
+                        out[count] = byte
+                        count += 1
+                    }
+                }
+            } else {
+                for byte in segment {
+                    out[count] = byte
+                    count += 1
+                }
+            }
+            guard segmentEnd < end else { break }
+            segmentStart = segmentEnd + 1
+        }
+        return true
     }
 
     /// The kinds of folded segment.
     package enum Placeholder: String, Sendable {
         case id, uuid, hash
+
+        /// How a route writes it: `{id}`.
+        var braced: StaticString {
+            switch self {
+            case .id: "{id}"
+            case .uuid: "{uuid}"
+            case .hash: "{hash}"
+            }
+        }
 
         /// What the filter language's `~u` matches for it (`NSRegularExpression`).
         var pattern: String {
@@ -42,7 +118,11 @@ package enum RouteFolding {
 
     /// The placeholder a segment folds into, or nil when it stays.
     package static func placeholder(for segment: Substring) -> Placeholder? {
-        let bytes = segment.utf8
+        placeholder(forBytes: segment.utf8)
+    }
+
+    /// The placeholder a segment's UTF-8 bytes fold into, or nil when it stays.
+    static func placeholder(forBytes bytes: some Collection<UInt8>) -> Placeholder? {
         guard !bytes.isEmpty else { return nil }
         if bytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return .id }
         if bytes.count == 36, isUUID(bytes) { return .uuid }
@@ -69,7 +149,7 @@ package enum RouteFolding {
         (byte >= 0x30 && byte <= 0x39) || (byte | 0x20 >= 0x61 && byte | 0x20 <= 0x66)
     }
 
-    private static func isUUID(_ bytes: Substring.UTF8View) -> Bool {
+    private static func isUUID(_ bytes: some Collection<UInt8>) -> Bool {
         for (offset, byte) in bytes.enumerated() {
             let isDash = offset == 8 || offset == 13 || offset == 18 || offset == 23
             if isDash ? byte != UInt8(ascii: "-") : !isHexDigit(byte) { return false }
