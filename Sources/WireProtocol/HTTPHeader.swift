@@ -14,16 +14,32 @@ public struct HTTPHeader: Codable, Sendable, Hashable {
         self.name = name
         self.value = value
     }
+
+    /// Whether two field names are equal ignoring ASCII case: field names
+    /// are ASCII tokens, so this is the whole comparison, made on the bytes
+    /// without a lowercased copy (Foundation's `caseInsensitiveCompare`
+    /// went through NSString and cost the agent thousands of instructions
+    /// a request; docs/BENCHMARKS.md, "Costs behind the code").
+    ///
+    /// ```swift
+    /// HTTPHeader.namesMatch("content-length", "Content-Length")   // true
+    /// ```
+    public static func namesMatch(_ a: String, _ b: String) -> Bool {
+        guard a.utf8.count == b.utf8.count else { return false }
+        return zip(a.utf8, b.utf8).allSatisfy { x, y in
+            x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A)
+        }
+    }
 }
 
 extension Array where Element == HTTPHeader {
     /// The values of every field named `name`, compared case-insensitively, in order.
     public func values(for name: String) -> [String] {
-        filter { $0.name.caseInsensitiveCompare(name) == .orderedSame }.map(\.value)
+        filter { HTTPHeader.namesMatch($0.name, name) }.map(\.value)
     }
 
     /// The first value of the field named `name` (case-insensitive), if any.
     public func first(_ name: String) -> String? {
-        first { $0.name.caseInsensitiveCompare(name) == .orderedSame }?.value
+        first { HTTPHeader.namesMatch($0.name, name) }?.value
     }
 }

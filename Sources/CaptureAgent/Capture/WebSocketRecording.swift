@@ -114,7 +114,7 @@ package final class WebSocketRecording: Sendable {
     /// `Upgrade` field names `websocket`): its flow is recorded here, not
     /// as a plain exchange.
     package static func isUpgrade(_ headers: [HTTPHeader]) -> Bool {
-        headers.contains { $0.name.caseInsensitiveCompare("Upgrade") == .orderedSame
+        headers.contains { HTTPHeader.namesMatch($0.name, "Upgrade")
             && $0.value.split(separator: ",").contains { $0.trimmingCharacters(in: .whitespaces).caseInsensitiveCompare("websocket") == .orderedSame } }
     }
 

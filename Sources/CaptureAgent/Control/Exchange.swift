@@ -85,14 +85,3 @@ extension Array where Element == HTTPHeader {
         if let value { self[first].value = value } else { remove(at: first) }
     }
 }
-
-extension HTTPHeader {
-    /// Whether two field names are equal ignoring ASCII case (field names
-    /// are ASCII tokens), without allocating lowercased copies.
-    package static func namesMatch(_ a: String, _ b: String) -> Bool {
-        guard a.utf8.count == b.utf8.count else { return false }
-        return zip(a.utf8, b.utf8).allSatisfy { x, y in
-            x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A)
-        }
-    }
-}
