@@ -44,12 +44,14 @@ public struct InboundCaptureMiddleware: AsyncMiddleware {
 
     /// Records one request and the rest of the chain's answer; see the type's documentation.
     public func respond(to request: Vapor.Request, chainingTo next: any AsyncResponder) async throws -> Vapor.Response {
-        if WebSocketRecording.isUpgrade(request.headers.map { HTTPHeader(name: $0.name, value: $0.value) }) {
+        // Mapped once: the upgrade check and the flow read the same fields.
+        let headers = request.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
+        if WebSocketRecording.isUpgrade(headers) {
             return try await captureWebSocket(request, chainingTo: next)
         }
         guard let flow = InboundRecording(
             agent: numbering.agent, method: request.method.rawValue, url: Self.url(of: request),
-            headers: request.headers.map { HTTPHeader(name: $0.name, value: $0.value) }, peer: Self.peer(of: request),
+            headers: headers, peer: Self.peer(of: request),
             server: .vapor, sessionID: numbering.sessionID, taskID: numbering.nextTaskID()
         ) else {
             return try await next.respond(to: request)
