@@ -10,7 +10,8 @@ extension CaptureAgent {
     package var controlPolicy: ExchangeControl.Policy {
         guard allowsControl else { return .none }
         return ExchangeControl.Policy(rules: rules.rules, breakpoints: breakpoints,
-                                      redactionMarker: configuration.redactionMarker, holdLimit: configuration.bodyCaptureLimit)
+                                      redactionMarker: configuration.redactionMarker, holdLimit: configuration.bodyCaptureLimit,
+                                      serverReplay: serverReplay.isActive ? serverReplay : nil)
     }
 
     /// Holds flow `id` for the viewer: sends `held`, waits without blocking

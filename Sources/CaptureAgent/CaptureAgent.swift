@@ -63,6 +63,9 @@ public final class CaptureAgent: Sendable {
     package let replays: ReplayBuffer
     /// The connected viewer's breakpoints; never active unless control is allowed.
     package let breakpoints: Breakpoints
+    /// The recorded responses the connected viewer replays; never in force
+    /// unless control is allowed.
+    package let serverReplay: ServerReplayStore
     /// Whether this agent accepts a viewer's rules, as its hello says.
     public let allowsControl: Bool
     private let isRunning = Locked(true)
@@ -191,6 +194,10 @@ public final class CaptureAgent: Sendable {
         let breakpoints = Breakpoints(timeout: configuration.breakpointTimeout)
         let marker = configuration.redactionMarker
         self.breakpoints = breakpoints
+        let redaction = configuration
+        let serverReplay = ServerReplayStore(redactURL: { redaction.redacting($0) },
+                                             redactHeaders: { redaction.redacting($0) })
+        self.serverReplay = serverReplay
         var control: (@Sendable (ViewerMessage) -> Void)?
         var viewerGone: (@Sendable () -> Void)?
         if allowsControl {
@@ -202,11 +209,13 @@ public final class CaptureAgent: Sendable {
                 case .intercept(let filter): breakpoints.intercept(filter)
                 case .resume(let resume): breakpoints.decide(resume.id, .resume(resume))
                 case .kill(let id): breakpoints.decide(id, .kill)
+                case .serverReplay(let book): serverReplay.receive(book)
                 case .receipt, .useProtocolVersion: break
                 }
             }
             viewerGone = { @Sendable in
                 rules.replace(with: [])
+                serverReplay.receive(nil)
                 breakpoints.releaseAll(.viewerGone)
             }
         }

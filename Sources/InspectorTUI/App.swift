@@ -15,6 +15,8 @@ struct App {
     private var replayClient: ReplayClient?
     /// The command netinspect runs (`netinspect -- COMMAND`), its output read into the output view.
     var command: WrappedCommand?
+    /// How `:replay.server` matches (the `--server-replay-*` flags).
+    var serverReplayOptions = ServerReplayOptions()
 
     init(state: AppState, inbox: Inbox, terminal: Terminal, saver: FlowLineWriter? = nil) {
         self.state = state
@@ -151,6 +153,17 @@ struct App {
                 try RuleLoader.load(request.kind, spec: request.spec, relativeTo: request.directory)
             }
             return perform(Reducer.reduce(&state, .ruleLoaded(request, result)))
+        case .startServerReplay(let paths):
+            do {
+                let replay = try ServerReplaySet(paths: paths, options: serverReplayOptions)
+                inbox.replaceServerReplay(replay.frames())
+                apply(.serverReplayChanged(ServerReplayProgress(summary: replay.summary, responses: replay.entries.count)))
+            } catch {
+                apply(.notify("replay.server: \(error)", isError: true))
+            }
+        case .stopServerReplay:
+            inbox.replaceServerReplay([])
+            apply(.serverReplayChanged(nil))
         case .rulesChanged(let book):
             inbox.replaceRules(book.inForce)
             if let path = book.path {

@@ -22,9 +22,12 @@ struct OptionFiles {
     /// The default keys with the keys file's (`--keys`, else the default
     /// file when it exists) in force.
     let keymap: Keymap
+    /// The `--server-replay` recordings, nil for none.
+    let serverReplay: ServerReplaySet?
 
     init(_ options: Netinspect) throws {
         protoSchema = try Self.protoSchema(options.protoFiles)
+        serverReplay = try options.serverReplay.load()
         ruleBook = try Self.ruleBook(options)
         keymap = try Self.keymap(options.keys)
     }

@@ -92,6 +92,9 @@ struct Netinspect: ParsableCommand {
         valueName: "file"))
     var rulesFile: String?
 
+    @OptionGroup(title: "Server replay")
+    var serverReplay: ServerReplayFlags
+
     @Option(name: .customLong("proto"), help: ArgumentHelp(
         "A protobuf descriptor set (protoc --include_imports --descriptor_set_out=FILE.pb …), repeatable: gRPC messages of the methods it describes are shown with field and enum value names.",
         valueName: "file"))
@@ -140,9 +143,10 @@ struct Netinspect: ParsableCommand {
 
     /// The listener configuration the options describe, with the rules
     /// the files and flags give.
-    func listenerConfiguration(rules: RuleBook) throws -> ListenerConfiguration {
+    func listenerConfiguration(rules: RuleBook, serverReplay: ServerReplaySet? = nil) throws -> ListenerConfiguration {
         var configuration = ListenerConfiguration(endpoints: try endpoints, token: token)
         configuration.rules = rules.inForce
+        configuration.serverReplayFrames = serverReplay?.frames() ?? []
         return configuration
     }
 
@@ -154,6 +158,9 @@ struct Netinspect: ParsableCommand {
         guard read == nil || !demo else { throw ValidationError("--demo needs a live inspector; it cannot be combined with --read") }
         let hasRules = rulesFile != nil || !mapRemote.isEmpty || !mapLocal.isEmpty || !modifyHeaders.isEmpty
         guard read == nil || !hasRules else { throw ValidationError("traffic rules change live traffic; they cannot be combined with --read") }
+        guard read == nil || serverReplay.files.isEmpty else {
+            throw ValidationError("--server-replay answers live traffic; it cannot be combined with --read")
+        }
         if let filter {
             do {
                 _ = try FilterExpression.parse(filter)
@@ -184,7 +191,7 @@ struct Netinspect: ParsableCommand {
             let saver = try save.map { path in
                 do { return try FlowLineWriter(path: path) } catch { throw ValidationError("\(error)") }
             }
-            let status = try runHeadless(flowsFromFile: flowsFromFile?.flows, saver: saver, rules: files.ruleBook)
+            let status = try runHeadless(flowsFromFile: flowsFromFile?.flows, saver: saver, files: files)
             if status != 0 { throw ExitCode(status) }
             return
         }
@@ -194,7 +201,7 @@ struct Netinspect: ParsableCommand {
 
         let inbox = Inbox()
         let rules = files.ruleBook
-        let configuration = try listenerConfiguration(rules: rules)
+        let configuration = try listenerConfiguration(rules: rules, serverReplay: files.serverReplay)
         let listener = InspectorListener(configuration: configuration, inbox: inbox)
         try makePrivateDirectory()
         defer { removePrivateDirectory() }
@@ -218,6 +225,10 @@ struct Netinspect: ParsableCommand {
             saver: saver
         )
         if let flowsFromFile, let read { app.open(flowsFromFile, from: read) }
+        app.serverReplayOptions = serverReplay.options
+        if let replay = files.serverReplay {
+            app.apply(.serverReplayChanged(ServerReplayProgress(summary: replay.summary, responses: replay.entries.count)))
+        }
         if let filter { app.apply(Action.applyFilter(filter)) }
         app.command = try startCommand(listeningOn: bound, capturesOutput: true)
         app.run()
@@ -228,7 +239,7 @@ struct Netinspect: ParsableCommand {
     }
 
     /// Runs without a UI; the status to exit with (``exitStatus(command:failOnMatched:)``).
-    private func runHeadless(flowsFromFile: [NetworkLog]?, saver: FlowLineWriter?, rules: RuleBook) throws -> Int32 {
+    private func runHeadless(flowsFromFile: [NetworkLog]?, saver: FlowLineWriter?, files: OptionFiles) throws -> Int32 {
         var headless = Headless(
             output: json ? .json : .dump,
             filter: try filter.map { try FilterExpression.parse($0) },
@@ -244,7 +255,8 @@ struct Netinspect: ParsableCommand {
             headless.print(flowsFromFile)
         } else {
             let inbox = Inbox()
-            let configuration = try listenerConfiguration(rules: rules)
+            let configuration = try listenerConfiguration(rules: files.ruleBook, serverReplay: files.serverReplay)
+            if let replay = files.serverReplay { FileHandle.standardError.write(Data(replay.report.utf8)) }
             let listener = InspectorListener(configuration: configuration, inbox: inbox)
             try makePrivateDirectory()
             defer { removePrivateDirectory() }

@@ -92,6 +92,10 @@ public enum ViewerMessage: Sendable, Equatable {
     /// the first receipt, to an agent whose hello offered it.
     /// On the wire: `{"type":"protocol","version":2}`.
     case useProtocolVersion(Int)
+    /// Answer matching requests from these recorded responses, before the
+    /// network, while this viewer stays connected; nil stops. A book sent
+    /// in parts takes effect with its last part.
+    case serverReplay(ServerReplayBook?)
 
     /// The message as one frame.
     ///
@@ -141,6 +145,11 @@ public enum ViewerMessage: Sendable, Equatable {
             return Self.frame { object in
                 object.field("type", "protocol")
                 object.field("version", version)
+            }
+        case .serverReplay(let book):
+            return Self.frame { object in
+                object.field("type", "serverReplay")
+                if let book { object.field("book", book) } else { object.field("stop", true) }
             }
         }
     }
@@ -227,6 +236,8 @@ public struct ViewerMessageDecoder: Sendable {
             })
         case "kill" where acceptsRules:
             return .kill(try Self.flowID(in: json, of: kind))
+        case "serverReplay" where acceptsRules:
+            return .serverReplay(try fields { () throws(JSONFieldError) in try json.decodeIfPresent("book") })
         default:
             return nil
         }

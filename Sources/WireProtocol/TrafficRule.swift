@@ -157,11 +157,14 @@ public struct FlowChanges: Codable, Sendable, Equatable {
     /// The app's own request body (empty when it had none), when a person's
     /// edit changed the body; kept up to the agent's hold limit.
     public var originalBody: CapturedBody?
+    /// Answered by server replay (a recorded response, or what the
+    /// replay does to a request it has none for), with no network.
+    public var serverReplay: ServerReplayMark?
 
     /// Creates a change record.
     public init(rules: [String], originalURL: String? = nil, originalHeaders: [HTTPHeader]? = nil, mockedFrom: String? = nil,
                 replayOf: FlowID? = nil, edited: [HoldPhase]? = nil, originalResponse: Response? = nil,
-                originalMethod: String? = nil, originalBody: CapturedBody? = nil) {
+                originalMethod: String? = nil, originalBody: CapturedBody? = nil, serverReplay: ServerReplayMark? = nil) {
         self.rules = rules
         self.originalURL = originalURL
         self.originalHeaders = originalHeaders
@@ -171,5 +174,6 @@ public struct FlowChanges: Codable, Sendable, Equatable {
         self.originalResponse = originalResponse
         self.originalMethod = originalMethod
         self.originalBody = originalBody
+        self.serverReplay = serverReplay
     }
 }

@@ -62,6 +62,8 @@ final class RobustnessTests: XCTestCase {
                 // Enter accepts a typed rule; space and t switch one on.
                 case .loadRule: XCTAssertTrue([Key.enter, .character(" "), .character("t")].contains(key), "step \(step)")
                 case .rulesChanged: XCTAssertTrue([Key.character(" "), .character("t"), .character("K"), .character("J"), .character("y")].contains(key), "step \(step)")
+                // Server replay has no key: only the command bar starts or stops it.
+                case .startServerReplay, .stopServerReplay: XCTFail("step \(step): \(key) changed the server replay")
                 }
             }
             let rows = state.rows

@@ -34,19 +34,23 @@ package struct ExchangeControl: Sendable {
         package var redactionMarker: String
         /// The most of a response body a breakpoint holds back.
         package var holdLimit: Int
+        /// The viewer's recorded responses, while a server replay is in force.
+        package var serverReplay: ServerReplayStore?
 
-        package init(rules: RuleSet, breakpoints: Breakpoints?, redactionMarker: String, holdLimit: Int) {
+        package init(rules: RuleSet, breakpoints: Breakpoints?, redactionMarker: String, holdLimit: Int,
+                     serverReplay: ServerReplayStore? = nil) {
             self.rules = rules
             self.breakpoints = breakpoints
             self.redactionMarker = redactionMarker
             self.holdLimit = holdLimit
+            self.serverReplay = serverReplay
         }
 
         /// An app that did not opt in: nothing is ever changed or held.
         package static let none = Policy(rules: .empty, breakpoints: nil, redactionMarker: "", holdLimit: 0)
 
         /// Whether anything at all can change this exchange, now.
-        package var canChange: Bool { !rules.isEmpty || intercepts }
+        package var canChange: Bool { !rules.isEmpty || intercepts || serverReplay != nil }
 
         /// Whether the viewer asks for breakpoints now.
         package var intercepts: Bool { breakpoints?.isActive ?? false }
@@ -84,25 +88,47 @@ package struct ExchangeControl: Sendable {
         case answer(ExchangeResponse)
     }
 
-    /// The app made `request`: the rules decide first.
+    /// The app made `request`: the rules decide first, then server replay
+    /// answers what they would send, when it has a recorded response (the
+    /// request as it would go out is the one a recording under the same
+    /// rules holds).
     package mutating func start(_ request: ExchangeRequest) -> StartAction {
         precondition(state == .idle, "an exchange starts once")
         appRequest = request
+        var sent = request
         switch policy.rules.apply(to: request) {
         case .unchanged:
-            self.request = request
-            state = .started
-            return .send(request)
+            break
         case .send(let changed, let applied):
             changes = applied
-            self.request = changed
-            state = .started
-            return .send(changed)
+            sent = changed
         case .answer(let response, let changed, let applied):
             changes = applied
             self.request = changed
             state = .done
             return .answer(response)
+        }
+        self.request = sent
+        if sent.direction == .outbound, let answer = policy.serverReplay?.answer(for: sent) {
+            return replayed(answer)
+        }
+        state = .started
+        return .send(sent)
+    }
+
+    /// Server replay answers the request: the change record says so.
+    private mutating func replayed(_ answer: ServerReplayStore.Answer) -> StartAction {
+        var record = changes ?? FlowChanges(rules: [])
+        state = .done
+        switch answer {
+        case .recorded(let response, let mark, _), .notFound(let response, let mark):
+            record.serverReplay = mark
+            changes = record
+            return .answer(response)
+        case .kill(let mark):
+            record.serverReplay = mark
+            changes = record
+            return .answer(ExchangeResponse(statusCode: 502, headers: [], body: Data()))
         }
     }
 

@@ -308,7 +308,14 @@ private func flowChanges(_ value: JSONValue) -> FlowChanges? {
     let edited = value["edited"]?.arrayValue?.compactMap { $0.stringValue.flatMap(HoldPhase.init(rawValue:)) }
     return FlowChanges(rules: rules.compactMap(\.stringValue), originalURL: value["originalURL"]?.stringValue,
                        originalHeaders: value["originalHeaders"].map(headers), mockedFrom: value["mockedFrom"]?.stringValue,
-                       replayOf: value["replayOf"]?.stringValue.flatMap(FlowID.init), edited: edited?.isEmpty == false ? edited : nil)
+                       replayOf: value["replayOf"]?.stringValue.flatMap(FlowID.init), edited: edited?.isEmpty == false ? edited : nil,
+                       serverReplay: value["serverReplay"].flatMap(serverReplayMark))
+}
+
+private func serverReplayMark(_ value: JSONValue) -> ServerReplayMark? {
+    guard let left = value["left"]?.doubleValue else { return nil }
+    return ServerReplayMark(recordedID: value["recordedID"]?.stringValue.flatMap(FlowID.init), left: Int(left),
+                            extra: value["extra"]?.stringValue, waited: value["waited"]?.doubleValue)
 }
 
 /// Offsets from another tool's `timings`: everything before `wait` counts as

@@ -21,6 +21,8 @@ import WireProtocol
 /// 10:32:11.500 gRPC   NOT_FOUND http://127.0.0.1:9000/echo.Echo/Get  -  3ms  no such item
 /// 10:32:12.100 shop GET     200 http://127.0.0.1:9000/stock  2 B  4ms  #5D0C4E7A  ↑3F2A09C1
 /// 10:32:12.102 stock ←GET   200 http://127.0.0.1:9000/stock  2 B  1ms  #81B2F003  ↑5D0C4E7A
+/// 10:32:13.000 GET     200 http://127.0.0.1:9000/stock  2 B  0ms  ≈server replay
+/// 10:32:13.010 GET     404 http://127.0.0.1:9000/other  61 B  0ms  ≈server replay: 404
 /// ```
 package enum DumpFormat {
     /// How a line shows that a captured call made a captured service's
@@ -93,6 +95,9 @@ package enum DumpFormat {
         // service, whose line names it whenever the call was known first.
         if log.isInbound || log.localAddress != nil { add("  #"); add(shortID(log.id)) }
         if let parentID = log.parentID { add("  ↑"); add(shortID(parentID)) }
+        if let replay = log.changes?.serverReplay {
+            add("  "); add(Renderer.serverReplayMarker); add(replay.extra.map { "server replay: \($0)" } ?? "server replay")
+        }
         switch link {
         case .madeBy(let call): add("  ↑"); add(shortID(call))
         case .answeredBy(let inbound): add("  ↓"); add(shortID(inbound))

@@ -54,6 +54,9 @@ extension DetailContent {
             // A map-local answer never reached the host its URL names.
             return [StyledLine([Span("Connection    ", .heading), Span("none: answered from \(path) by a map-local rule", .dim)])]
         }
+        if log.changes?.serverReplay != nil {
+            return [StyledLine([Span("Connection    ", .heading), Span("none: answered by server replay", .dim)])]
+        }
         guard let url = URL(string: log.request.url), let scheme = url.scheme?.lowercased(), url.host != nil else { return [] }
         var authority = URLAuthority(url: log.request.url)
         authority.port = authority.port ?? URLAuthority.defaultPort(ofScheme: scheme) ?? 80

@@ -212,12 +212,16 @@ extension Renderer {
     }
 
     /// A traffic rule's mark on the path, so a changed flow never passes for
-    /// the app's own: `≡` answered locally, `→` sent elsewhere, `↻` a
-    /// replay, `±` headers edited.
+    /// the app's own: `≡` answered locally, `≈` answered from a recording
+    /// (server replay), `→` sent elsewhere, `↻` a replay, `±` headers edited.
+    /// Server replay's mark, in the list and on `--dump` lines.
+    static let serverReplayMarker = "≈"
+
     static func changeMarker(_ changes: FlowChanges?) -> String? {
         guard let changes else { return nil }
         if changes.edited != nil { return "✎" }
         if changes.mockedFrom != nil { return "≡" }
+        if changes.serverReplay != nil { return serverReplayMarker }
         if changes.replayOf != nil { return "↻" }
         if changes.originalURL != nil { return "→" }
         return "±"

@@ -173,6 +173,7 @@ package enum Renderer {
         if let run = state.commandRun { parts.append(commandStatus(run)) }
         if let filter = state.filterDescription { parts.append("filter: \(filter)") }
         if let intercept = state.interceptFilter { parts.append("intercept: \(intercept)") }
+        if let replay = session.serverReplay { parts.append(replay.statusText) }
         let held = session.store.heldSequences().count
         if held > 0 { parts.append("HELD \(held)") }
         parts.append("sort: \(state.sortDescription)")

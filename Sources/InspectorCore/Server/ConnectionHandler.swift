@@ -141,6 +141,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
         if handshake.sendsRules, let rulesFrame = shared.currentRulesFrame {
             context.write(NIOAny(ByteBuffer(bytes: rulesFrame)), promise: nil)
         }
+        // Before the first receipt, which `CaptureAgent.start()` waits for:
+        // the app's first request is already answered from the recording.
+        if handshake.sendsRules {
+            for frame in shared.currentServerReplayFrames { context.write(NIOAny(ByteBuffer(bytes: frame)), promise: nil) }
+        }
         // Tells the agent that receipts will come (see ``Receipt``).
         write(state.receipt(isWritable: context.channel.isWritable))
     }

@@ -83,6 +83,7 @@ package final class Inbox: Sendable {
         var onControl: (@Sendable (ViewerMessage, ConnectionID) -> Void)?
         /// Where ``replaceRules(_:)`` goes (the listener).
         var onRules: (@Sendable ([TrafficRule]) -> Void)?
+        var onServerReplay: (@Sendable ([[UInt8]]) -> Void)?
     }
 
     /// The bound that ``offer(_:bytes:)`` applies.
@@ -215,6 +216,26 @@ package final class Inbox: Sendable {
         guard let handler = queue.withLockedValue({ $0.onRules }) else { return false }
         handler(rules)
         return true
+    }
+
+    /// Puts a server replay in force (``ServerReplaySet/frames()``), or
+    /// stops it (`[]`): for every agent that accepts control, now and as
+    /// it connects, like ``replaceRules(_:)``.
+    ///
+    /// ```swift
+    /// inbox.replaceServerReplay(try ServerReplaySet(paths: ["run.har"], options: .init()).frames())
+    /// ```
+    /// - Returns: false when no listener is attached (a file opened with `--read`).
+    @discardableResult
+    package func replaceServerReplay(_ frames: [[UInt8]]) -> Bool {
+        guard let handler = queue.withLockedValue({ $0.onServerReplay }) else { return false }
+        handler(frames)
+        return true
+    }
+
+    /// What ``replaceServerReplay(_:)`` calls; it must only hand work to another thread.
+    func setServerReplayHandler(_ handler: (@Sendable ([[UInt8]]) -> Void)?) {
+        queue.withLockedValue { $0.onServerReplay = handler }
     }
 
     /// What ``replaceRules(_:)`` calls; it must only hand work to another thread.

@@ -108,6 +108,7 @@ package final class InspectorListener: Sendable {
         running.context.inbox.setTakenHandler(nil)
         running.context.inbox.setControlHandler(nil)
         running.context.inbox.setRulesHandler(nil)
+        running.context.inbox.setServerReplayHandler(nil)
         // Asked while our sockets still listen; see isServedByThisProcess.
         let ours = running.socketFiles.filter(UnixSocketFile.isServedByThisProcess)
         for channel in running.channels { try? channel.close().wait() }

@@ -21,6 +21,10 @@ package struct ListenerConfiguration: Sendable {
     /// Traffic rules sent to every agent that accepts control, as soon as it
     /// says hello; they hold while its connection lasts.
     package var rules: [TrafficRule] = []
+    /// A server replay's book as `serverReplay` frames
+    /// (``ServerReplaySet/frames()``), sent after the rules to every agent
+    /// that accepts control; empty for none.
+    package var serverReplayFrames: [[UInt8]] = []
 
     /// Creates a configuration.
     package init(

@@ -11,6 +11,9 @@ final class ListenerContext: Sendable {
     /// The traffic rules in force as one frame, for agents that accept
     /// control (nil for none); replaced by ``replaceRules(_:)``.
     private let rulesFrame: NIOLoopBoundBox<[UInt8]?>
+    /// The server replay in force as frames (none for none); replaced by
+    /// ``replaceServerReplay(_:)``.
+    private let serverReplayFrames: NIOLoopBoundBox<[[UInt8]]>
     /// The one loop every connection runs on; `parked` belongs to it.
     let eventLoop: any EventLoop
     /// Connections the full inbox refused, in the order they were refused.
@@ -28,6 +31,7 @@ final class ListenerContext: Sendable {
         self.eventLoop = eventLoop
         rulesFrame = .makeBoxSendingValue(
             configuration.rules.isEmpty ? nil : Array(ViewerMessage.rules(configuration.rules).frame()), eventLoop: eventLoop)
+        serverReplayFrames = .makeBoxSendingValue(configuration.serverReplayFrames, eventLoop: eventLoop)
         parked = .makeBoxSendingValue([], eventLoop: eventLoop)
         accepted = .makeBoxSendingValue([:], eventLoop: eventLoop)
     }
@@ -54,10 +58,26 @@ final class ListenerContext: Sendable {
             let frame = Array(ViewerMessage.rules(rules).frame())
             eventLoop.execute { self.replaceRules(rules.isEmpty ? nil : frame, sending: frame) }
         }
+        inbox.setServerReplayHandler { [self] frames in
+            eventLoop.execute { self.replaceServerReplay(frames) }
+        }
     }
 
     /// The rules a connection that accepts control gets after its hello; on the event loop.
     var currentRulesFrame: [UInt8]? { rulesFrame.value }
+
+    /// The server replay a connection that accepts control gets after the rules; on the event loop.
+    var currentServerReplayFrames: [[UInt8]] { serverReplayFrames.value }
+
+    /// A new server replay (or none: a `stop` frame for agents that have
+    /// one), kept and sent like the rules.
+    private func replaceServerReplay(_ frames: [[UInt8]]) {
+        serverReplayFrames.value = frames
+        let sent = frames.isEmpty ? [Array(ViewerMessage.serverReplay(nil).frame())] : frames
+        for connection in accepted.value.values where connection.acceptsControl {
+            for frame in sent { connection.sendControl(frame) }
+        }
+    }
 
     /// New rules: kept for connections still to come, sent to every one
     /// that accepts control now. Both on the loop that runs every

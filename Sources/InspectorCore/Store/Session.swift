@@ -69,6 +69,8 @@ package struct Session: Sendable {
     /// How many event-log lines are kept.
     package let maximumEvents = 1_000
     private var agentIndex: [ConnectionID: Int] = [:]
+    /// The server replay in force (`--server-replay`, `:replay.server`), nil for none.
+    package var serverReplay: ServerReplayProgress?
 
     /// An empty session.
     package init(limits: FlowStore.Limits = FlowStore.Limits()) {
@@ -154,7 +156,9 @@ package struct Session: Sendable {
         case .hello: return []
         case .flowStarted(let log): return store.insert(log, agent: agent)
         case .flowResponse(let event): return store.apply(event)
-        case .flowFinished(let event): return store.apply(event)
+        case .flowFinished(let event):
+            if let mark = event.changes?.serverReplay { serverReplay?.count(mark) }
+            return store.apply(event)
         case .grpcMessage(let event): return store.apply(event)
         case .bodyPart(let event): return store.apply(event)
         case .webSocketMessage(let event): return store.apply(event)

@@ -111,6 +111,8 @@ package enum CommandTable {
         row(.resumeAll, help: "Resume every held flow", keys: [("A", flows)]),
         row(.kill, "kill", "[@FLOWS]", help: "Kill the held flow: the app gets a cancellation",
             choices: FlowSelection.names, keys: [("X", flows)]),
+        row(.startServerReplay, "replay.server", "FILE…", help: "Server replay: answer the apps' matching requests from recorded flows (HAR or JSON lines), with no network"),
+        row(.stopServerReplay, "replay.server.stop", help: "Stop the server replay: requests go to the network again"),
         row(.nextTab, help: "Next tab", keys: [("tab", detail), ("right", detail), ("l", detail)]),
         row(.previousTab, help: "Previous tab", keys: [("S-tab", detail), ("left", detail), ("h", detail)]),
         row(.requestTab, "request", help: "Request tab", keys: [("1", detail)]),

@@ -54,6 +54,10 @@ extension Reducer {
             return saveRules(to: argument, in: &state)
         case .setBodyView:
             return setBodyView(argument, in: &state)
+        case .startServerReplay:
+            return startServerReplay(argument ?? "", in: &state)
+        case .stopServerReplay:
+            return stopServerReplay(in: &state)
         case _ where flowCommands.contains(command):
             return onSelectedFlows(command, argument: argument, in: &state)
         default:

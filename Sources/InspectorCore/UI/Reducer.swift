@@ -31,6 +31,8 @@ package enum Action: Sendable {
     case ruleLoaded(RuleLoad, Result<TrafficRule, RuleLoader.RuleError>)
     /// The program saved the rules file (``Effect/rulesChanged(_:)``), or could not.
     case rulesSaved(RuleBook.SaveOutcome)
+    /// A server replay was put in force (its progress) or stopped (nil).
+    case serverReplayChanged(ServerReplayProgress?)
     /// The program started this command (`netinspect -- COMMAND`), as typed.
     case commandStarted(String)
     /// The command wrote this to its standard output or error.
@@ -75,6 +77,11 @@ package enum Effect: Sendable, Equatable {
     /// accepts control (and to those that connect later), save the book to
     /// its file if it has one, and report back with ``Action/rulesSaved(_:)``.
     case rulesChanged(RuleBook)
+    /// Read these recordings and answer from them (``ServerReplaySet``);
+    /// then ``Action/serverReplayChanged(_:)``, or a notice why not.
+    case startServerReplay(paths: [String])
+    /// Stop answering from recordings.
+    case stopServerReplay
 }
 
 /// Turns actions into state changes. Pure: no I/O, no clock, no terminal;
@@ -146,6 +153,8 @@ package enum Reducer {
             return ruleLoaded(request, result, in: &state)
         case .commandStarted, .commandOutput, .commandEnded:
             commandAction(action, in: &state)
+        case .serverReplayChanged(let progress):
+            serverReplayChanged(progress, in: &state)
         case .rulesSaved(let outcome):
             state.rules.lastSave = outcome
             if case let .failed(path, reason) = outcome {

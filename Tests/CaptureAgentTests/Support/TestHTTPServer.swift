@@ -139,6 +139,12 @@ final class TestHTTPServer: @unchecked Sendable {
         case "echo":
             response.headers = [("Content-Type", "application/octet-stream"), ("X-Method", request.method)]
             response.body = request.body
+        case "header":
+            // The value of the request's header named by the next segment:
+            // responses that differ for requests that match alike.
+            let name = segments.count > 1 ? segments[1].lowercased() : ""
+            response.headers = [("Content-Type", "text/plain")]
+            response.body = Array((request.headers.first { $0.name.lowercased() == name }?.value ?? "none").utf8)
         case "status":
             response.status = Int(segments.count > 1 ? segments[1] : "") ?? 500
             if response.status != 204 && response.status != 304 {

@@ -1,0 +1,29 @@
+import WireProtocol
+
+extension Reducer {
+    /// `:replay.server FILE…`: the files, split at spaces.
+    static func startServerReplay(_ argument: String, in state: inout AppState) -> Effect {
+        let paths = argument.split(separator: " ").map(String.init)
+        guard !paths.isEmpty else {
+            state.notice = Notice(text: "replay.server needs a file: a HAR or a --save file", isError: true)
+            return .none
+        }
+        return .startServerReplay(paths: paths)
+    }
+
+    /// `:replay.server.stop`.
+    static func stopServerReplay(in state: inout AppState) -> Effect {
+        guard state.session.serverReplay != nil else {
+            state.notice = Notice(text: "No server replay is running", isError: false)
+            return .none
+        }
+        return .stopServerReplay
+    }
+
+    static func serverReplayChanged(_ progress: ServerReplayProgress?, in state: inout AppState) {
+        state.session.serverReplay = progress
+        let text = progress.map { "Server replay from \($0.summary)" } ?? "Server replay stopped: requests go to the network"
+        state.notice = Notice(text: text, isError: false)
+        state.session.note(text, level: .info, at: state.clock)
+    }
+}
