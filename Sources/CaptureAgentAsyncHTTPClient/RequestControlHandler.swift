@@ -202,7 +202,10 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
     private func answer(_ response: ExchangeResponse, context: ChannelHandlerContext) {
         var headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
         headers.remove(name: "transfer-encoding")
-        headers.replaceOrAdd(name: "content-length", value: String(response.body.count))
+        // Left as it is when true, so the app sees the field as the answer spells it.
+        if headers["content-length"] != [String(response.body.count)] {
+            headers.replaceOrAdd(name: "content-length", value: String(response.body.count))
+        }
         let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: response.statusCode), headers: headers)
         context.fireChannelRead(wrapInboundOut(.head(head)))
         if !response.body.isEmpty { context.fireChannelRead(wrapInboundOut(.body(ByteBuffer(bytes: response.body)))) }

@@ -131,11 +131,10 @@ package final class ServerReplayStore: Sendable {
     /// chunked, or decoded from what the wire carried).
     static func exchangeResponse(_ recorded: Response) -> ExchangeResponse {
         let body = recorded.body?.data ?? Data()
-        var headers = recorded.headers.filter {
-            !HTTPHeader.namesMatch($0.name, "Transfer-Encoding") && !HTTPHeader.namesMatch($0.name, "Content-Length")
-        }
-        if recorded.body?.isDecoded == true { headers.removeAll { HTTPHeader.namesMatch($0.name, "Content-Encoding") } }
-        headers.append(HTTPHeader(name: "Content-Length", value: String(body.count)))
+        var headers = recorded.headers
+        headers.set("Transfer-Encoding", to: nil)
+        if recorded.body?.isDecoded == true { headers.set("Content-Encoding", to: nil) }
+        headers.set("Content-Length", to: String(body.count))
         return ExchangeResponse(statusCode: recorded.statusCode, headers: headers, body: body)
     }
 }

@@ -1,0 +1,137 @@
+import AsyncHTTPClient
+import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+import WireProtocol
+import XCTest
+@testable import CaptureAgent
+
+/// Record, then replay, as a person does it: the real `netinspect --json
+/// --save FILE` records an app's traffic to real loopback servers; then the
+/// servers go and `netinspect --server-replay FILE` answers the same app
+/// code from the recording.
+final class ServerReplayEndToEndTests: XCTestCase, @unchecked Sendable {
+    private var server: TestHTTPServer!
+    private var scratch: URL!
+
+    override func setUpWithError() throws {
+        server = try TestHTTPServer()
+        scratch = FileManager.default.temporaryDirectory.appendingPathComponent("server-replay-\(getpid())-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        server?.shutdown()
+        if let scratch { try? FileManager.default.removeItem(at: scratch) }
+    }
+
+    /// netinspect with `arguments`, and an agent that allows control started after it.
+    /// `Set-Cookie` is recorded whole (the agent redacts it by default, and
+    /// a recording replays what it holds).
+    private func start(_ arguments: [String], name: String = #function) throws -> (InspectorProcess, CaptureAgent) {
+        let path = temporarySocketPath(String(name.prefix { $0 != "(" }.suffix(20)) + String(arguments.count))
+        let inspector = try InspectorProcess(listen: "unix:\(path)", arguments: arguments)
+        let agent = try CaptureAgent.start(.init(destination: .unix(path: path)) {
+            $0.allowsControl = true
+            $0.redactedHeaders.remove("Set-Cookie")
+            $0.flushTimeout = 1
+            $0.initialConnectionWait = 5
+        })
+        return (inspector, agent)
+    }
+
+    private func flows(_ inspector: InspectorProcess, count: Int) throws -> [NetworkLog] {
+        XCTAssertTrue(eventually { inspector.lineCount >= count }, "\(inspector.lineCount) of \(count) flows printed: \(inspector.errorOutput)")
+        return try inspector.output.split(separator: "\n").map { try NetworkLog(jsonLine: Array($0.utf8)) }
+    }
+
+    private var requests: [URLRequest] {
+        var post = URLRequest(url: server.url("/echo?kind=post"))
+        post.httpMethod = "POST"
+        post.httpBody = Data("order=7".utf8)
+        return [URLRequest(url: server.url("/text?page=1")), URLRequest(url: server.url("/binary/3000")), post,
+                URLRequest(url: server.url("/status/503")), URLRequest(url: server.url("/dup-headers"))]
+    }
+
+    private func session(_ agent: CaptureAgent) -> URLSession {
+        let configuration = URLSessionConfiguration.default
+        configuration.urlCache = nil
+        agent.capture(configuration)
+        return URLSession(configuration: configuration)
+    }
+
+    /// What the app sees of a response, but the `Date` the server stamps on each.
+    private func seen(_ outcome: AppOutcome) -> AppOutcome {
+        var outcome = outcome
+        outcome.headers["Date"] = nil
+        return outcome
+    }
+
+    func testURLSessionIsAnsweredFromASaveFileAndFromAHARAfterTheServerHasGone() throws {
+        let saved = scratch.appendingPathComponent("recorded.jsonl").path
+        let (recorder, recordingAgent) = try start(["--save", saved])
+        let recordingSession = session(recordingAgent)
+        let live = requests.map { seen(fetch($0, on: recordingSession).outcome) }
+        XCTAssertEqual(live.map(\.status), [200, 200, 200, 503, 200])
+        _ = try flows(recorder, count: requests.count)
+        recordingSession.finishTasksAndInvalidate()
+        recordingAgent.stop()
+        recorder.killAndWait()
+        server.shutdown()
+
+        // The same file as HAR, as `--read … --har` writes it.
+        let har = scratch.appendingPathComponent("recorded.har").path
+        let converted = try ProgramRun.run([NetinspectBinary.url.path, "--read", saved, "--json", "--har", har])
+        XCTAssertEqual(converted.status, 0, converted.output)
+
+        for file in [saved, har] {
+            let (replayer, agent) = try start(["--server-replay", file, "--server-replay-extra", "404"])
+            let session = session(agent)
+            let replayed = requests.map { seen(fetch($0, on: session).outcome) }
+            XCTAssertEqual(replayed, live, "\(file): every response as recorded")
+            let missing = fetch(URLRequest(url: server.url("/text?page=2")), on: session).outcome
+            XCTAssertEqual(missing.status, 404, "--server-replay-extra 404 answers an unrecorded request")
+            XCTAssertTrue(String(decoding: missing.body, as: UTF8.self).contains("no recorded response for GET"), "\(missing)")
+
+            let logged = try flows(replayer, count: requests.count + 1)
+            XCTAssertEqual(logged.map { $0.changes?.serverReplay?.extra }, [nil, nil, nil, nil, nil, "404"])
+            XCTAssertEqual(logged.prefix(requests.count).map { $0.changes?.serverReplay?.left }, [4, 3, 2, 1, 0])
+            XCTAssertTrue(replayer.errorOutput.contains("server replay: \(file): 5 responses"), replayer.errorOutput)
+            session.finishTasksAndInvalidate()
+            agent.stop()
+            replayer.killAndWait()
+        }
+    }
+
+    private func ahc(_ url: URL, agent: CaptureAgent) async -> AHCOutcome {
+        var configuration = ahcConfiguration()
+        agent.capture(&configuration)
+        var outcome = await performAHC(AHCRequest(url: url.absoluteString), api: .async, configuration: configuration)
+        outcome.headers.removeAll { $0.lowercased().hasPrefix("date:") }
+        outcome.history = []
+        return outcome
+    }
+
+    /// AsyncHTTPClient is let in only on a connection: a stand-in server
+    /// takes it, with `--server-replay-ignore-host`, and sees no request.
+    func testAsyncHTTPClientIsAnsweredFromTheRecordingThroughAStandInThatSeesNothing() async throws {
+        let saved = scratch.appendingPathComponent("recorded.jsonl").path
+        let (recorder, recordingAgent) = try start(["--save", saved])
+        let live = await ahc(server.url("/binary/2000"), agent: recordingAgent)
+        XCTAssertEqual(live.status, 200)
+        _ = try flows(recorder, count: 1)
+        recordingAgent.stop()
+        recorder.killAndWait()
+        server.shutdown()
+
+        let standIn = try TestHTTPServer()
+        defer { standIn.shutdown() }
+        let (replayer, agent) = try start(["--server-replay", saved, "--server-replay-ignore-host"])
+        defer { agent.stop(); replayer.killAndWait() }
+        let replayed = await ahc(standIn.url("/binary/2000"), agent: agent)
+        XCTAssertEqual(replayed, live)
+        XCTAssertEqual(standIn.requests.count, 0, "nothing was written to the stand-in")
+        XCTAssertNotNil(try flows(replayer, count: 1).first?.changes?.serverReplay)
+    }
+}
