@@ -210,15 +210,15 @@ package enum Format {
 
 extension Format {
     /// What server replay did to a flow, for its detail view:
-    /// "answered from the recording of flow 3F2A…, 12 left; nothing went on the network".
+    /// "answered from recorded flow 3F2A09C1; nothing went on the network; 12 left".
     static func serverReplay(_ mark: ServerReplayMark) -> String {
-        let left = "\(mark.left) recorded response\(mark.left == 1 ? "" : "s") left"
+        let left = "\(mark.left) left"
         switch mark.extra {
         case "404": return "no recorded response: answered 404 (--server-replay-extra 404); \(left)"
         case "kill": return "no recorded response: failed as a connection reset (--server-replay-extra kill); \(left)"
         default:
-            let from = mark.recordedID.map { "the recording of flow \($0)" } ?? "the recording"
-            let waited = mark.waited.map { ", after the recorded wait of \(Format.milliseconds($0))" } ?? ""
+            let from = mark.recordedID.map { "recorded flow \($0.description.prefix(8))" } ?? "a recording"
+            let waited = mark.waited.map { " after its recorded wait, \(Format.milliseconds($0))" } ?? ""
             return "answered from \(from)\(waited); nothing went on the network; \(left)"
         }
     }

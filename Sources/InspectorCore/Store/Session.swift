@@ -154,10 +154,17 @@ package struct Session: Sendable {
     private mutating func apply(_ message: Message, from agent: Int?, at date: Date) -> [FlowStore.Change] {
         switch message {
         case .hello: return []
-        case .flowStarted(let log): return store.insert(log, agent: agent)
+        case .flowStarted(let log):
+            if let mark = log.changes?.serverReplay { serverReplay?.count(mark) }
+            return store.insert(log, agent: agent)
         case .flowResponse(let event): return store.apply(event)
         case .flowFinished(let event):
-            if let mark = event.changes?.serverReplay { serverReplay?.count(mark) }
+            // Server replay answers before the flow starts, so its mark
+            // comes with flowStarted; counted here only if it did not.
+            if let mark = event.changes?.serverReplay,
+               store.sequence(of: event.id).flatMap({ store[$0]?.log.changes?.serverReplay }) == nil {
+                serverReplay?.count(mark)
+            }
             return store.apply(event)
         case .grpcMessage(let event): return store.apply(event)
         case .bodyPart(let event): return store.apply(event)
