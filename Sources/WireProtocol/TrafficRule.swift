@@ -157,11 +157,14 @@ public struct FlowChanges: Codable, Sendable, Equatable {
     /// The app's own request body (empty when it had none), when a person's
     /// edit changed the body; kept up to the agent's hold limit.
     public var originalBody: CapturedBody?
+    /// A person wrote this request in the viewer (compose); the app's agent
+    /// or the viewer's own client sent it. True or absent.
+    public var composed: Bool?
 
     /// Creates a change record.
     public init(rules: [String], originalURL: String? = nil, originalHeaders: [HTTPHeader]? = nil, mockedFrom: String? = nil,
                 replayOf: FlowID? = nil, edited: [HoldPhase]? = nil, originalResponse: Response? = nil,
-                originalMethod: String? = nil, originalBody: CapturedBody? = nil) {
+                originalMethod: String? = nil, originalBody: CapturedBody? = nil, composed: Bool? = nil) {
         self.rules = rules
         self.originalURL = originalURL
         self.originalHeaders = originalHeaders
@@ -171,5 +174,6 @@ public struct FlowChanges: Codable, Sendable, Equatable {
         self.originalResponse = originalResponse
         self.originalMethod = originalMethod
         self.originalBody = originalBody
+        self.composed = composed
     }
 }

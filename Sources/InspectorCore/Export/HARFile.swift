@@ -308,7 +308,8 @@ private func flowChanges(_ value: JSONValue) -> FlowChanges? {
     let edited = value["edited"]?.arrayValue?.compactMap { $0.stringValue.flatMap(HoldPhase.init(rawValue:)) }
     return FlowChanges(rules: rules.compactMap(\.stringValue), originalURL: value["originalURL"]?.stringValue,
                        originalHeaders: value["originalHeaders"].map(headers), mockedFrom: value["mockedFrom"]?.stringValue,
-                       replayOf: value["replayOf"]?.stringValue.flatMap(FlowID.init), edited: edited?.isEmpty == false ? edited : nil)
+                       replayOf: value["replayOf"]?.stringValue.flatMap(FlowID.init), edited: edited?.isEmpty == false ? edited : nil,
+                       composed: value["composed"]?.boolValue == true ? true : nil)
 }
 
 /// Offsets from another tool's `timings`: everything before `wait` counts as
