@@ -212,10 +212,11 @@ extension Renderer {
     }
 
     /// A traffic rule's mark on the path, so a changed flow never passes for
-    /// the app's own: `≡` answered locally, `→` sent elsewhere, `↻` a
-    /// replay, `±` headers edited.
+    /// the app's own: `✚` written by a person (compose), `≡` answered
+    /// locally, `→` sent elsewhere, `↻` a replay, `±` headers edited.
     static func changeMarker(_ changes: FlowChanges?) -> String? {
         guard let changes else { return nil }
+        if changes.composed == true { return "✚" }
         if changes.edited != nil { return "✎" }
         if changes.mockedFrom != nil { return "≡" }
         if changes.replayOf != nil { return "↻" }

@@ -54,6 +54,10 @@ extension Reducer {
             return saveRules(to: argument, in: &state)
         case .setBodyView:
             return setBodyView(argument, in: &state)
+        case .newFlow:
+            return newFlow(argument, in: &state)
+        case .replayClient:
+            return replayClient(argument, in: &state)
         case _ where flowCommands.contains(command):
             return onSelectedFlows(command, argument: argument, in: &state)
         default:
