@@ -63,6 +63,19 @@ final class ReplayingManyFlowsTests: XCTestCase {
         XCTAssertEqual(state.session.store.count, 4 + 6, "each result is a flow")
     }
 
+    func testReplaysAnAppWasSendingWhenItLeftCountAsFailed() {
+        var state = flows(2, controls: true)
+        XCTAssertEqual(state.enter("replay.client @all 2 10", after: ":"), .batch([1, 2, 1, 2].map { .control(.replay(Fixtures.id($0)), to: ConnectionID(1)) }))
+        var started = Fixtures.started(50, url: "https://api.example.com/v1/odd/1")
+        started.changes = FlowChanges(rules: [], replayOf: Fixtures.id(1))
+        _ = Reducer.reduce(&state, .inbox([.message(ConnectionID(1), .flowStarted(started)),
+                                           .message(ConnectionID(1), .flowFinished(Fixtures.finished(50)))], at: Fixtures.epoch))
+        XCTAssertEqual(state.replayJobs.first?.inFlight, 3)
+        _ = Reducer.reduce(&state, .inbox([.disconnected(ConnectionID(1), reason: nil)], at: Fixtures.epoch))
+        XCTAssertEqual(state.notice, Notice(text: "Replay done: 4 sent: 1 finished, 3 failed", isError: true))
+        XCTAssertTrue(state.replayJobs.isEmpty)
+    }
+
     func testReplayClientArgumentsAreChecked() {
         var state = flows(2)
         XCTAssertEqual(state.enter("replay.client", after: ":"), .none)
