@@ -63,7 +63,7 @@ public func controlFuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
                     if let request = resume.request { checkEdit(request) }
                     if let response = resume.response { checkEdit(response) }
                     continue
-                case .editedReplay(_, let request):
+                case .editedReplay(_, let request), .compose(_, let request):
                     checkEdit(request)
                     continue
                 case .rules:

@@ -206,6 +206,7 @@ public final class CaptureAgent: Sendable {
                 case .rules(let list): rules.replace(with: list)
                 case .replay(let id): replays.replay(id, edited: nil, marker: marker)
                 case .editedReplay(let id, let request): replays.replay(id, edited: request, marker: marker)
+                case .compose(let id, let request): replays.replay(id, edited: request, marker: marker, composed: true)
                 case .intercept(let filter): breakpoints.intercept(filter)
                 case .resume(let resume): breakpoints.decide(resume.id, .resume(resume))
                 case .kill(let id): breakpoints.decide(id, .kill)

@@ -78,6 +78,13 @@ public enum ViewerMessage: Sendable, Equatable {
     /// values and a body still marked truncated are the original's.
     /// On the wire this is a `replay` with a `request`.
     case editedReplay(FlowID, Request)
+    /// Send this request, which a person wrote in the viewer, through the
+    /// client that sent the `through` flow, as a new flow marked composed
+    /// (``FlowChanges/composed``), no replay of that flow. Redacted values
+    /// and a truncated body are treated as an edited replay treats them.
+    /// On the wire this is a `replay` with a `request` and `"composed":true`,
+    /// so an agent that predates it sends an edited replay instead.
+    case compose(through: FlowID, Request)
     /// Hold the app's flows that match this filter (the inspector's filter
     /// language) at a breakpoint, before the request goes out and again
     /// before the app sees the response; nil or empty holds nothing. Like
@@ -123,6 +130,13 @@ public enum ViewerMessage: Sendable, Equatable {
                 object.field("type", "replay")
                 object.field("id", id)
                 object.field("request", request)
+            }
+        case .compose(let id, let request):
+            return Self.frame { object in
+                object.field("type", "replay")
+                object.field("id", id)
+                object.field("request", request)
+                object.field("composed", true)
             }
         case .intercept(let filter):
             return Self.frame { object in
@@ -223,7 +237,8 @@ public struct ViewerMessageDecoder: Sendable {
             guard let request: Request = try fields({ () throws(JSONFieldError) in try json.decodeIfPresent("request") }) else {
                 return .replay(id)
             }
-            return .editedReplay(id, request)
+            let composed = try fields { () throws(JSONFieldError) in try json.optionalBool("composed") }
+            return composed == true ? .compose(through: id, request) : .editedReplay(id, request)
         case "intercept" where acceptsRules:
             guard let filter = try? json.string("filter") else {
                 throw WireError.malformedPayload("intercept.filter must be a string (empty: hold nothing)")

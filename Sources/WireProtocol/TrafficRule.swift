@@ -160,11 +160,15 @@ public struct FlowChanges: Codable, Sendable, Equatable {
     /// Answered by server replay (a recorded response, or what the
     /// replay does to a request it has none for), with no network.
     public var serverReplay: ServerReplayMark?
+    /// A person wrote this request in the viewer (compose); the app's agent
+    /// or the viewer's own client sent it. True or absent.
+    public var composed: Bool?
 
     /// Creates a change record.
     public init(rules: [String], originalURL: String? = nil, originalHeaders: [HTTPHeader]? = nil, mockedFrom: String? = nil,
                 replayOf: FlowID? = nil, edited: [HoldPhase]? = nil, originalResponse: Response? = nil,
-                originalMethod: String? = nil, originalBody: CapturedBody? = nil, serverReplay: ServerReplayMark? = nil) {
+                originalMethod: String? = nil, originalBody: CapturedBody? = nil, serverReplay: ServerReplayMark? = nil,
+                composed: Bool? = nil) {
         self.rules = rules
         self.originalURL = originalURL
         self.originalHeaders = originalHeaders
@@ -175,5 +179,6 @@ public struct FlowChanges: Codable, Sendable, Equatable {
         self.originalMethod = originalMethod
         self.originalBody = originalBody
         self.serverReplay = serverReplay
+        self.composed = composed
     }
 }

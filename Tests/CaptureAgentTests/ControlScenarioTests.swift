@@ -275,6 +275,36 @@ final class ControlScenarioTests: AgentTestCase, @unchecked Sendable {
             }
         }
     }
+
+    /// A request a person wrote (netinspect's `n`, `:new curl`) goes out
+    /// through the client of a flow the agent keeps, as a flow of its own
+    /// marked composed: no replay of that flow, none of its fields.
+    func testComposeSendsAPersonsRequestThroughTheAppsClientForEveryAdapter() async throws {
+        for adapter in ControlAdapter.allCases {
+            _ = server.takeRequests()
+            _ = await start(adapter, request("/echo", adapter)).value
+            let original = try XCTUnwrap(finished("via=\(adapter.rawValue)"), "\(adapter)")
+            XCTAssertEqual(server.takeRequests().count, 1)
+            let marker = "composed=\(adapter.rawValue)"
+            let written = Request(method: "PUT", url: server.url("/echo?\(marker)").absoluteString,
+                                  headers: [HTTPHeader(name: "X-Written", value: "by hand")], body: CapturedBody(data: Data("new".utf8)))
+            sendAsViewer(.compose(through: original.id, written))
+            if adapter.client.can(.replay) {
+                let composed = try XCTUnwrap(finished(marker), "\(adapter): the request is a flow of its own")
+                XCTAssertEqual(composed.changes?.composed, true, "\(adapter)")
+                XCTAssertNil(composed.changes?.replayOf, "\(adapter): no replay of the flow whose client it borrowed")
+                XCTAssertNil(composed.changes?.edited, "\(adapter)")
+                let received = try XCTUnwrap(server.takeRequests().first, "\(adapter)")
+                XCTAssertEqual(received.method, "PUT", "\(adapter)")
+                XCTAssertEqual(received.body, Array("new".utf8), "\(adapter)")
+                XCTAssertEqual(received.headers.first { $0.name.lowercased() == "x-written" }?.value, "by hand", "\(adapter)")
+                XCTAssertNil(received.headers.first { $0.name.lowercased() == "authorization" }, "\(adapter): nothing of the carrier's request")
+            } else {
+                try await Task.sleep(for: .milliseconds(500))
+                XCTAssertEqual(server.takeRequests().count, 0, "\(adapter): \(adapter.client.limitation(.replay) ?? "")")
+            }
+        }
+    }
 }
 
 /// An app that did not opt in to control: whatever a viewer sends, every

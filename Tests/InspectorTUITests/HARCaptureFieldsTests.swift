@@ -32,6 +32,12 @@ final class HARCaptureFieldsTests: XCTestCase {
         XCTAssertEqual(try HARFile.decode(HARFile.encode([Self.flow])), [Self.flow])
     }
 
+    func testAComposedFlowStaysComposedThroughHAR() throws {
+        var composed = Self.flow
+        composed.changes = FlowChanges(rules: [], composed: true)
+        XCTAssertEqual(try HARFile.decode(HARFile.encode([composed])).first?.changes, FlowChanges(rules: [], composed: true))
+    }
+
     func testRequestHeadersAreTheHeadAsSent() throws {
         let headers = try XCTUnwrap((try entry()["request"] as? [String: Any])?["headers"] as? [[String: String]])
         XCTAssertEqual(headers.map { $0["name"] }, ["Accept", "Host", "Accept-Encoding"])

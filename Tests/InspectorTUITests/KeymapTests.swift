@@ -102,6 +102,7 @@ final class KeymapTests: XCTestCase {
         ("M", [.list], .markedOnly),
         ("o", [.list], .cycleSort),
         ("r", [.list, .detail], .replay),
+        ("n", [.list], .newFlow),
         ("v", [.list], .reverseSort),
         ("U", [.list], .clearMarks),
         ("w", [.list], .saveFlows),

@@ -273,7 +273,8 @@ enum RandomMessages {
                     originalHeaders: Bool.random(using: &rng) ? headers(using: &rng) : nil,
                     mockedFrom: Bool.random(using: &rng) ? string(using: &rng) : nil,
                     originalMethod: Bool.random(using: &rng) ? string(using: &rng) : nil,
-                    originalBody: Bool.random(using: &rng) ? body(using: &rng) : nil) : nil,
+                    originalBody: Bool.random(using: &rng) ? body(using: &rng) : nil,
+                    composed: Bool.random(using: &rng) ? true : nil) : nil,
                 grpc: grpcCall(using: &rng), parts: bodyParts(using: &rng), webSocket: webSocketSession(using: &rng)))
         case 2:
             return .flowResponse(FlowResponse(id: FlowID(), response: response(using: &rng), timing: timing(using: &rng), redirects: hops(using: &rng)))

@@ -59,6 +59,19 @@ final class ProtocolDocumentTests: XCTestCase {
         XCTAssertEqual(try decoder.next(), .replay(Fixtures.flowID))
     }
 
+    func testTheComposeExampleDecodesToACompose() throws {
+        let url = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/PROTOCOL.md")
+        let text = try String(contentsOf: url, encoding: .utf8)
+        let examples = text.components(separatedBy: "```json-compose\n").dropFirst().compactMap { $0.components(separatedBy: "\n```").first }
+        XCTAssertEqual(examples.count, 1)
+        var decoder = ViewerMessageDecoder(maximumFrameSize: 1 << 20, acceptsRules: true)
+        decoder.append(contentsOf: FrameEncoder.frame(payload: Data(try XCTUnwrap(examples.first).utf8)))
+        XCTAssertEqual(try decoder.next(), .compose(through: Fixtures.flowID, Request(
+            method: "GET", url: "https://api.example.com/v1/health", headers: [HTTPHeader(name: "Accept", value: "application/json")])))
+    }
+
     func testTheBreakpointExamplesDecodeToViewerMessages() throws {
         let url = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -84,6 +97,7 @@ final class ProtocolDocumentTests: XCTestCase {
             .resume(FlowResume(id: id, response: Response(statusCode: 201, headers: [HTTPHeader(name: "A", value: "b")],
                                                           body: CapturedBody(data: Data([0, 1]))))),
             .editedReplay(id, Request(method: "PUT", url: "http://h/x", headers: [])), .replay(id),
+            .compose(through: id, Request(method: "POST", url: "http://h/new", headers: [], body: CapturedBody(data: Data("a".utf8)))),
         ]
         var decoder = ViewerMessageDecoder(maximumFrameSize: 1 << 20, acceptsRules: true)
         for message in messages { decoder.append(contentsOf: message.frame()) }

@@ -136,8 +136,12 @@ package struct ExchangeControl: Sendable {
     /// by an object of its own); the change record says so.
     package mutating func isReplay(of origin: ReplayOrigin) {
         guard var record = changes else { return changes = origin.changes }
-        record.replayOf = origin.id
-        if origin.edited { record.edited = (record.edited ?? []) + [.request] }
+        if origin.composed {
+            record.composed = true
+        } else {
+            record.replayOf = origin.id
+            if origin.edited { record.edited = (record.edited ?? []) + [.request] }
+        }
         changes = record
     }
 
@@ -306,14 +310,18 @@ package struct ExchangeControl: Sendable {
 package struct ReplayOrigin: Sendable, Equatable {
     package var id: FlowID
     package var edited: Bool
+    /// A request a person wrote, sent through the client of flow `id`:
+    /// marked composed, not a replay of that flow.
+    package var composed: Bool
 
-    package init(id: FlowID, edited: Bool) {
+    package init(id: FlowID, edited: Bool, composed: Bool = false) {
         self.id = id
         self.edited = edited
+        self.composed = composed
     }
 
     /// The change record a replay's flow starts with.
     package var changes: FlowChanges {
-        FlowChanges(rules: [], replayOf: id, edited: edited ? [.request] : nil)
+        composed ? FlowChanges(rules: [], composed: true) : FlowChanges(rules: [], replayOf: id, edited: edited ? [.request] : nil)
     }
 }

@@ -54,12 +54,13 @@ package final class ReplayBuffer: Sendable {
 
     /// Sends the request of flow `id` again, or what a person made of it in
     /// an editor (`edited`, applied as a breakpoint edit is: ``ExchangeControl``);
-    /// does nothing for a flow no longer (or never) kept.
-    package func replay(_ id: FlowID, edited: Request?, marker: String) {
+    /// does nothing for a flow no longer (or never) kept. `composed`: the
+    /// edit is a request a person wrote, which only borrows the flow's client.
+    package func replay(_ id: FlowID, edited: Request?, marker: String, composed: Bool = false) {
         guard let entry = state.withLock({ $0.entries.last { $0.id == id } }) else { return }
         var request = entry.request
         if let edited { request = ExchangeControl.applying(edited, to: request, marker: marker) }
-        entry.sender.send(request, replaying: ReplayOrigin(id: id, edited: edited != nil))
+        entry.sender.send(request, replaying: ReplayOrigin(id: id, edited: edited != nil, composed: composed))
     }
 
     /// A replay about to start that its adapter will know by `key`.

@@ -309,7 +309,8 @@ private func flowChanges(_ value: JSONValue) -> FlowChanges? {
     return FlowChanges(rules: rules.compactMap(\.stringValue), originalURL: value["originalURL"]?.stringValue,
                        originalHeaders: value["originalHeaders"].map(headers), mockedFrom: value["mockedFrom"]?.stringValue,
                        replayOf: value["replayOf"]?.stringValue.flatMap(FlowID.init), edited: edited?.isEmpty == false ? edited : nil,
-                       serverReplay: value["serverReplay"].flatMap(serverReplayMark))
+                       serverReplay: value["serverReplay"].flatMap(serverReplayMark),
+                       composed: value["composed"]?.boolValue == true ? true : nil)
 }
 
 private func serverReplayMark(_ value: JSONValue) -> ServerReplayMark? {

@@ -125,6 +125,11 @@ enum DetailContent {
     /// mistaken for the app's own.
     static func changeLines(_ changes: FlowChanges, request: WireProtocol.Request, source: CaptureSource? = nil) -> [StyledLine] {
         var lines: [StyledLine] = [""]
+        if changes.composed == true {
+            let by = source?.client.rawValue == OwnRequest.clientName ? "netinspect itself (no app allowed control)"
+                : "the app's agent, through its \(source?.client.rawValue ?? "client")"
+            lines.append(StyledLine([Span("Composed ", .warning), Span("a request you wrote, sent by \(by)")]))
+        }
         if let origin = changes.replayOf {
             let by = source?.client.rawValue == OwnRequest.clientName ? "by netinspect itself (the app never saw it)" : "by the app's agent"
             lines.append(StyledLine([Span("Replay ", .warning), Span("sent again \(by), at your request, from flow \(origin)")]))

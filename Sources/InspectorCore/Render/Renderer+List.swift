@@ -211,14 +211,16 @@ extension Renderer {
         return prefix
     }
 
-    /// A traffic rule's mark on the path, so a changed flow never passes for
-    /// the app's own: `≡` answered locally, `≈` answered from a recording
-    /// (server replay), `→` sent elsewhere, `↻` a replay, `±` headers edited.
     /// Server replay's mark, in the list and on `--dump` lines.
     static let serverReplayMarker = "≈"
 
+    /// A traffic rule's mark on the path, so a changed flow never passes for
+    /// the app's own: `✚` written by a person (compose), `≡` answered
+    /// locally, `≈` answered from a recording (server replay), `→` sent
+    /// elsewhere, `↻` a replay, `±` headers edited.
     static func changeMarker(_ changes: FlowChanges?) -> String? {
         guard let changes else { return nil }
+        if changes.composed == true { return "✚" }
         if changes.edited != nil { return "✎" }
         if changes.mockedFrom != nil { return "≡" }
         if changes.serverReplay != nil { return serverReplayMarker }

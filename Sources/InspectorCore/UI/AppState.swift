@@ -250,6 +250,8 @@ package struct AppState: Sendable {
     package internal(set) var interceptFilter: String?
     /// The filter `I` switches back on.
     var lastInterceptFilter: String?
+    /// Replays of many flows under way (`:replay.client`, `r` on marked flows).
+    var replayJobs: [ReplayJob] = []
     /// The body view chosen per content type (`m` in the detail view,
     /// `:view MODE`), kept for the session: every JSON body stays in hex
     /// once one was switched to it.

@@ -61,6 +61,8 @@ package enum Command: String, Sendable, CaseIterable {
     case saveFlows = "flows.save"
     case chooseColumns = "list.columns"
     case replay = "flow.replay"
+    case replayClient = "replay.client"
+    case newFlow = "flow.new"
     case intercept = "intercept.set"
     case resume = "flow.resume"
     case resumeAll = "flows.resumeAll"

@@ -38,7 +38,7 @@ package struct CommandSpec: Sendable, Equatable {
 
 /// Every command, in help order. Keys follow mitmproxy's console wherever it
 /// has the same action (`m` marks, `M` shows marked only, `d` deletes, `D`
-/// duplicates, `b` saves a body, `e` edits, `r` replays, `i`/`I` intercept);
+/// duplicates, `b` saves a body, `e` edits, `r` replays, `n` makes a new request, `i`/`I` intercept);
 /// netinspect's own actions take keys mitmproxy leaves free (`T`, `-` and
 /// `_` nest and collapse inbound flows' calls: mitmproxy has no such view).
 ///
@@ -102,6 +102,10 @@ package enum CommandTable {
         row(.copyHTTPie, "httpie", help: "Copy the flow as an HTTPie command (OSC 52)", keys: [("H", flows)]),
         row(.replay, "replay", "[@FLOWS]", help: "Replay: the app's agent sends the request again, else netinspect sends it itself",
             choices: FlowSelection.names, keys: [("r", flows)]),
+        row(.replayClient, nil, "FILTER [COUNT] [CONCURRENCY]",
+            help: "Replay every flow matching FILTER (or @marked, @shown, @all) COUNT times (1), at most CONCURRENCY at once (1)"),
+        row(.newFlow, "new", "[curl …]", help: "New request in $EDITOR (a template, or the selected flow's request); saving sends it. new curl … sends a pasted curl command",
+            keys: [("n", list)]),
         row(.edit, "edit", help: "Edit in $EDITOR: a held flow (saving resumes it), else edit then replay", keys: [("e", detail)]),
         row(.intercept, "intercept", "[FILTER]", help: "Breakpoints: hold the flows that match FILTER (~q requests only, ~s responses only)", keys: [("i", flows)]),
         row(.toggleIntercept, help: "Switch breakpoints off, or back on with the last filter", keys: [("I", flows)]),

@@ -61,6 +61,11 @@ extension Reducer {
             }
             (selection, argument) = (parsed, nil)
         }
+        if command == .replay, selection == .focus, let focus = state.focusedFlow,
+           state.session.store[focus]?.annotation.isMarked == true, state.session.store.markedSequences.count > 1 {
+            // `r` on a marked flow replays every marked one, as a selection of many rows would.
+            selection = .marked
+        }
         let heldOnly = selection != .focus && (command == .resume || command == .kill)
         let targets = state.flows(selection).filter { !heldOnly || state.session.store[$0]?.hold != nil }
         guard let first = targets.first else {
@@ -98,8 +103,7 @@ extension Reducer {
         var effects: [Effect] = []
         switch command {
         case .replay:
-            effects = targets.map { replay($0, in: &state) }
-            state.notice = Notice(text: "Replaying \(count)", isError: false)
+            return startReplayJob(targets, count: 1, concurrency: targets.count, in: &state)
         case .toggleMark:
             let mark = !targets.allSatisfy { state.session.store[$0]?.annotation.isMarked == true }
             effects = targets.map { annotate($0, in: &state) { $0.isMarked = mark } }

@@ -14,9 +14,12 @@ package struct EditSession: Sendable, Equatable {
         /// Edit-then-send with netinspect's own client, for a flow the app
         /// cannot replay: saving sends the request once nothing redacted is left.
         case ownReplay(WireProtocol.Request)
+        /// A new request (`n`): the template, or the request of the flow
+        /// it starts from. Saving a change (or a curl command) sends it.
+        case compose(start: WireProtocol.Request?)
     }
 
-    /// The flow.
+    /// The flow (a new request's: the flow it starts from, else ``Reducer/composeID``).
     package var id: FlowID
     /// The connection of the flow's agent.
     package var connection: ConnectionID
@@ -92,9 +95,15 @@ extension Reducer {
             state.notice = Notice(text: "Could not edit: \(failure ?? "the editor failed")", isError: true)
             return .none
         }
+        if case .compose = session.purpose, text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+            state.notice = Notice(text: "The file was empty: nothing sent", isError: false)
+            return .none
+        }
         guard text != session.text else {
             switch session.purpose {
             case .replay, .ownReplay: state.notice = Notice(text: "Unchanged: nothing replayed", isError: false)
+            case .compose(start: .none): state.notice = Notice(text: "The template is unchanged: nothing sent", isError: false)
+            case .compose: state.notice = Notice(text: "Unchanged: nothing sent (r replays the flow as it is)", isError: false)
             default: state.notice = Notice(text: "Unchanged: the flow stays held (a resumes it, X kills it)", isError: false)
             }
             return .none
@@ -115,10 +124,12 @@ extension Reducer {
                 return .control(.editedReplay(session.id, request), to: session.connection)
             case .ownReplay(let original):
                 return try editedOwnReplay(text, original: original, id: session.id, in: &state)
+            case .compose(let start):
+                return try composed(text, session: session, start: start, in: &state)
             }
         } catch {
             let still = switch session.purpose {
-            case .replay, .ownReplay: "nothing was sent"
+            case .replay, .ownReplay, .compose: "nothing was sent"
             case .heldRequest, .heldResponse: "the flow stays held"
             }
             state.notice = Notice(text: "Edit not applied (\(error.description)); \(still)", isError: true)

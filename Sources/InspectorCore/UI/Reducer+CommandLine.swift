@@ -58,6 +58,10 @@ extension Reducer {
             return startServerReplay(argument ?? "", in: &state)
         case .stopServerReplay:
             return stopServerReplay(in: &state)
+        case .newFlow:
+            return newFlow(argument, in: &state)
+        case .replayClient:
+            return replayClient(argument, in: &state)
         case _ where flowCommands.contains(command):
             return onSelectedFlows(command, argument: argument, in: &state)
         default:

@@ -14,8 +14,9 @@ import WireProtocol
 package struct OwnRequest: Sendable, Equatable {
     /// The request, with every value the person must fill in filled in.
     package var request: WireProtocol.Request
-    /// The flow it sends again.
-    package var replayOf: FlowID
+    /// The flow it sends again; nil for a request a person wrote (`n`,
+    /// `:new curl …`), whose flow is marked composed.
+    package var replayOf: FlowID?
     /// Whether the person edited it first.
     package var isEdited: Bool
 
@@ -40,23 +41,51 @@ extension Reducer {
     /// `redactionMarker`), in a header and, percent-encoded, in a URL.
     static let redactionMarkers = ["<redacted>", "%3Credacted%3E"]
 
+    /// How a flow is sent again: the one decision `r`, `:replay @marked`
+    /// and `:replay.client` share.
+    enum ReplayRoute {
+        /// The app's agent sends it, through the app's client.
+        case app(AgentInfo)
+        /// netinspect's own client sends it; the string says why not the app.
+        case own(String)
+        /// netinspect's own client can, once the person fills in what the
+        /// log does not hold (the string says what), in the editor.
+        case needsEditor(why: String, missing: String)
+    }
+
+    static func replayRoute(_ record: FlowStore.Record, in state: AppState) -> ReplayRoute {
+        if let agent = appReplayAgent(record, in: state) { return .app(agent) }
+        let why = appReplayObstacle(record, in: state)
+        if let missing = missingValues(record.log.request) { return .needsEditor(why: why, missing: missing) }
+        return .own(why)
+    }
+
+    /// The effect that sends `record` again by `route` (none for ``ReplayRoute/needsEditor(why:missing:)``).
+    static func replayEffect(_ record: FlowStore.Record, by route: ReplayRoute) -> Effect {
+        switch route {
+        case .app(let agent): .control(.replay(record.log.id), to: agent.connection)
+        case .own: .send(OwnRequest(request: sendable(record.log.request), replayOf: record.log.id, isEdited: false))
+        case .needsEditor: .none
+        }
+    }
+
     /// `r`: the app's agent sends the request again when it can; else
     /// netinspect sends it itself, after the person fills in what the log
     /// does not hold.
     static func replay(_ sequence: Int, in state: inout AppState) -> Effect {
         guard let record = state.session.store[sequence] else { return .none }
         let name = "\(record.log.request.method) \(Format.displayPath(of: record.log.request.url))"
-        if let agent = appReplayAgent(record, in: state) {
+        let route = replayRoute(record, in: state)
+        switch route {
+        case .app(let agent):
             state.notice = Notice(text: "Asked \(agent.hello.appName) to replay \(name)", isError: false)
-            return .control(.replay(record.log.id), to: agent.connection)
-        }
-        let why = appReplayObstacle(record, in: state)
-        if let missing = missingValues(record.log.request) {
+        case let .needsEditor(why, missing):
             state.notice = Notice(text: "\(why); netinspect sends it itself once you fill in \(missing) in the editor", isError: false)
             return ownReplayEditor(record)
+        case .own(let why):
+            state.notice = Notice(text: "\(why): netinspect sent \(name) itself", isError: false)
         }
-        state.notice = Notice(text: "\(why): netinspect sent \(name) itself", isError: false)
-        return .send(OwnRequest(request: sendable(record.log.request), replayOf: record.log.id, isEdited: false))
+        return replayEffect(record, by: route)
     }
 
     /// `e` on a flow that is not held: edit, then replay through the app's
@@ -96,7 +125,7 @@ extension Reducer {
     }
 
     /// The agent that can replay `record`, if any.
-    private static func appReplayAgent(_ record: FlowStore.Record, in state: AppState) -> AgentInfo? {
+    static func appReplayAgent(_ record: FlowStore.Record, in state: AppState) -> AgentInfo? {
         guard agentReplays(record.log),
               let index = record.agent, state.session.agents.indices.contains(index) else { return nil }
         let agent = state.session.agents[index]
@@ -152,7 +181,7 @@ extension Reducer {
 
     /// The request as netinspect's client sends it: the app's own headers;
     /// those the app's client added (Host, Content-Length…) its own client adds.
-    private static func sendable(_ request: WireProtocol.Request) -> WireProtocol.Request {
+    static func sendable(_ request: WireProtocol.Request) -> WireProtocol.Request {
         var request = request
         request.clientHeaders = []
         return request

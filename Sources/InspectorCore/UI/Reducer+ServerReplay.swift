@@ -1,9 +1,16 @@
 import WireProtocol
 
 extension Reducer {
-    /// `:replay.server FILE…`: the files, split at spaces.
+    /// `:replay.server FILE…`: the files, split as a shell splits words
+    /// (a path with a space is quoted).
     static func startServerReplay(_ argument: String, in state: inout AppState) -> Effect {
-        let paths = argument.split(separator: " ").map(String.init)
+        let paths: [String]
+        do {
+            paths = try ShellWords.split(argument).flatMap { $0 }
+        } catch {
+            state.notice = Notice(text: "replay.server: \(error.message)", isError: true)
+            return .none
+        }
         guard !paths.isEmpty else {
             state.notice = Notice(text: "replay.server needs a file: a HAR or a --save file", isError: true)
             return .none

@@ -121,7 +121,8 @@ package enum Reducer {
             state.syncCursor()
             state.followStreamEnd()
             selectFirstHeld(heldBefore: heldBefore, in: &state)
-            return interceptForNewAgents(events, in: state)
+            let more = followReplayJob(events, in: &state)
+            return combined([interceptForNewAgents(events, in: state), more])
         case let .edited(session, text, failure):
             return edited(session, text: text, failure: failure, in: &state)
         case let .notify(text, isError):
@@ -277,6 +278,10 @@ package enum Reducer {
             state.prompt = Prompt(purpose: .rule(replacing: nil), text: "")
         case .saveRules:
             return saveRules(to: nil, in: &state)
+        case .newFlow:
+            return newFlow(nil, in: &state)
+        case .replayClient:
+            return replayClient(nil, in: &state)
         case .editRule, .toggleRule, .deleteRule, .moveRuleUp, .moveRuleDown:
             state.notice = Notice(text: "That works in the rules view: press R", isError: true)
         default: break

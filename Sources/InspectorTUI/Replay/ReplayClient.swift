@@ -6,7 +6,8 @@ import NIOHTTP1
 import WireProtocol
 
 /// netinspect's own HTTP client (AsyncHTTPClient): sends a flow's request
-/// again when the app cannot (``OwnRequest``). Its flows reach the store
+/// again when the app cannot, and a request a person wrote when no app
+/// allows control (``OwnRequest``). Its flows reach the store
 /// through the inbox, as those of one more agent named "netinspect", so the
 /// list, the detail view, filters and exports treat them like any other.
 ///
@@ -41,7 +42,8 @@ final class ReplayClient: Sendable {
         let id = FlowID()
         let started = Date()
         let source = CaptureSource(client: .init(rawValue: OwnRequest.clientName))
-        let changes = FlowChanges(rules: [], replayOf: own.replayOf, edited: own.isEdited ? [.request] : nil)
+        let changes = FlowChanges(rules: [], replayOf: own.replayOf, edited: own.isEdited ? [.request] : nil,
+                                  composed: own.replayOf == nil ? true : nil)
         let log = NetworkLog(id: id, request: own.request, timing: Timing(startedAt: started), source: source, changes: changes)
         inbox.post(.message(OwnRequest.connection, .flowStarted(log)))
         let client = client

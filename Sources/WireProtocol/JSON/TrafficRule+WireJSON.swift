@@ -13,6 +13,7 @@ extension FlowChanges: JSONWritable, JSONReadable {
             $0.field("originalResponse", originalResponse)
             $0.field("originalMethod", originalMethod); $0.field("originalBody", originalBody)
             $0.field("serverReplay", serverReplay)
+            if composed == true { $0.field("composed", true) }
         }
     }
     init(json: JSONReader) throws(JSONFieldError) {
@@ -22,7 +23,8 @@ extension FlowChanges: JSONWritable, JSONReadable {
                   mockedFrom: try json.optionalString("mockedFrom"), replayOf: try json.decodeIfPresent("replayOf"),
                   edited: try json.optionalArray("edited"), originalResponse: try json.decodeIfPresent("originalResponse"),
                   originalMethod: try json.optionalString("originalMethod"), originalBody: try json.decodeIfPresent("originalBody"),
-                  serverReplay: try json.decodeIfPresent("serverReplay"))
+                  serverReplay: try json.decodeIfPresent("serverReplay"),
+                  composed: try json.optionalBool("composed") == true ? true : nil)
     }
 }
 
