@@ -58,7 +58,7 @@ final class RobustnessTests: XCTestCase {
                                              "only replay and breakpoint keys talk to an agent; step \(step)")
                 // `A` resumes all; Enter accepts an intercept filter.
                 case .batch: XCTAssertTrue([Key.character("A"), .character("I"), .enter].contains(key), "step \(step)")
-                case .edit: XCTAssertTrue([Key.character("e"), .character("r")].contains(key), "step \(step)")
+                case .edit: XCTAssertTrue([Key.character("e"), .character("r"), .character("n")].contains(key), "step \(step)")
                 // Enter accepts a typed rule; space and t switch one on.
                 case .loadRule: XCTAssertTrue([Key.enter, .character(" "), .character("t")].contains(key), "step \(step)")
                 case .rulesChanged: XCTAssertTrue([Key.character(" "), .character("t"), .character("K"), .character("J"), .character("y")].contains(key), "step \(step)")

@@ -93,6 +93,6 @@ package enum Command: String, Sendable, CaseIterable {
     case insightsDimension = "insights.dimension"
     case insightsSort = "insights.sort"
     case insightsReverse = "insights.reverse"
-    case startServerReplay = "replay.server"
-    case stopServerReplay = "replay.server.stop"
+    case startServerReplay = "serverReplay.start"
+    case stopServerReplay = "serverReplay.stop"
 }
