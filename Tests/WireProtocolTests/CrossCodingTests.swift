@@ -273,7 +273,12 @@ enum RandomMessages {
                     originalHeaders: Bool.random(using: &rng) ? headers(using: &rng) : nil,
                     mockedFrom: Bool.random(using: &rng) ? string(using: &rng) : nil,
                     originalMethod: Bool.random(using: &rng) ? string(using: &rng) : nil,
-                    originalBody: Bool.random(using: &rng) ? body(using: &rng) : nil) : nil,
+                    originalBody: Bool.random(using: &rng) ? body(using: &rng) : nil,
+                    condition: Bool.random(using: &rng) ? AppliedCondition(
+                        rule: string(using: &rng), latencyMilliseconds: Bool.random(using: &rng) ? Int.random(in: 1...9_999, using: &rng) : nil,
+                        downBitsPerSecond: Bool.random(using: &rng) ? Int.random(in: 1...1 << 30, using: &rng) : nil,
+                        upBitsPerSecond: Bool.random(using: &rng) ? Int.random(in: 1...1 << 30, using: &rng) : nil,
+                        failure: Bool.random(using: &rng) ? string(using: &rng) : nil) : nil) : nil,
                 grpc: grpcCall(using: &rng), parts: bodyParts(using: &rng), webSocket: webSocketSession(using: &rng)))
         case 2:
             return .flowResponse(FlowResponse(id: FlowID(), response: response(using: &rng), timing: timing(using: &rng), redirects: hops(using: &rng)))

@@ -69,6 +69,9 @@ package struct ExchangeControl: Sendable {
     package private(set) var request: ExchangeRequest?
     /// What the log says was changed; nil while nothing was.
     package private(set) var changes: FlowChanges?
+    /// What a network condition asks of the exchange after ``start(_:)``:
+    /// the wait before the response (or the answer, or the failure), the pace of the bodies.
+    package private(set) var effect = NetworkEffect.none
 
     package init(policy: Policy) {
         self.policy = policy
@@ -82,10 +85,29 @@ package struct ExchangeControl: Sendable {
         case send(ExchangeRequest)
         /// Answer the app with this, without the network (map local); the exchange is done.
         case answer(ExchangeResponse)
+        /// Fail the app's request as its client reports this, without the
+        /// network (a network condition); the exchange is done.
+        case fail(NetworkFailure)
     }
 
-    /// The app made `request`: the rules decide first.
+    /// The app made `request`: the rules decide, then a network condition
+    /// may fail it or slow it (``effect``).
     package mutating func start(_ request: ExchangeRequest) -> StartAction {
+        let action = startByRules(request)
+        guard let match = policy.rules.condition(for: request) else { return action }
+        let (effect, failure, applied) = match.decide()
+        guard failure != nil || !effect.isNone else { return action }
+        self.effect = effect
+        var record = changes ?? FlowChanges(rules: [])
+        record.rules.append(match.rule.description)
+        record.condition = applied
+        changes = record
+        guard let failure else { return action }
+        state = .done
+        return Self.action(failing: failure)
+    }
+
+    private mutating func startByRules(_ request: ExchangeRequest) -> StartAction {
         precondition(state == .idle, "an exchange starts once")
         appRequest = request
         switch policy.rules.apply(to: request) {

@@ -308,7 +308,16 @@ private func flowChanges(_ value: JSONValue) -> FlowChanges? {
     let edited = value["edited"]?.arrayValue?.compactMap { $0.stringValue.flatMap(HoldPhase.init(rawValue:)) }
     return FlowChanges(rules: rules.compactMap(\.stringValue), originalURL: value["originalURL"]?.stringValue,
                        originalHeaders: value["originalHeaders"].map(headers), mockedFrom: value["mockedFrom"]?.stringValue,
-                       replayOf: value["replayOf"]?.stringValue.flatMap(FlowID.init), edited: edited?.isEmpty == false ? edited : nil)
+                       replayOf: value["replayOf"]?.stringValue.flatMap(FlowID.init), edited: edited?.isEmpty == false ? edited : nil,
+                       condition: value["condition"].flatMap(appliedCondition))
+}
+
+private func appliedCondition(_ value: JSONValue) -> AppliedCondition? {
+    guard let rule = value["rule"]?.stringValue else { return nil }
+    return AppliedCondition(rule: rule, latencyMilliseconds: value["latencyMilliseconds"]?.doubleValue.map { Int($0) },
+                            downBitsPerSecond: value["downBitsPerSecond"]?.doubleValue.map { Int($0) },
+                            upBitsPerSecond: value["upBitsPerSecond"]?.doubleValue.map { Int($0) },
+                            failure: value["failure"]?.stringValue)
 }
 
 /// Offsets from another tool's `timings`: everything before `wait` counts as

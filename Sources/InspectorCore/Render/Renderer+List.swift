@@ -213,13 +213,14 @@ extension Renderer {
 
     /// A traffic rule's mark on the path, so a changed flow never passes for
     /// the app's own: `≡` answered locally, `→` sent elsewhere, `↻` a
-    /// replay, `±` headers edited.
+    /// replay, `≈` slowed or failed by a network condition, `±` headers edited.
     static func changeMarker(_ changes: FlowChanges?) -> String? {
         guard let changes else { return nil }
         if changes.edited != nil { return "✎" }
         if changes.mockedFrom != nil { return "≡" }
         if changes.replayOf != nil { return "↻" }
         if changes.originalURL != nil { return "→" }
+        if changes.condition != nil { return "≈" }
         return "±"
     }
 

@@ -12,6 +12,7 @@ extension FlowChanges: JSONWritable, JSONReadable {
             if let edited { $0.field("edited", edited) }
             $0.field("originalResponse", originalResponse)
             $0.field("originalMethod", originalMethod); $0.field("originalBody", originalBody)
+            $0.field("condition", condition)
         }
     }
     init(json: JSONReader) throws(JSONFieldError) {
@@ -20,7 +21,8 @@ extension FlowChanges: JSONWritable, JSONReadable {
                   originalHeaders: try json.optionalArray("originalHeaders"),
                   mockedFrom: try json.optionalString("mockedFrom"), replayOf: try json.decodeIfPresent("replayOf"),
                   edited: try json.optionalArray("edited"), originalResponse: try json.decodeIfPresent("originalResponse"),
-                  originalMethod: try json.optionalString("originalMethod"), originalBody: try json.decodeIfPresent("originalBody"))
+                  originalMethod: try json.optionalString("originalMethod"), originalBody: try json.decodeIfPresent("originalBody"),
+                  condition: try json.decodeIfPresent("condition"))
     }
 }
 
