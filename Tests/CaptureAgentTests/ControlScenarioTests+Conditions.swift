@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
 import WireProtocol
 import XCTest
 @testable import CaptureAgent
@@ -136,5 +139,38 @@ extension ControlScenarioTests {
             XCTAssertNotNil(real.error, "\(adapter): the server's reset fails the request: \(real)")
             XCTAssertEqual(conditioned.error, real.error, "\(adapter)")
         }
+    }
+}
+
+extension ControlScenarioTests {
+    /// A request the app gives up on while a condition makes it wait stops
+    /// waiting: its flow ends as cancelled long before the ten minutes.
+    func testACancelledRequestStopsWaitingForTheConditionsLatency() async throws {
+        push([try TrafficRule(.condition, spec: "|~u waits|latency=600s")])
+
+        let configuration = URLSessionConfiguration.default
+        configuration.urlCache = nil
+        agent.capture(configuration)
+        let session = URLSession(configuration: configuration)
+        defer { session.finishTasksAndInvalidate() }
+        let ended = Locked<Int?>(nil)
+        let task = session.dataTask(with: server.url("/text?waits&client=urlsession")) { _, _, error in
+            ended.withLock { $0 = (error as? URLError)?.code.rawValue ?? 0 }
+        }
+        task.resume()
+        XCTAssertTrue(eventually { server.requests.contains { $0.uri.contains("client=urlsession") } }, "the request went out")
+        task.cancel()
+        XCTAssertTrue(eventually { ended.current != nil })
+        XCTAssertEqual(ended.current, URLError.cancelled.rawValue)
+        XCTAssertTrue(eventually { inspector.flows.values.contains { $0.request.url.contains("client=urlsession") && $0.state == .cancelled } },
+                      "URLSession: the flow ends as cancelled")
+
+        var ahc = ahcConfiguration()
+        agent.capture(&ahc)
+        let outcome = await performAHC(AHCRequest(url: server.url("/text?waits&client=ahc").absoluteString), api: .async,
+                                       configuration: ahc, timeout: .milliseconds(300))
+        XCTAssertNotNil(outcome.error, "AsyncHTTPClient: the deadline ends the request")
+        XCTAssertTrue(eventually { inspector.flows.values.contains { $0.request.url.contains("client=ahc") && $0.state.isFinal } },
+                      "AsyncHTTPClient: the flow ends")
     }
 }

@@ -97,7 +97,8 @@ extension ResendingFlow {
                 pace.pacer = pacer
             case .end(let error):
                 responsePace = nil
-                return deliverEnd(error: error)
+                // The app cancelled while the response waited: the flow ends as its task did.
+                return deliverEnd(error: error ?? (clientIsDone ? URLError(.cancelled) : nil))
             }
         }
         if pace.suspended, pace.queuedBytes < ResponsePace.resumeBelow {

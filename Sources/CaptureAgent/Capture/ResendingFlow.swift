@@ -124,6 +124,8 @@ final class ResendingFlow: @unchecked Sendable {
                 self.agent?.breakpoints.decide(id, .release(.cancelled))
             }
             self.innerTask?.cancel()
+            // A response a network condition keeps waiting ends now, not when its timer fires.
+            self.drainPaced()
         }
     }
 
