@@ -39,6 +39,14 @@ final class ConditionRuleTests: XCTestCase {
         XCTAssertEqual(try RuleLoader.parseLine("condition ||3g").kind, .condition)
     }
 
+    func testAHARFileKeepsWhatAConditionDid() throws {
+        var flow = HARCaptureFieldsTests.flow
+        flow.changes = FlowChanges(rules: ["condition ||fail=5%:reset"],
+                                   condition: AppliedCondition(rule: "condition ||fail=5%:reset", latencyMilliseconds: 20, downBitsPerSecond: 1024,
+                                                               upBitsPerSecond: 2048, failure: "reset"))
+        XCTAssertEqual(try HARFile.decode(HARFile.encode([flow])).first?.changes, flow.changes)
+    }
+
     func testAConditionedFlowSaysWhatWasDoneAndIsMarkedInTheList() {
         var log = Fixtures.started(1, url: "http://127.0.0.1:8080/v1/slow")
         log.changes = FlowChanges(rules: ["condition |~u slow|latency=300ms down=750kbit"], condition: AppliedCondition(
