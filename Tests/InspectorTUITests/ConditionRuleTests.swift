@@ -39,6 +39,22 @@ final class ConditionRuleTests: XCTestCase {
         XCTAssertEqual(try RuleLoader.parseLine("condition ||3g").kind, .condition)
     }
 
+    func testTheRulesViewAddsAConditionAndRefusesABadOneWithItsTextKept() throws {
+        var state = AppState(timeZone: Fixtures.utc, rules: RuleBook(path: "/tmp/rules.txt"))
+        var controlled = Fixtures.hello(app: "controlled")
+        controlled.acceptsControl = true
+        _ = Reducer.reduce(&state, .inbox([.connected(ConnectionID(1), controlled, peer: "unix")], at: Fixtures.epoch))
+        state.press("R")
+        XCTAssertEqual(state.settle(state.enter("condition |~d api|3g fail=5%:reset", after: "a")), .rulesChanged(state.rules))
+        XCTAssertEqual(state.rules.inForce.map(\.description), ["condition |~d api|3g fail=5%:reset"])
+        let text = Renderer.render(state, size: Size(width: 100, height: 20)).text
+        XCTAssertTrue(text.contains(" 1  on   condition       |~d api|3g fail=5%:reset"), text)
+
+        XCTAssertEqual(state.settle(state.enter("condition ||latency=soon", after: "a")), .none)
+        XCTAssertEqual(state.prompt?.text, "condition ||latency=soon")
+        XCTAssertTrue(state.notice?.text.contains("latency='soon' is not a duration") == true, "\(String(describing: state.notice))")
+    }
+
     func testAHARFileKeepsWhatAConditionDid() throws {
         var flow = HARCaptureFieldsTests.flow
         flow.changes = FlowChanges(rules: ["condition ||fail=5%:reset"],
