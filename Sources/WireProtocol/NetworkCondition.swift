@@ -44,6 +44,7 @@ public struct NetworkCondition: Sendable, Equatable {
         /// Answered with this status and an empty body.
         case status(Int)
 
+        /// The text `fail=` takes: `reset`, `timeout`, `offline`, or the status.
         public var description: String {
             switch self {
             case .reset: "reset"
@@ -58,8 +59,10 @@ public struct NetworkCondition: Sendable, Equatable {
     public struct Failure: Sendable, Equatable {
         /// From 0 (none) to 1 (every one).
         public var share: Double
+        /// How each failing request fails.
         public var kind: FailureKind
 
+        /// A share (0...1) of requests failing as `kind`, e.g. `Failure(share: 0.05, kind: .reset)`.
         public init(share: Double, kind: FailureKind) {
             self.share = share
             self.kind = kind
