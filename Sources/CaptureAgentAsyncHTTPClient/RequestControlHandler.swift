@@ -40,15 +40,23 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
         /// What the agent's own client fetches from a mapped origin,
         /// once the request's body is in.
         case remote(ExchangeRequest)
+        /// A network condition's failure, once the request's body is in.
+        case failure(NetworkFailure)
     }
 
-    private let exchange: ChannelExchange
+    let exchange: ChannelExchange
     private var mode = Mode.passing
     private var head: HTTPRequestHead?
     private var body = ByteBuffer()
     /// The body could not be kept whole (a file region, or past the hold limit).
     private var bodyIsStreamed = false
     private var replayBody: ByteBuffer?
+    /// The response's wait and pace under a network condition (RequestControlHandler+Conditions.swift).
+    var pace: InboundPace?
+    /// A condition's failure waiting for its latency.
+    var failureTimer: Scheduled<Void>?
+    /// The request body's pace under a network condition (RequestControlHandler+Upload.swift).
+    var upload: OutboundPace?
 
     init(exchange: ChannelExchange) {
         self.exchange = exchange
@@ -60,7 +68,10 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
             start(head, context: context, promise: promise)
         case .body(let part):
             keepForReplay(part)
-            if case .passing = mode { return context.write(data, promise: promise) }
+            if case .passing = mode {
+                if upload != nil { return pacedWrite(.body(part), promise: promise, context: context) }
+                return context.write(data, promise: promise)
+            }
             promise?.succeed(())
             if case .answering(.remote) = mode, case .byteBuffer(var buffer) = part { body.writeBuffer(&buffer) }
             guard case .collecting = mode else { return }
@@ -73,7 +84,10 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
             body.writeBuffer(&buffer)
         case .end:
             exchange.rememberForReplay(body: replayBody)
-            if case .passing = mode { return context.write(data, promise: promise) }
+            if case .passing = mode {
+                if upload != nil { return pacedWrite(.end(nil), promise: promise, context: context) }
+                return context.write(data, promise: promise)
+            }
             promise?.succeed(())
             ended(context: context)
         }
@@ -87,6 +101,8 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
         // AsyncHTTPClient gave up on the request (cancelled, deadline): a hold ends as the app's cancel.
         if case .held(let id) = mode { exchange.client.agent.breakpoints.decide(id, .release(.cancelled)) }
         reset()
+        stopPacing()
+        stopUpload()
         context.close(mode: closeMode, promise: promise)
     }
 
@@ -104,10 +120,14 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
         exchange.app = request
         var control = ExchangeControl(policy: agent.controlPolicy)
         var head = appHead
+        stopPacing()
+        stopUpload()
         if control.policy.canChange {
             switch control.start(request) {
             case .answer(let response):
                 mode = .answering(.local(response))
+            case .fail(let failure):
+                mode = .answering(.failure(failure))
             case .send(let sent) where control.changes != nil && !Self.sameOrigin(sent.url, url):
                 // Another origin: this connection cannot reach it.
                 mode = .answering(.remote(sent))
@@ -115,6 +135,10 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
                 if control.changes != nil { head = Self.head(appHead, carrying: sent) }
             }
             exchange.recordChanges(control.changes, request: control.request)
+            pace = InboundPace(control.effect)
+            if case .passing = mode, !control.policy.intercepts {
+                upload = control.effect.upBytesPerSecond.map(OutboundPace.init(bytesPerSecond:))
+            }
         }
         exchange.control = control
         self.head = head
@@ -137,6 +161,9 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
             reset()
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             context.eventLoop.execute { bound.value.0.answer(response, context: bound.value.1) }
+        case .answering(.failure(let failure)):
+            reset()
+            failAfterLatency(failure, context: context)
         case .answering(.remote(var request)):
             if body.readableBytes > 0 { request.body = Data(body.readableBytesView) }
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
@@ -199,6 +226,7 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     /// Fires `response` at AsyncHTTPClient as if it had come from the server
     /// (after this call returns: AsyncHTTPClient is still inside its write).
+    /// Under a network condition the parts wait and go at its pace as a server's would.
     private func answer(_ response: ExchangeResponse, context: ChannelHandlerContext) {
         var headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
         headers.remove(name: "transfer-encoding")
@@ -207,10 +235,10 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
             headers.replaceOrAdd(name: "content-length", value: String(response.body.count))
         }
         let head = HTTPResponseHead(version: .http1_1, status: HTTPResponseStatus(statusCode: response.statusCode), headers: headers)
-        context.fireChannelRead(wrapInboundOut(.head(head)))
-        if !response.body.isEmpty { context.fireChannelRead(wrapInboundOut(.body(ByteBuffer(bytes: response.body)))) }
-        context.fireChannelRead(wrapInboundOut(.end(nil)))
-        context.fireChannelReadComplete()
+        channelRead(context: context, data: wrapInboundOut(.head(head)))
+        if !response.body.isEmpty { channelRead(context: context, data: wrapInboundOut(.body(ByteBuffer(bytes: response.body)))) }
+        channelRead(context: context, data: wrapInboundOut(.end(nil)))
+        channelReadComplete(context: context)
     }
 
     private func keepForReplay(_ part: IOData) {

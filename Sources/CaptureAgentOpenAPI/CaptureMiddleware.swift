@@ -67,7 +67,12 @@ public struct CaptureMiddleware: ClientMiddleware {
             case .send(let exchange):
                 if control.changes != nil { outgoing.apply(exchange) }
             case .answer(let response):
-                return answer(response, for: outgoing, changes: control.changes, operationID: operationID)
+                try await Self.waitForLatency(of: control)
+                let (head, body) = answer(response, for: outgoing, changes: control.changes, operationID: operationID)
+                return (head, Self.paced(body, bytesPerSecond: control.effect.downBytesPerSecond))
+            case .fail(let failure):
+                try await Self.waitForLatency(of: control)
+                throw failed(failure, for: outgoing, changes: control.changes, operationID: operationID)
             }
         }
         // The viewer's control needs the log even with no inspector to see it.
@@ -81,11 +86,13 @@ public struct CaptureMiddleware: ClientMiddleware {
             try await holdRequest(&outgoing, control: &control, flow: flow)
         }
 
-        let sentBody = outgoing.body.map { flow.tee($0, side: .request) }
+        let sentBody = Self.paced(outgoing.body.map { flow.tee($0, side: .request) }, bytesPerSecond: control.effect.upBytesPerSecond)
         let response: HTTPResponse
         let responseBody: HTTPBody?
         do {
-            (response, responseBody) = try await next(outgoing.request, sentBody, outgoing.baseURL)
+            let (head, body) = try await next(outgoing.request, sentBody, outgoing.baseURL)
+            try await Self.waitForLatency(of: control)
+            (response, responseBody) = (head, Self.paced(body, bytesPerSecond: control.effect.downBytesPerSecond))
         } catch {
             flow.finish(error: error)
             throw error
@@ -103,7 +110,7 @@ public struct CaptureMiddleware: ClientMiddleware {
         return (response, flow.tee(responseBody, side: .response))
     }
 
-    private func makeRecorder(id: FlowID, taskID: Int, for outgoing: Outgoing, operationID: String) -> FlowRecorder {
+    func makeRecorder(id: FlowID, taskID: Int, for outgoing: Outgoing, operationID: String) -> FlowRecorder {
         var recorder = FlowRecorder(
             id: id,
             method: outgoing.request.method.rawValue,
@@ -138,6 +145,21 @@ public struct CaptureMiddleware: ClientMiddleware {
         flow.finish { recorder, _ in recorder.finished(state: .completed, error: nil, requestBody: nil) }
         let head = HTTPResponse(status: HTTPResponse.Status(code: response.statusCode), headerFields: HTTPFields(response.headers))
         return (head, HTTPBody(response.body))
+    }
+
+    /// A network condition failed the request: no transport, no network;
+    /// the flow ends with the error thrown.
+    private func failed(_ failure: NetworkFailure, for outgoing: Outgoing, changes: FlowChanges?, operationID: String) -> URLError {
+        let error = Self.error(for: failure, url: outgoing.url)
+        let taskID = flowNumbers.next()
+        let flow = FlowRecording(agent: agent, building: true) { id in
+            var recorder = makeRecorder(id: id, taskID: taskID, for: outgoing, operationID: operationID)
+            if let changes { recorder.setChanges(changes) }
+            return recorder
+        }
+        flow.start()
+        flow.finish { recorder, _ in recorder.finished(state: .failed, error: FlowFailure.describe(error), requestBody: nil) }
+        return error
     }
 
     /// The URL the transports build: the base URL's path, then the request's

@@ -42,10 +42,12 @@ final class VaporClientFlows: Sendable {
         var control = ExchangeControl(policy: agent.controlPolicy)
         var outgoing = app
         var localAnswer: ExchangeResponse?
+        var failure: NetworkFailure?
         if control.policy.canChange {
             switch control.start(app) {
             case .send(let changed): outgoing = changed
             case .answer(let answer): localAnswer = answer
+            case .fail(let failed): failure = failed
             }
         }
         if let origin { control.isReplay(of: origin) }
@@ -63,8 +65,16 @@ final class VaporClientFlows: Sendable {
         if agent.allowsControl, flow.isBuilt {
             agent.replays.remember(flow.id, request: app, sender: VaporClientReplay(flows: self, configuration: client.configuration))
         }
+        if let failure {
+            flow.start()
+            try await Self.wait(control.effect.latency, flow: flow)
+            let error = Self.error(for: failure)
+            flow.finish { recorder, _ in recorder.finished(state: .failed, error: FlowFailure.describe(error), requestBody: nil) }
+            throw error
+        }
         if let localAnswer {
             flow.requestEnded()
+            try await Self.wait(control.effect.latency + Self.transfer(localAnswer.body.count, at: control.effect.downBytesPerSecond), flow: flow)
             return respond(with: localAnswer, flow: flow, allocator: client.byteBufferAllocator)
         }
         if flow.withLog({ control.requestReady($0()) }) == .hold {
@@ -72,7 +82,9 @@ final class VaporClientFlows: Sendable {
         }
         let response: HTTPClient.Response
         do {
+            try await Self.pause(Self.transfer(outgoing.body?.count ?? 0, at: control.effect.upBytesPerSecond))
             response = try await client.send(outgoing, deadline: deadline)
+            try await Self.pause(control.effect.latency + Self.transfer(response.body?.readableBytes ?? 0, at: control.effect.downBytesPerSecond))
         } catch {
             let cancelled = FlowFailure.isCancellation(error) || (error as? HTTPClientError) == .cancelled
             flow.finish { recorder, _ in

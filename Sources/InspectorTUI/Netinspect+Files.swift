@@ -44,7 +44,7 @@ struct OptionFiles {
         do {
             var book = try options.rulesFile.map { path throws(RuleLoader.RuleError) in try RuleLoader.readBook(at: path) } ?? RuleBook()
             let flags: [(TrafficRule.Kind, [String])] = [(.mapRemote, options.mapRemote), (.mapLocal, options.mapLocal),
-                                                         (.modifyHeaders, options.modifyHeaders)]
+                                                         (.modifyHeaders, options.modifyHeaders), (.condition, options.conditions)]
             for (kind, specs) in flags {
                 for spec in specs {
                     var entry = RuleBook.Entry(try RuleLoader.load(kind, spec: spec), origin: .flag)

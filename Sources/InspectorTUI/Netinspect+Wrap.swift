@@ -28,7 +28,7 @@ extension Netinspect {
     /// Whether control was asked for (traffic rules): then the command's
     /// agent is told it may be controlled.
     var asksForControl: Bool {
-        rulesFile != nil || !mapRemote.isEmpty || !mapLocal.isEmpty || !modifyHeaders.isEmpty
+        rulesFile != nil || !mapRemote.isEmpty || !mapLocal.isEmpty || !modifyHeaders.isEmpty || !conditions.isEmpty
     }
 
     func validateWrapping() throws {

@@ -87,8 +87,13 @@ struct Netinspect: ParsableCommand {
         valueName: "rule"))
     var modifyHeaders: [String] = []
 
+    @Option(name: .customLong("condition"), help: ArgumentHelp(
+        "Slow down or break matching flows: '|FILTER|SPEC', an empty FILTER ('||3g') for every flow. SPEC is a preset (gprs, 2g, good-2g, 3g, good-3g, 4g, dsl, wifi, offline) or key=value pairs: latency=300ms, down=750kbit, up=250kbit, fail=5%:reset (or timeout, offline, a status), seed=N. Repeatable.",
+        valueName: "rule"))
+    var conditions: [String] = []
+
     @Option(name: .customLong("rules"), help: ArgumentHelp(
-        "Read traffic rules from a file, one a line: 'map-remote |a|b', 'map-local |a|./file', 'modify-headers /N/V'; # comments; '# off: KIND SPEC' is a rule that is off. The UI's rules view (R) saves its changes back to this file.",
+        "Read traffic rules from a file, one a line: 'map-remote |a|b', 'map-local |a|./file', 'modify-headers /N/V', 'condition |~d api|latency=300ms'; # comments; '# off: KIND SPEC' is a rule that is off. The UI's rules view (R) saves its changes back to this file.",
         valueName: "file"))
     var rulesFile: String?
 
@@ -156,8 +161,7 @@ struct Netinspect: ParsableCommand {
         guard !messages || dump || json else { throw ValidationError("--messages adds lines to --dump or --json; add one of them") }
         guard read == nil || listen.isEmpty else { throw ValidationError("--read opens a file instead of listening; leave out --listen") }
         guard read == nil || !demo else { throw ValidationError("--demo needs a live inspector; it cannot be combined with --read") }
-        let hasRules = rulesFile != nil || !mapRemote.isEmpty || !mapLocal.isEmpty || !modifyHeaders.isEmpty
-        guard read == nil || !hasRules else { throw ValidationError("traffic rules change live traffic; they cannot be combined with --read") }
+        guard read == nil || !asksForControl else { throw ValidationError("traffic rules change live traffic; they cannot be combined with --read") }
         guard read == nil || serverReplay.files.isEmpty else {
             throw ValidationError("--server-replay answers live traffic; it cannot be combined with --read")
         }

@@ -9,6 +9,7 @@ import Foundation
 /// | ``Kind/mapRemote`` | `[\|FILTER]\|URL-REGEX\|REPLACEMENT` | sends the request to the URL the regex substitution makes |
 /// | ``Kind/mapLocal`` | `[\|FILTER]\|URL-REGEX\|PATH` | answers from a file (or a directory's files) with no network |
 /// | ``Kind/modifyHeaders`` | `[/FILTER]/NAME/VALUE` | sets a request header; an empty value removes it |
+/// | ``Kind/condition`` | `\|[FILTER]\|SPEC` | slows, paces or fails the flow (``NetworkCondition``) |
 ///
 /// ```swift
 /// let rule = try TrafficRule(.mapRemote, spec: "|api.example.com|127.0.0.1:8080")
@@ -28,13 +29,16 @@ public struct TrafficRule: Sendable, Equatable {
         case mapLocal = "map-local"
         /// Set or remove a request header.
         case modifyHeaders = "modify-headers"
+        /// Put a network condition on matching flows: latency, bandwidth, failures.
+        case condition
     }
 
     /// What the rule does.
     public var kind: Kind
     /// A flow filter (the inspector's filter language) the request must match; nil matches all.
     public var filter: String?
-    /// A regular expression over the URL (map remote and map local), or the header name.
+    /// A regular expression over the URL (map remote and map local), the
+    /// header name, or a condition's ``NetworkCondition`` text.
     public var pattern: String
     /// The replacement URL text, the local path the files came from, or the header value.
     public var replacement: String
@@ -85,6 +89,10 @@ public struct TrafficRule: Sendable, Equatable {
             throw SyntaxError(description: "\(kind.rawValue) '\(spec)': the first character is the separator and must be a symbol such as '|' or '/'; expected e.g. \(Self.example(kind))")
         }
         let parts = spec.dropFirst().split(separator: separator, omittingEmptySubsequences: false).map(String.init)
+        if kind == .condition {
+            try self.init(condition: spec, parts: parts, separator: separator)
+            return
+        }
         let filter: String?
         let first: String
         let second: String
@@ -107,7 +115,7 @@ public struct TrafficRule: Sendable, Equatable {
     /// which ``init(kind:spec:)`` reads back: the separator is one that no
     /// part contains (`|~u :8000/|X-Env|staging`, not `/~u :8000//X-Env/staging`).
     public var spec: String {
-        let parts = [filter, pattern, replacement].compactMap { $0 }
+        let parts = kind == .condition ? [filter ?? "", pattern] : [filter, pattern, replacement].compactMap { $0 }
         let preferred: [Character] = kind == .modifyHeaders ? ["/", "|"] : ["|", "/"]
         let separator = (preferred + ["#", "!", "@", ";", ",", "^", "%", "`", "'", "\""])
             .first { candidate in !parts.contains { $0.contains(candidate) } } ?? preferred[0]
@@ -122,6 +130,7 @@ public struct TrafficRule: Sendable, Equatable {
         case .mapRemote: "'|api.example.com|127.0.0.1:8080'"
         case .mapLocal: "'|example.com/static|./static'"
         case .modifyHeaders: "'/~d example.com/X-Env/staging'"
+        case .condition: "'|~d api.example.com|latency=300ms' or '||3g'"
         }
     }
 }
@@ -163,12 +172,14 @@ public struct FlowChanges: Codable, Sendable, Equatable {
     /// A person wrote this request in the viewer (compose); the app's agent
     /// or the viewer's own client sent it. True or absent.
     public var composed: Bool?
+    /// What a `condition` rule did: the latency added, the pace, the failure.
+    public var condition: AppliedCondition?
 
     /// Creates a change record.
     public init(rules: [String], originalURL: String? = nil, originalHeaders: [HTTPHeader]? = nil, mockedFrom: String? = nil,
                 replayOf: FlowID? = nil, edited: [HoldPhase]? = nil, originalResponse: Response? = nil,
                 originalMethod: String? = nil, originalBody: CapturedBody? = nil, serverReplay: ServerReplayMark? = nil,
-                composed: Bool? = nil) {
+                composed: Bool? = nil, condition: AppliedCondition? = nil) {
         self.rules = rules
         self.originalURL = originalURL
         self.originalHeaders = originalHeaders
@@ -180,5 +191,6 @@ public struct FlowChanges: Codable, Sendable, Equatable {
         self.originalBody = originalBody
         self.serverReplay = serverReplay
         self.composed = composed
+        self.condition = condition
     }
 }

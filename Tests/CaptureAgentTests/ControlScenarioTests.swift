@@ -314,7 +314,8 @@ final class ControlNotOptedInTests: AgentTestCase, @unchecked Sendable {
         var local = try TrafficRule(.mapLocal, spec: "|/echo|/srv/x")
         local.files = [TrafficRule.LocalFile(path: "", contentType: "text/plain", data: Data("local".utf8))]
         let viewer = inspector.latestConnection()
-        inspector.write(ViewerMessage.rules([try TrafficRule(.modifyHeaders, spec: "/X-Rule/on"), local]).frame(), toConnection: viewer)
+        let conditions = [try TrafficRule(.condition, spec: "|~u via=url|latency=300ms fail=100%:reset"), try TrafficRule(.condition, spec: "||offline")]
+        inspector.write(ViewerMessage.rules([try TrafficRule(.modifyHeaders, spec: "/X-Rule/on"), local] + conditions).frame(), toConnection: viewer)
         inspector.write(ViewerMessage.intercept("~q").frame(), toConnection: viewer)
         inspector.write(Receipt(events: 1).frame(), toConnection: viewer)
         try await Task.sleep(for: .milliseconds(300))

@@ -105,6 +105,29 @@ final class InboundControlScenarioTests: AgentTestCase, @unchecked Sendable {
         }
     }
 
+    // MARK: - Conditions
+
+    func testAConditionDelaysTheServicesResponseAndAFailureIsAnsweredWithoutTheHandler() async throws {
+        push([try TrafficRule(.condition, spec: "|~u slow|latency=300ms"), try TrafficRule(.condition, spec: "|~u broken|fail=100%:reset")])
+        for framework in InboundFramework.allCases where framework.client.can(.condition) {
+            let service = try await service(framework)
+            let clock = ContinuousClock()
+            let start = clock.now
+            let slow = await self.start(.GET, "/text?via=\(framework)&slow", on: service).value
+            XCTAssertGreaterThanOrEqual(start.duration(to: clock.now), .milliseconds(300), "\(framework)")
+            XCTAssertEqual(slow?.body, Array("hello".utf8), "\(framework)")
+            let slowFlow = await finished("via=\(framework)&slow")
+            XCTAssertEqual(slowFlow?.changes?.condition?.latencyMilliseconds, 300, "\(framework)")
+
+            let runs = service.handlerRuns
+            let broken = await self.start(.GET, "/text?via=\(framework)&broken", on: service).value
+            XCTAssertEqual(broken?.status, 503, "\(framework): a middleware cannot drop the connection")
+            XCTAssertEqual(service.handlerRuns, runs, "\(framework): no handler ran")
+            let brokenFlow = await finished("via=\(framework)&broken")
+            XCTAssertEqual(brokenFlow?.changes?.condition?.failure, "reset", "\(framework)")
+        }
+    }
+
     // MARK: - Breakpoints
 
     func testABreakpointHoldsTheRequestBeforeTheHandlerAndTheResponseBeforeTheClient() async throws {
@@ -224,7 +247,8 @@ final class InboundControlNotOptedInTests: AgentTestCase, @unchecked Sendable {
         var local = try TrafficRule(.mapLocal, spec: "|/echo|/srv/x")
         local.files = [TrafficRule.LocalFile(path: "", contentType: "text/plain", data: Data("local".utf8))]
         let viewer = inspector.latestConnection()
-        inspector.write(ViewerMessage.rules([try TrafficRule(.modifyHeaders, spec: "/X-Rule/on"), local]).frame(), toConnection: viewer)
+        let condition = try TrafficRule(.condition, spec: "||latency=300ms fail=100%:reset")
+        inspector.write(ViewerMessage.rules([try TrafficRule(.modifyHeaders, spec: "/X-Rule/on"), local, condition]).frame(), toConnection: viewer)
         inspector.write(ViewerMessage.intercept("~q").frame(), toConnection: viewer)
         try await Task.sleep(for: .milliseconds(300))
         for framework in InboundFramework.allCases {

@@ -63,6 +63,25 @@ final class RulesEndToEndTests: XCTestCase, @unchecked Sendable {
         return try inspector.output.split(separator: "\n").map { try NetworkLog(jsonLine: Array($0.utf8)) }
     }
 
+    func testAConditionDelaysAndFailsTheAppsRequestsAndJSONSaysWhatItDid() throws {
+        let setup = try start(rules: ["--condition", "|~u slow|latency=300ms", "--condition", "|~u broken|fail=100%:reset"])
+        defer { setup.finish() }
+
+        let (slow, seconds) = fetch(URLRequest(url: serverA.url("/text?slow")), on: setup.session)
+        XCTAssertEqual(slow.status, 200)
+        XCTAssertGreaterThanOrEqual(seconds, 0.3)
+        let (broken, _) = fetch(URLRequest(url: serverA.url("/text?broken")), on: setup.session)
+        XCTAssertEqual(broken.errorCode, URLError.networkConnectionLost.rawValue)
+        XCTAssertEqual(serverA.requests.map(\.uri), ["/text?slow"], "the failed request never reached the server")
+
+        let flows = try flows(setup.inspector, count: 2)
+        let slowFlow = try XCTUnwrap(flows.first { $0.request.url.hasSuffix("?slow") })
+        XCTAssertEqual(slowFlow.changes?.condition, AppliedCondition(rule: "condition |~u slow|latency=300ms", latencyMilliseconds: 300))
+        let brokenFlow = try XCTUnwrap(flows.first { $0.request.url.hasSuffix("?broken") })
+        XCTAssertEqual(brokenFlow.changes?.condition?.failure, "reset")
+        XCTAssertEqual(brokenFlow.error?.code, URLError.networkConnectionLost.rawValue)
+    }
+
     func testMapRemoteSendsTheFirstRequestToTheOtherServerAndTheFlowShowsBothURLs() throws {
         let a = "127.0.0.1:\(serverA.port)", b = "127.0.0.1:\(serverB.port)"
         let setup = try start(rules: ["--map-remote", "|\(a)|\(b)"])

@@ -129,6 +129,40 @@ final class ServerReplayScenarioTests: AgentTestCase, @unchecked Sendable {
         XCTAssertFalse(agent.serverReplay.isActive)
     }
 
+    func testKillFailsAnUnrecordedRequestAsAConnectionResetInEveryClient() async throws {
+        var options = ServerReplayOptions()
+        options.extra = .kill
+        replay(book([], options))
+        for adapter in ControlAdapter.allCases {
+            _ = server.takeRequests()
+            let outcome = await adapter.send(ScenarioRequest(url: server.url("/text?via=\(adapter.rawValue)")), agent: agent)
+            XCTAssertTrue(outcome.failed, "\(adapter): \(outcome)")
+            XCTAssertEqual(server.takeRequests().count, 0, "\(adapter): nothing reached the server")
+            let flow = finished("via=\(adapter.rawValue)")
+            XCTAssertEqual(flow?.changes?.serverReplay?.extra, "kill", "\(adapter)")
+            XCTAssertEqual(flow?.state, .failed, "\(adapter)")
+        }
+    }
+
+    func testTimingKeepsTheRecordedWaitBeforeAnswering() async throws {
+        let recorded = try await recordThreeAnswers()
+        var options = ServerReplayOptions()
+        options.timing = true
+        var timed = book(Array(recorded.prefix(1)), options)
+        timed.entries[0].wait = 0.4
+        replay(timed)
+        for adapter in [ControlAdapter.urlSessionResent, .ahcAsync] {
+            let started = ContinuousClock.now
+            let outcome = await adapter.send(ScenarioRequest(url: server.url("/header/x-seq")), agent: agent)
+            let elapsed = ContinuousClock.now - started
+            XCTAssertEqual(outcome.body, Array("1".utf8), "\(adapter)")
+            XCTAssertGreaterThanOrEqual(elapsed, .milliseconds(400), "\(adapter): the recorded wait is kept")
+            // A fresh book for the next client (this one's response is used).
+            replay(nil)
+            replay(timed)
+        }
+    }
+
     /// GET /header/x-seq three times with X-Seq 1, 2, 3: one key, three answers.
     private func recordThreeAnswers() async throws -> [NetworkLog] {
         var flows: [NetworkLog] = []

@@ -274,7 +274,15 @@ enum RandomMessages {
                     mockedFrom: Bool.random(using: &rng) ? string(using: &rng) : nil,
                     originalMethod: Bool.random(using: &rng) ? string(using: &rng) : nil,
                     originalBody: Bool.random(using: &rng) ? body(using: &rng) : nil,
-                    composed: Bool.random(using: &rng) ? true : nil) : nil,
+                    serverReplay: Bool.random(using: &rng) ? ServerReplayMark(
+                        recordedID: Bool.random(using: &rng) ? FlowID() : nil, left: Int.random(in: 0...9_999, using: &rng),
+                        extra: Bool.random(using: &rng) ? "404" : nil, waited: Bool.random(using: &rng) ? 0.25 : nil) : nil,
+                    composed: Bool.random(using: &rng) ? true : nil,
+                    condition: Bool.random(using: &rng) ? AppliedCondition(
+                        rule: string(using: &rng), latencyMilliseconds: Bool.random(using: &rng) ? Int.random(in: 1...9_999, using: &rng) : nil,
+                        downBitsPerSecond: Bool.random(using: &rng) ? Int.random(in: 1...1 << 30, using: &rng) : nil,
+                        upBitsPerSecond: Bool.random(using: &rng) ? Int.random(in: 1...1 << 30, using: &rng) : nil,
+                        failure: Bool.random(using: &rng) ? string(using: &rng) : nil) : nil) : nil,
                 grpc: grpcCall(using: &rng), parts: bodyParts(using: &rng), webSocket: webSocketSession(using: &rng)))
         case 2:
             return .flowResponse(FlowResponse(id: FlowID(), response: response(using: &rng), timing: timing(using: &rng), redirects: hops(using: &rng)))

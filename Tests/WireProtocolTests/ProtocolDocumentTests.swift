@@ -44,6 +44,7 @@ final class ProtocolDocumentTests: XCTestCase {
             TrafficRule(kind: .mapRemote, filter: "~m GET", pattern: #"api\.example\.com"#, replacement: "127.0.0.1:8080"),
             local,
             TrafficRule(kind: .modifyHeaders, pattern: "X-Name", replacement: "Zoë 東京"),
+            TrafficRule(kind: .condition, filter: "~d api", pattern: "latency=300ms fail=5%:reset", replacement: ""),
         ]))
     }
 

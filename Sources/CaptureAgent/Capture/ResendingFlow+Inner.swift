@@ -85,7 +85,11 @@ extension ResendingFlow {
     }
 
     func innerDidReceive(_ response: URLResponse) {
-        queue.async {
+        queue.async { self.paced(.head(response)) { self.deliverHead(response) } }
+    }
+
+    func deliverHead(_ response: URLResponse) {
+        do {
             // A second response means corelibs retried (an answered 401):
             // as in its own transfer, only the last response's body counts.
             self.bufferedBody = Data()
@@ -103,7 +107,11 @@ extension ResendingFlow {
     }
 
     func innerDidReceive(_ data: Data) {
-        queue.async {
+        queue.async { self.paced(.data(data)) { self.deliverData(data) } }
+    }
+
+    func deliverData(_ data: Data) {
+        do {
             data.withUnsafeBytes { self.flow?.responseBody($0) }
             if var held = self.heldResponse {
                 held.body.append(data)
@@ -142,7 +150,11 @@ extension ResendingFlow {
     }
 
     func innerDidComplete(error: Error?) {
-        queue.async {
+        queue.async { self.paced(.end(error)) { self.deliverEnd(error: error) } }
+    }
+
+    func deliverEnd(error: Error?) {
+        do {
             if self.heldResponse != nil, error == nil, let agent = self.agent, let flow = self.flow, !flow.isFinished, !self.clientIsDone {
                 // The whole response is in: hold it for the viewer.
                 self.heldResponse?.complete = true

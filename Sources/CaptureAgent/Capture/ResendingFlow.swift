@@ -53,6 +53,8 @@ final class ResendingFlow: @unchecked Sendable {
         var complete = false
     }
     var heldResponse: HeldResponse?
+    /// The response's wait and pace under a network condition (ResendingFlow+Conditions.swift).
+    var responsePace: ResponsePace?
     var completionTaskDelegate: URLSessionDataDelegate?
     /// The delegate corelibs tells about body bytes sent, and counts them
     /// for: the session's, or an async call's task delegate; nil otherwise.
@@ -122,6 +124,8 @@ final class ResendingFlow: @unchecked Sendable {
                 self.agent?.breakpoints.decide(id, .release(.cancelled))
             }
             self.innerTask?.cancel()
+            // A response a network condition keeps waiting ends now, not when its timer fires.
+            self.drainPaced()
         }
     }
 
@@ -150,7 +154,12 @@ final class ResendingFlow: @unchecked Sendable {
         case .answer(let response)?:
             let url = control.request?.url ?? appRequest.url
             guard let url, let head = response.urlResponse(for: url), let changes = control.changes else { return fail(URLError(.unknown)) }
-            return answerLocally(task: task, request: appRequest, internals: internals, response: head, data: response.body, changes: changes)
+            return afterLatency {
+                self.answerLocally(task: task, request: appRequest, internals: internals, response: head, data: response.body, changes: changes)
+            }
+        case .fail(let failure)?:
+            guard let changes = control.changes else { return fail(URLError(.unknown)) }
+            return failByCondition(failure, task: task, request: appRequest, internals: internals, changes: changes)
         case nil:
             break
         }
@@ -252,6 +261,7 @@ final class ResendingFlow: @unchecked Sendable {
         }
 
         countBodyToSend(body)
+        paceResponse()
         switch announce {
         case .first: flow.start()
         case .again: flow.restart()

@@ -15,6 +15,10 @@ package enum ControlPower: String, CaseIterable, Sendable {
     case responseBreakpoint = "response breakpoint"
     case kill
     case replay
+    /// A `condition` rule's latency and failures.
+    case condition = "condition"
+    /// A `condition` rule's bandwidth on the response body.
+    case pacing = "pacing"
 }
 
 /// The clients the agent captures, as the table of powers names them.
@@ -33,6 +37,7 @@ package enum CaptureClient: String, CaseIterable, Sendable {
         switch (self, power) {
         case (.urlSessionDownload, .replay), (.openAPI, .mapRemote), (.openAPI, .mapLocal), (.openAPI, .headerRule),
              (.openAPI, .requestBreakpoint), (.openAPI, .responseBreakpoint), (.openAPI, .kill),
+             (.openAPI, .condition), (.openAPI, .pacing),
              (.urlSession, _), (.asyncHTTPClient, _), (.vaporClient, _):
             nil
         case (.urlSessionDownload, _):
@@ -43,6 +48,8 @@ package enum CaptureClient: String, CaseIterable, Sendable {
             "a service answers its own requests: there is no remote to map one to (the agent is not a reverse proxy)"
         case (.hummingbirdInbound, .replay), (.vaporInbound, .replay):
             "the agent has no client for a request its service received; netinspect replays it with its own client, to the service's address"
+        case (.hummingbirdInbound, .pacing), (.vaporInbound, .pacing):
+            "the middleware hands the framework a response whose body the framework writes itself: pacing it is not built"
         case (.hummingbirdInbound, _), (.vaporInbound, _), (.grpc, .requestBreakpoint), (.grpc, .responseBreakpoint), (.grpc, .kill):
             nil
         case (.grpc, .mapRemote):
@@ -51,6 +58,8 @@ package enum CaptureClient: String, CaseIterable, Sendable {
             "a gRPC answer is metadata, messages and a status, not a file: a local answer for a call is not built"
         case (.grpc, .headerRule):
             "rules are not applied to gRPC metadata yet: the wrappers could set it before the call goes out, but that is not built"
+        case (.grpc, .condition), (.grpc, .pacing):
+            "the wrappers do not ask the rules about a call, so network conditions are not built for gRPC"
         case (.grpc, .replay):
             "the wrapper has no client of its own, and a call's messages stream: it keeps nothing to make the call again with"
         }

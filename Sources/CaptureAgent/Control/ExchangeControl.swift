@@ -73,6 +73,9 @@ package struct ExchangeControl: Sendable {
     package private(set) var request: ExchangeRequest?
     /// What the log says was changed; nil while nothing was.
     package private(set) var changes: FlowChanges?
+    /// What a network condition asks of the exchange after ``start(_:)``:
+    /// the wait before the response (or the answer, or the failure), the pace of the bodies.
+    package private(set) var effect = NetworkEffect.none
 
     package init(policy: Policy) {
         self.policy = policy
@@ -86,13 +89,34 @@ package struct ExchangeControl: Sendable {
         case send(ExchangeRequest)
         /// Answer the app with this, without the network (map local); the exchange is done.
         case answer(ExchangeResponse)
+        /// Fail the app's request as its client reports this, without the
+        /// network (a network condition); the exchange is done.
+        case fail(NetworkFailure)
     }
 
     /// The app made `request`: the rules decide first, then server replay
     /// answers what they would send, when it has a recorded response (the
     /// request as it would go out is the one a recording under the same
-    /// rules holds).
+    /// rules holds); then a network condition may fail it or slow it (``effect``).
     package mutating func start(_ request: ExchangeRequest) -> StartAction {
+        let action = startByRules(request)
+        guard let match = policy.rules.condition(for: request) else { return action }
+        let (effect, failure, applied) = match.decide()
+        guard failure != nil || !effect.isNone else { return action }
+        // Added to a server replay's recorded wait, when it keeps one.
+        let replayWait = self.effect.latency
+        self.effect = effect
+        self.effect.latency += replayWait
+        var record = changes ?? FlowChanges(rules: [])
+        record.rules.append(match.rule.description)
+        record.condition = applied
+        changes = record
+        guard let failure else { return action }
+        state = .done
+        return Self.action(failing: failure)
+    }
+
+    private mutating func startByRules(_ request: ExchangeRequest) -> StartAction {
         precondition(state == .idle, "an exchange starts once")
         appRequest = request
         var sent = request
@@ -121,14 +145,20 @@ package struct ExchangeControl: Sendable {
         var record = changes ?? FlowChanges(rules: [])
         state = .done
         switch answer {
-        case .recorded(let response, let mark, _), .notFound(let response, let mark):
+        case .recorded(let response, let mark, let wait):
+            record.serverReplay = mark
+            changes = record
+            // `--server-replay-timing`: the adapters wait as for a condition's latency.
+            if let wait, wait > 0 { effect.latency = .milliseconds(Int64((wait * 1000).rounded())) }
+            return .answer(response)
+        case .notFound(let response, let mark):
             record.serverReplay = mark
             changes = record
             return .answer(response)
         case .kill(let mark):
             record.serverReplay = mark
             changes = record
-            return .answer(ExchangeResponse(statusCode: 502, headers: [], body: Data()))
+            return .fail(.reset)
         }
     }
 

@@ -5,7 +5,8 @@ import WireProtocol
 /// The traffic rules the connected viewer pushed, compiled for matching.
 ///
 /// Rules apply in order: header rules and map-remote rules change the
-/// request cumulatively; the first map-local rule that matches answers it.
+/// request cumulatively; the first map-local rule that matches answers it;
+/// the first condition rule that matches slows or fails it (``condition(for:)``).
 /// A rule whose filter or regular expression does not compile is left out
 /// (the viewer checks them before sending, so this is a hostile or newer
 /// viewer's doing).
@@ -22,6 +23,8 @@ package struct RuleSet: @unchecked Sendable {
         /// The same expression, for the substitution once it matched.
         var regex: NSRegularExpression?
         var template: String
+        /// A condition rule's condition and draws.
+        var condition: ConditionMatch?
     }
 
     private let rules: [Compiled]
@@ -51,6 +54,11 @@ package struct RuleSet: @unchecked Sendable {
             }
             var regex: NSRegularExpression?
             var urlPattern: FilterPattern?
+            if rule.kind == .condition {
+                guard let condition = try? NetworkCondition(spec: rule.pattern) else { return nil }
+                let match = ConditionMatch(rule: rule, condition: condition, draws: ConditionDraws(seed: condition.seed))
+                return Compiled(rule: rule, filter: filter, template: "", condition: match)
+            }
             if rule.kind != .modifyHeaders {
                 guard let compiled = try? NSRegularExpression(pattern: rule.pattern, options: [.caseInsensitive]),
                       let pattern = try? FilterPattern(regularExpression: rule.pattern)
@@ -86,7 +94,7 @@ package struct RuleSet: @unchecked Sendable {
         // What the filters see, made once and again only after a rule changed the request.
         var log: NetworkLog?
         var urlText = original.url.absoluteString
-        for compiled in rules {
+        for compiled in rules where compiled.condition == nil {
             if let pattern = compiled.urlPattern, !pattern.matches(urlText) { continue }
             if let filter = compiled.filter {
                 if log == nil { log = request.pendingLog }
@@ -107,6 +115,8 @@ package struct RuleSet: @unchecked Sendable {
                 urlText = target.absoluteString
                 applied.append(rule.description)
                 log = nil
+            case .condition:
+                continue
             case .mapLocal:
                 guard let regex = compiled.regex,
                       let match = regex.firstMatch(in: urlText, range: NSRange(urlText.startIndex..., in: urlText)),
@@ -122,6 +132,21 @@ package struct RuleSet: @unchecked Sendable {
         }
         guard !applied.isEmpty else { return .unchanged }
         return .send(request, changes(applied, original, request, mockedFrom: nil))
+    }
+
+    /// The first condition rule whose filter `request` matches (an empty
+    /// filter matches every request).
+    package func condition(for request: ExchangeRequest) -> ConditionMatch? {
+        var log: NetworkLog?
+        for compiled in rules {
+            guard let match = compiled.condition else { continue }
+            if let filter = compiled.filter {
+                if log == nil { log = request.pendingLog }
+                guard let log, filter.matches(log) else { continue }
+            }
+            return match
+        }
+        return nil
     }
 
     private func changes(_ applied: [String], _ original: ExchangeRequest, _ request: ExchangeRequest, mockedFrom: String?) -> FlowChanges {

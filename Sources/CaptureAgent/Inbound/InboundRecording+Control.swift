@@ -39,8 +39,13 @@ extension InboundRecording {
         policy.rules = policy.rules.excluding(.mapRemote)
         var control = ExchangeControl(policy: policy)
         let request = ExchangeRequest(method: method, url: url, headers: headers, bodyStreams: true, direction: .inbound)
-        guard case .answer(let response) = control.start(request) else { return (control, nil) }
-        return (control, response)
+        switch control.start(request) {
+        case .answer(let response): return (control, response)
+        // A middleware cannot drop its client's connection: a condition's
+        // failure is answered as a kill is.
+        case .fail: return (control, .killedInbound)
+        case .send: return (control, nil)
+        }
     }
 
     /// Whether the viewer may change or hold this exchange: only then does
@@ -83,6 +88,10 @@ extension InboundRecording {
             }
         }
         guard let first = asked else { return .handle(nil) }
+        // A network condition's latency: the response starts that much later
+        // (a cancelled request stops waiting).
+        let latency = control.withLock { $0.control.effect.latency }
+        if latency > .zero { try? await Task.sleep(for: latency) }
         if let answer = first.answer {
             answerLocally(answer)
             return .answer(answer)

@@ -44,7 +44,7 @@ package enum RuleLoader {
                 throw RuleError(description: "\(kind.rawValue) '\(spec)': filter '\(filter)': \(error.description)")
             }
         }
-        if kind != .modifyHeaders {
+        if kind == .mapRemote || kind == .mapLocal {
             do {
                 _ = try NSRegularExpression(pattern: rule.pattern)
                 _ = try FilterPattern(regularExpression: rule.pattern)

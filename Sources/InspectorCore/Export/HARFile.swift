@@ -310,13 +310,22 @@ private func flowChanges(_ value: JSONValue) -> FlowChanges? {
                        originalHeaders: value["originalHeaders"].map(headers), mockedFrom: value["mockedFrom"]?.stringValue,
                        replayOf: value["replayOf"]?.stringValue.flatMap(FlowID.init), edited: edited?.isEmpty == false ? edited : nil,
                        serverReplay: value["serverReplay"].flatMap(serverReplayMark),
-                       composed: value["composed"]?.boolValue == true ? true : nil)
+                       composed: value["composed"]?.boolValue == true ? true : nil,
+                       condition: value["condition"].flatMap(appliedCondition))
 }
 
 private func serverReplayMark(_ value: JSONValue) -> ServerReplayMark? {
     guard let left = value["left"]?.doubleValue else { return nil }
     return ServerReplayMark(recordedID: value["recordedID"]?.stringValue.flatMap(FlowID.init), left: Int(left),
                             extra: value["extra"]?.stringValue, waited: value["waited"]?.doubleValue)
+}
+
+private func appliedCondition(_ value: JSONValue) -> AppliedCondition? {
+    guard let rule = value["rule"]?.stringValue else { return nil }
+    return AppliedCondition(rule: rule, latencyMilliseconds: value["latencyMilliseconds"]?.doubleValue.map { Int($0) },
+                            downBitsPerSecond: value["downBitsPerSecond"]?.doubleValue.map { Int($0) },
+                            upBitsPerSecond: value["upBitsPerSecond"]?.doubleValue.map { Int($0) },
+                            failure: value["failure"]?.stringValue)
 }
 
 /// Offsets from another tool's `timings`: everything before `wait` counts as

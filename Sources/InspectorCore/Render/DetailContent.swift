@@ -143,6 +143,9 @@ enum DetailContent {
         if let replay = changes.serverReplay {
             lines.append(StyledLine([Span("Server replay ", .warning), Span(Format.serverReplay(replay))]))
         }
+        if let condition = changes.condition {
+            lines.append(StyledLine([Span("Condition ", .warning), Span("\(condition.summary), by the rule \(condition.rule)")]))
+        }
         if let edited = changes.edited, !edited.isEmpty {
             let what = edited.map(\.rawValue).joined(separator: " and ")
             lines.append(StyledLine([Span("Edited ", .warning), Span("by you: the \(what), at a breakpoint or before a replay")]))

@@ -217,7 +217,8 @@ extension Renderer {
     /// A traffic rule's mark on the path, so a changed flow never passes for
     /// the app's own: `✚` written by a person (compose), `≡` answered
     /// locally, `≈` answered from a recording (server replay), `→` sent
-    /// elsewhere, `↻` a replay, `±` headers edited.
+    /// elsewhere, `↻` a replay, `∿` slowed or failed by a network
+    /// condition, `±` headers edited.
     static func changeMarker(_ changes: FlowChanges?) -> String? {
         guard let changes else { return nil }
         if changes.composed == true { return "✚" }
@@ -226,6 +227,7 @@ extension Renderer {
         if changes.serverReplay != nil { return serverReplayMarker }
         if changes.replayOf != nil { return "↻" }
         if changes.originalURL != nil { return "→" }
+        if changes.condition != nil { return "∿" }
         return "±"
     }
 

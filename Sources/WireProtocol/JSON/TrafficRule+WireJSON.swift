@@ -14,6 +14,7 @@ extension FlowChanges: JSONWritable, JSONReadable {
             $0.field("originalMethod", originalMethod); $0.field("originalBody", originalBody)
             $0.field("serverReplay", serverReplay)
             if composed == true { $0.field("composed", true) }
+            $0.field("condition", condition)
         }
     }
     init(json: JSONReader) throws(JSONFieldError) {
@@ -24,7 +25,8 @@ extension FlowChanges: JSONWritable, JSONReadable {
                   edited: try json.optionalArray("edited"), originalResponse: try json.decodeIfPresent("originalResponse"),
                   originalMethod: try json.optionalString("originalMethod"), originalBody: try json.decodeIfPresent("originalBody"),
                   serverReplay: try json.decodeIfPresent("serverReplay"),
-                  composed: try json.optionalBool("composed") == true ? true : nil)
+                  composed: try json.optionalBool("composed") == true ? true : nil,
+                  condition: try json.decodeIfPresent("condition"))
     }
 }
 

@@ -22,7 +22,7 @@ extension ControlAdapter {
             outcome = ScenarioOutcome(status: Int(response.status.code), body: response.body.map { Array($0.readableBytesView) } ?? [],
                                       marked: Self.marked(response.headers.map { ($0.name, $0.value) }))
         } catch {
-            outcome = ScenarioOutcome(failed: true)
+            outcome = ScenarioOutcome(failed: true, error: ScenarioOutcome.describing(error))
         }
         try? await app.asyncShutdown()
         return outcome

@@ -72,9 +72,19 @@ struct ScenarioOutcome: Equatable, CustomStringConvertible {
     /// Header fields the tests look at, by lowercased name.
     var marked: [String: String] = [:]
     var failed = false
+    /// The error as the app tells it apart: `NSURLErrorDomain -1005` for a
+    /// Foundation error, else its type and description.
+    var error: String?
 
     var description: String {
-        "status \(status.map(String.init) ?? "-"), \(body.count) bytes \(String(decoding: body.prefix(40), as: UTF8.self).debugDescription), marked \(marked), failed \(failed)"
+        "status \(status.map(String.init) ?? "-"), \(body.count) bytes \(String(decoding: body.prefix(40), as: UTF8.self).debugDescription), marked \(marked), failed \(failed), error \(error ?? "-")"
+    }
+
+    /// `error` as ``error`` tells it.
+    static func describing(_ error: Error) -> String {
+        let underlying = (error as? ClientError)?.underlyingError ?? error
+        if let urlError = underlying as? URLError { return "\(NSURLErrorDomain) \(urlError.code.rawValue)" }
+        return describe(underlying)
     }
 
     static let markedNames = ["x-method", "x-edited", "content-type"]
@@ -99,7 +109,8 @@ extension ControlAdapter {
             urlRequest.httpBody = request.body.map { Data($0) }
             let outcome = await performExchange(urlRequest, on: session, style: style)
             return ScenarioOutcome(status: outcome.status, body: Array(outcome.body),
-                                   marked: Self.marked(outcome.headers.map { ($0.key, $0.value) }), failed: outcome.errorCode != nil)
+                                   marked: Self.marked(outcome.headers.map { ($0.key, $0.value) }), failed: outcome.errorCode != nil,
+                                   error: outcome.errorCode.map { "\(outcome.errorDomain ?? "") \($0)" })
         case .ahcAsync, .ahcFuture:
             var configuration = ahcConfiguration()
             agent?.capture(&configuration)
@@ -110,7 +121,8 @@ extension ControlAdapter {
                 guard let colon = line.firstIndex(of: ":") else { return nil }
                 return (String(line[..<colon]), String(line[line.index(after: colon)...]).trimmingCharacters(in: .whitespaces))
             }
-            return ScenarioOutcome(status: outcome.status, body: outcome.body, marked: Self.marked(fields), failed: outcome.error != nil)
+            return ScenarioOutcome(status: outcome.status, body: outcome.body, marked: Self.marked(fields), failed: outcome.error != nil,
+                                   error: outcome.error)
         case .openAPI:
             return await sendOpenAPI(request, agent: agent)
         #if Vapor
@@ -147,7 +159,7 @@ extension ControlAdapter {
                 }
             )
         } catch {
-            return ScenarioOutcome(failed: true)
+            return ScenarioOutcome(failed: true, error: ScenarioOutcome.describing(error))
         }
     }
 

@@ -54,6 +54,8 @@ struct ScriptedResponse: Sendable {
     /// An HTTP/1.0 answer with no `Content-Length`: the body ends where the
     /// server closes the connection, as `python3 -m http.server` answers.
     var closeDelimited = false
+    /// No answer: the connection is reset (`SO_LINGER` 0, then close).
+    var resets = false
 }
 
 /// An HTTP/1.1 server on 127.0.0.1, inside the test process, built on
@@ -72,6 +74,7 @@ struct ScriptedResponse: Sendable {
 /// - `/drip/N`: 200 with N chunks (default 100) of 1 KiB, 50 ms apart
 /// - `/stream/N`: N bytes of `pattern(count:)`, streamed with back-pressure
 /// - `/close-delimited`: HTTP/1.0 200, a short text body ended by the server's close
+/// - `/reset`: no answer; the connection is reset
 final class TestHTTPServer: @unchecked Sendable {
     static let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
 
@@ -178,6 +181,8 @@ final class TestHTTPServer: @unchecked Sendable {
             response.headers = [("Content-Type", "text/plain; charset=utf-8")]
             response.body = textBody
             response.closeDelimited = true
+        case "reset":
+            response.resets = true
         case "drip":
             response.headers = [("Content-Type", "application/octet-stream")]
             let count = Int(segments.count > 1 ? segments[1] : "") ?? 100
@@ -225,6 +230,10 @@ final class RecordingHandler: ChannelInboundHandler, RemovableChannelHandler {
 
     private func respond(_ response: ScriptedResponse, head isHead: Bool, channel: Channel) {
         let send: @Sendable () -> Void = {
+            if response.resets, let options = channel as? SocketOptionProvider {
+                options.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
+                return
+            }
             var headers = HTTPHeaders(response.headers)
             if let length = response.streamedLength {
                 headers.replaceOrAdd(name: "Content-Length", value: String(length))
