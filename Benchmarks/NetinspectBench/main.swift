@@ -38,6 +38,7 @@ do {
     if wanted(9) { print(try GRPCBenchmark.run(tiny: tiny).render()) }
     #endif
     if wanted(10) { print(try StreamBenchmark.run(tiny: tiny).render()) }
+    if wanted(11) { print(try ServerReplayBenchmark.run(tiny: tiny).render()) }
 } catch {
     FileHandle.standardError.write(Data("netinspect-bench: \(error)\n".utf8))
     exit(1)

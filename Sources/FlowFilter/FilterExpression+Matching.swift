@@ -86,6 +86,14 @@ extension FilterExpression {
             return log.webSocket != nil
         case .stream:
             return Self.isStream(log)
+        case .replay(let kind):
+            let client = log.changes?.replayOf != nil
+            let server = log.changes?.serverReplay != nil
+            switch kind {
+            case .either: return client || server
+            case .client: return client
+            case .server: return server
+            }
         case .text(let pattern):
             if Self.urlMatches(log.request.url, pattern) || pattern.matches(log.request.method) { return true }
             if let status = log.grpc?.status, pattern.matches(status.name) { return true }

@@ -29,6 +29,7 @@ import WireProtocol
 /// | `~gs NOT_FOUND`, `~gs 5` | gRPC call ended with this status (name, either case, or code) |
 /// | `~websocket`      | flow is a WebSocket                                                |
 /// | `~stream`         | flow streams: a WebSocket, server-sent events, a body that came in parts, a streaming gRPC call |
+/// | `~replay`         | flow is a replay: sent again (`~replayq`, client replay) or answered from a recording (`~replays`, server replay) |
 /// | `!x`, `x & y`, `x y`, `x \| y`, `( … )` | not, and (also by juxtaposition), or, grouping |
 /// | `word`, `"a b"`   | a bare or quoted word alone is a URL match, like `~u`              |
 ///
@@ -103,6 +104,10 @@ package indirect enum FilterExpression: Sendable, Equatable {
     /// `~stream`: the flow streams: a WebSocket, a `text/event-stream`
     /// response, a body that arrived in parts, or a gRPC call that streams.
     case stream
+    /// `~replay`, `~replayq`, `~replays` (as in mitmproxy): the flow was
+    /// replayed, by netinspect or the app's agent sending it again (client)
+    /// or by server replay answering it from a recording (server).
+    case replay(FilterReplayKind)
     /// The `/` quick search: a case-insensitive substring of the URL, the
     /// method, the status code or a gRPC status name.
     case text(FilterPattern)
@@ -112,6 +117,15 @@ package indirect enum FilterExpression: Sendable, Equatable {
     case and(FilterExpression, FilterExpression)
     /// `|`: either matches.
     case or(FilterExpression, FilterExpression)
+}
+
+/// Which replays `~replay` (either), `~replayq` and `~replays` select.
+package enum FilterReplayKind: Sendable, Equatable {
+    case either
+    /// Sent again at a person's request (`r`, `:replay.client`).
+    case client
+    /// Answered from a recording (`--server-replay`).
+    case server
 }
 
 /// Which half of an exchange a header or body filter looks at.
@@ -186,6 +200,7 @@ extension FilterExpression {
         ("~gs NAME|CODE", "gRPC calls that ended with this status: ~gs NOT_FOUND, ~gs 5"),
         ("~websocket", "WebSockets"),
         ("~stream", "streams: WebSockets, server-sent events, bodies in parts, streaming gRPC"),
+        ("~replay, ~replayq, ~replays", "replayed: either way; sent again (client); answered from a recording (server)"),
         ("! & | ( )", "not, and (also a space), or, grouping"),
         ("\"a b\"", "quoted argument; \\\" and \\\\ escape"),
     ]

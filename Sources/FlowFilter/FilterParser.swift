@@ -116,6 +116,9 @@ struct FilterParser {
         case "gs": return try grpcStatusFilter(try argument(for: name))
         case "websocket": return .webSocket
         case "stream": return .stream
+        case "replay": return .replay(.either)
+        case "replayq": return .replay(.client)
+        case "replays": return .replay(.server)
         case "comment": return .comment(try regularExpressionArgument(for: name))
         case "m": return .method(try argument(for: name).text.uppercased())
         case "c": return try statusFilter(try argument(for: name))

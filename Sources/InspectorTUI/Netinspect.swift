@@ -97,7 +97,7 @@ struct Netinspect: ParsableCommand {
         valueName: "file"))
     var rulesFile: String?
 
-    @OptionGroup(title: "Server replay")
+    @OptionGroup
     var serverReplay: ServerReplayFlags
 
     @Option(name: .customLong("proto"), help: ArgumentHelp(

@@ -174,10 +174,10 @@ final class FilterSyntaxTests: FilterTestCase {
             row.syntax.split(whereSeparator: { $0 == " " || $0 == "," }).filter { $0.hasPrefix("~") }
         }
         XCTAssertEqual(Set(operators), ["~m", "~c", "~d", "~u", "~h", "~hq", "~hs", "~b", "~bq", "~bs", "~t", "~e", "~p", "~q", "~s", "~marked", "~comment",
-                                             "~inbound", "~outbound", "~parent", "~id", "~app", "~pid", "~grpc", "~gs", "~websocket", "~stream"])
+                                             "~inbound", "~outbound", "~parent", "~id", "~app", "~pid", "~grpc", "~gs", "~websocket", "~stream", "~replay", "~replayq", "~replays"])
         for name in operators {
             let argument = name == "~c" || name == "~pid" ? "200" : name == "~parent" ? "~e" : name == "~gs" ? "NOT_FOUND" : "x"
-            let text = ["~e", "~p", "~q", "~s", "~marked", "~inbound", "~outbound", "~websocket", "~stream"].contains(name) ? String(name) : "\(name) \(argument)"
+            let text = ["~e", "~p", "~q", "~s", "~marked", "~inbound", "~outbound", "~websocket", "~stream", "~replay", "~replayq", "~replays"].contains(name) ? String(name) : "\(name) \(argument)"
             XCTAssertNoThrow(try FilterExpression.parse(text), text)
         }
     }

@@ -48,6 +48,27 @@ final class ProtocolDocumentTests: XCTestCase {
         ]))
     }
 
+    func testTheServerReplayExamplesDecodeToABookAndAStop() throws {
+        let url = URL(fileURLWithPath: #filePath)
+            .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("docs/PROTOCOL.md")
+        let text = try String(contentsOf: url, encoding: .utf8)
+        let example = try XCTUnwrap(text.components(separatedBy: "```json-server-replay\n").dropFirst().first?.components(separatedBy: "\n```").first)
+        var decoder = ViewerMessageDecoder(maximumFrameSize: 1 << 20, acceptsRules: true)
+        for line in example.split(separator: "\n") { decoder.append(contentsOf: FrameEncoder.frame(payload: Data(line.utf8))) }
+        var options = ServerReplayOptions()
+        options.ignoreParams = ["ts"]
+        options.extra = .notFound
+        let entry = ServerReplayEntry(
+            key: ServerReplayKey(method: "GET", url: "http://127.0.0.1:8080/text", headers: [], body: nil, options: options)!,
+            recordedID: FlowID("9776D13A-5A75-4808-98B6-5F0E83B529C8"),
+            response: Response(statusCode: 200, headers: [HTTPHeader(name: "Content-Type", value: "text/plain")], body: CapturedBody(data: Data("hi".utf8))),
+            wait: 0.0058)
+        XCTAssertEqual(try decoder.next(), .serverReplay(ServerReplayBook(options: options, entries: [entry])),
+                       "the documented key is the key of GET http://127.0.0.1:8080/text")
+        XCTAssertEqual(try decoder.next(), .serverReplay(nil))
+    }
+
     func testTheReplayExampleDecodesToAReplay() throws {
         let url = URL(fileURLWithPath: #filePath)
             .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
