@@ -55,12 +55,11 @@ extension ResendingFlow {
         }
     }
 
-    /// A map-local rule answered: the app gets the file as a response, and
-    /// nothing goes on the network.
-    func answerLocally(task: URLSessionTask, request: URLRequest, internals: TaskInternals,
-                               response: HTTPURLResponse, data: Data, changes: FlowChanges) {
-        guard let agent else { return }
-        let flow = FlowRecording(agent: agent, building: true) { id in
+    /// The flow of a request the agent ends itself, with no network (an
+    /// answer, a condition's failure): the app's request and what changed it.
+    func recordingWithoutNetwork(task: URLSessionTask, request: URLRequest, internals: TaskInternals, changes: FlowChanges,
+                                 agent: CaptureAgent) -> FlowRecording {
+        FlowRecording(agent: agent, building: true) { id in
             var recorder = FlowRecorder(
                 id: id,
                 request: request,
@@ -75,6 +74,14 @@ extension ResendingFlow {
             if let body = request.httpBody { recorder.setRequestBody(recorder.capped(body)) }
             return recorder
         }
+    }
+
+    /// A map-local rule answered: the app gets the file as a response, and
+    /// nothing goes on the network.
+    func answerLocally(task: URLSessionTask, request: URLRequest, internals: TaskInternals,
+                               response: HTTPURLResponse, data: Data, changes: FlowChanges) {
+        guard let agent else { return }
+        let flow = recordingWithoutNetwork(task: task, request: request, internals: internals, changes: changes, agent: agent)
         flow.requestEnded()
         flow.respond { recorder in
             let event = recorder.received(response)

@@ -130,21 +130,7 @@ extension ResendingFlow {
     func failByCondition(_ failure: NetworkFailure, task: URLSessionTask, request: URLRequest, internals: TaskInternals, changes: FlowChanges) {
         guard let agent else { return }
         let error = Self.error(for: failure, url: request.url)
-        let flow = FlowRecording(agent: agent, building: true) { id in
-            var recorder = FlowRecorder(
-                id: id,
-                request: request,
-                additionalHeaders: internals.session?.configuration.httpAdditionalHeaders,
-                sessionID: agent.demuxes.demux(for: internals.session).sessionID,
-                taskID: task.taskIdentifier,
-                configuration: agent.configuration,
-                clock: agent.clock
-            )
-            recorder.parentID = parentID
-            recorder.setChanges(changes)
-            if let body = request.httpBody { recorder.setRequestBody(recorder.capped(body)) }
-            return recorder
-        }
+        let flow = recordingWithoutNetwork(task: task, request: request, internals: internals, changes: changes, agent: agent)
         flow.start()
         afterLatency {
             flow.finish { recorder, _ in recorder.finished(error: error, requestBody: nil) }
