@@ -72,6 +72,7 @@ for target in $targets; do
                  # resolves what the ones before it left open (URLAuthority).
                  build control -lFlowFilter -lWireProtocol Sources/CaptureAgent/Control/RuleSet.swift Sources/CaptureAgent/Control/Breakpoints.swift \
                      Sources/CaptureAgent/Control/Exchange.swift Sources/CaptureAgent/Control/ExchangeControl.swift \
+                     Sources/CaptureAgent/Control/ConditionEffects.swift Sources/CaptureAgent/Control/ServerReplayStore.swift \
                      Sources/CaptureAgent/Support/Locked.swift \
                      Fuzz/Targets/ControlFuzz.swift ;;
         filter) build filter Sources/FlowFilter/*.swift Fuzz/Targets/FilterFuzz.swift ;;

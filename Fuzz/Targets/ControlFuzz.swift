@@ -27,7 +27,9 @@ private let probeResponse = ExchangeResponse(
 /// - an intercept filter compiles or is dropped, and never holds anything by itself;
 /// - an edited request or response applies without a crash, a redacted
 ///   value keeps the original, and a response's length fits its body;
-/// - a resume or kill for a flow that is not held finds nothing.
+/// - a resume or kill for a flow that is not held finds nothing;
+/// - any server replay book an agent takes answers the probe, if at all, with a
+///   `Content-Length` true of the body it gives.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func controlFuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let input = UnsafeBufferPointer(start: start, count: count)
@@ -65,6 +67,17 @@ public func controlFuzz(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
                     continue
                 case .editedReplay(_, let request), .compose(_, let request):
                     checkEdit(request)
+                    continue
+                case .serverReplay(let book):
+                    // Any book an agent takes answers with a framing true of its body.
+                    let store = ServerReplayStore(redactURL: { $0.absoluteString }, redactHeaders: { $0 })
+                    store.receive(book)
+                    switch store.answer(for: probe) {
+                    case .recorded(let response, _, _)?, .notFound(let response, _)?:
+                        precondition(response.headers.first("Content-Length") == String(response.body.count), "wrong length")
+                    case .kill?, nil:
+                        break
+                    }
                     continue
                 case .rules:
                     break

@@ -317,11 +317,16 @@ final class ControlNotOptedInTests: AgentTestCase, @unchecked Sendable {
         let conditions = [try TrafficRule(.condition, spec: "|~u via=url|latency=300ms fail=100%:reset"), try TrafficRule(.condition, spec: "||offline")]
         inspector.write(ViewerMessage.rules([try TrafficRule(.modifyHeaders, spec: "/X-Rule/on"), local] + conditions).frame(), toConnection: viewer)
         inspector.write(ViewerMessage.intercept("~q").frame(), toConnection: viewer)
+        // A server replay that would answer every request 404, were it taken.
+        var answerAll = ServerReplayOptions()
+        answerAll.extra = .notFound
+        inspector.write(ViewerMessage.serverReplay(ServerReplayBook(options: answerAll, entries: [])).frame(), toConnection: viewer)
         inspector.write(Receipt(events: 1).frame(), toConnection: viewer)
         try await Task.sleep(for: .milliseconds(300))
         XCTAssertFalse(agent.allowsControl)
         XCTAssertEqual(agent.rules.rules.count, 0)
         XCTAssertFalse(agent.breakpoints.isActive)
+        XCTAssertFalse(agent.serverReplay.isActive)
         for adapter in ControlAdapter.allCases {
             let request = ScenarioRequest(method: "POST", url: server.url("/echo?via=\(adapter.rawValue)"), body: Array("order=7".utf8))
             _ = server.takeRequests()
