@@ -89,11 +89,25 @@ extension ResendingFlow {
             return event
         }
         flow.finish { recorder, _ in recorder.finished(error: nil, requestBody: nil) }
+        countAnsweredTransfer(task: task, request: request, internals: internals, response: response)
         self.task = nil
         withClient { client, owner in
             client.urlProtocol(owner, didReceive: response, cacheStoragePolicy: .notAllowed)
             if !data.isEmpty { client.urlProtocol(owner, didLoad: data) }
         }
         withClient(finishing: true) { client, owner in client.urlProtocolDidFinishLoading(owner) }
+    }
+
+    /// The byte counters corelibs would have set had it sent the request
+    /// and read this response (``countBodyToSend(_:)``, a head's length):
+    /// the app cannot tell an answer from a transfer by its task.
+    private func countAnsweredTransfer(task: URLSessionTask, request: URLRequest, internals: TaskInternals, response: HTTPURLResponse) {
+        let body = internals.body ?? Self.body(in: request, of: task)
+        countBodyToSend(body)
+        // corelibs counts the bytes sent only for a task whose delegate it tells.
+        if internals.consumer.delivery == .delegateChunks, case .data(let data) = body {
+            ResentTaskFields.shared.setSent(Int64(data.count), on: task)
+        }
+        ResentTaskFields.shared.setExpectedToReceive(response.expectedContentLength, on: task)
     }
 }

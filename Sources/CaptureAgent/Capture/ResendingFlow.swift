@@ -333,7 +333,7 @@ final class ResendingFlow: @unchecked Sendable {
     }
 
     /// What to send when the task's internal body could not be read.
-    private static func body(in request: URLRequest, of task: URLSessionTask) -> TaskInternals.Body {
+    static func body(in request: URLRequest, of task: URLSessionTask) -> TaskInternals.Body {
         if let data = request.httpBody { return .data(data) }
         if let stream = request.httpBodyStream { return .stream(stream) }
         return task is URLSessionUploadTask ? .askDelegate : .none
