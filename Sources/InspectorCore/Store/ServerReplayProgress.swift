@@ -14,8 +14,6 @@ package struct ServerReplayProgress: Sendable, Equatable {
     package var responses: Int
     /// Flows answered with a recorded response.
     package var answered = 0
-    /// Requests answered by `--server-replay-extra` (404 or kill).
-    package var extras = 0
     /// The responses left by the agent that answered last (each agent
     /// keeps its own account), nil before any answer.
     package var left: Int?
@@ -27,7 +25,7 @@ package struct ServerReplayProgress: Sendable, Equatable {
 
     /// A finished flow's mark, if it has one, counted.
     package mutating func count(_ mark: ServerReplayMark) {
-        if mark.extra == nil { answered += 1 } else { extras += 1 }
+        if mark.extra == nil { answered += 1 }
         left = mark.left
     }
 
