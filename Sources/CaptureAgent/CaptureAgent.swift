@@ -66,6 +66,8 @@ public final class CaptureAgent: Sendable {
     /// The recorded responses the connected viewer replays; never in force
     /// unless control is allowed.
     package let serverReplay: ServerReplayStore
+    /// What adapters keep for the agent's life; closed by ``stop()``.
+    package let attachments = AgentAttachments()
     /// Whether this agent accepts a viewer's rules, as its hello says.
     public let allowsControl: Bool
     private let isRunning = Locked(true)
@@ -266,6 +268,7 @@ public final class CaptureAgent: Sendable {
         _ = finishing.wait(timeout: .now() + configuration.flushTimeout)
         streamer.stop(timeout: configuration.flushTimeout)
         demuxes.invalidateAll()
+        attachments.closeAll()
     }
 
     /// Whether the agent captures new tasks (until ``stop()``).

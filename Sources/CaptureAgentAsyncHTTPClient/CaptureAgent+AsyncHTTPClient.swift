@@ -35,10 +35,22 @@ extension CaptureAgent {
     ///   The future-based API starts its spans only once a connection exists,
     ///   so its requests that never reach one are not captured (docs/AGENT.md).
     ///
+    /// For an app that allows control (``CaptureAgent/allowsControl``), and
+    /// only then, it also sets `proxy` to the agent's control tunnel, a
+    /// loopback `CONNECT` tunnel in the app's own process, so the viewer's
+    /// decisions come before the client has a connection to the server: a
+    /// breakpoint holds as long as a person needs whatever the server's
+    /// idle timeout, and server replay and map local answer with nothing
+    /// listening at the server's address. A proxy the app had set is kept,
+    /// and then these decisions are made on the server's connection, as
+    /// without the tunnel (docs/AGENT.md, "AsyncHTTPClient under control").
+    ///
     /// Calling it twice for the same agent does nothing the second time.
     public func capture(_ configuration: inout HTTPClient.Configuration) {
         if let tracer = configuration.tracing.tracer as? CaptureTracer, tracer.client.agent === self { return }
-        install(ClientCapture(agent: self, appConfiguration: configuration), in: &configuration)
+        let tunnel = allowsControl && configuration.proxy == nil ? ControlTunnel.of(self) : nil
+        install(ClientCapture(agent: self, appConfiguration: configuration, tunnel: tunnel), in: &configuration)
+        if let tunnel { configuration.proxy = .server(host: "127.0.0.1", port: tunnel.port) }
     }
 
     func install(_ client: ClientCapture, in configuration: inout HTTPClient.Configuration) {

@@ -33,6 +33,9 @@ final class ClientCapture: Sendable {
     /// Set on the capture of a client the agent made to replay a flow: each
     /// of its flows says which flow it replays.
     let replayOrigin: ReplayOrigin?
+    /// The control tunnel this client's connections go through, when the
+    /// app allows control and had no proxy of its own.
+    let tunnel: ControlTunnel?
 
     private struct State {
         var nextTaskID = 1
@@ -58,8 +61,10 @@ final class ClientCapture: Sendable {
 
     private let state = NIOLockedValueBox(State())
 
-    init(agent: CaptureAgent, appConfiguration: HTTPClient.Configuration, replayOrigin: ReplayOrigin? = nil) {
+    init(agent: CaptureAgent, appConfiguration: HTTPClient.Configuration, replayOrigin: ReplayOrigin? = nil,
+         tunnel: ControlTunnel? = nil) {
         self.agent = agent
+        self.tunnel = tunnel
         self.configuration = agent.configuration
         self.appConfiguration = appConfiguration
         self.replayOrigin = replayOrigin

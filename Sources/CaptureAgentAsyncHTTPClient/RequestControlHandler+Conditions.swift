@@ -23,8 +23,6 @@ struct InboundPace {
     var timer: Scheduled<Void>?
     /// AsyncHTTPClient asked for more while parts waited: asked of the socket once they are through.
     var readPending = false
-    /// The connection closed while parts waited: told once they are through.
-    var inactivePending = false
 
     /// Nil when `effect` neither waits nor paces.
     init?(_ effect: NetworkEffect) {
@@ -56,12 +54,10 @@ extension RequestControlHandler {
         self.pace!.readPending = true
     }
 
-    func channelInactive(context: ChannelHandlerContext) {
-        guard let pace, !pace.parts.isEmpty || pace.slice != nil else {
-            stopPacing()
-            return context.fireChannelInactive()
-        }
-        self.pace!.inactivePending = true
+    /// Whether parts wait for their time.
+    var isPacingParts: Bool {
+        guard let pace else { return false }
+        return !pace.parts.isEmpty || pace.slice != nil
     }
 
     /// Hands on what is due, and sets a timer for the rest.
@@ -96,7 +92,7 @@ extension RequestControlHandler {
                 handed = true
                 context.fireChannelRead(wrapInboundOut(part))
                 if current.readPending { context.read() }
-                if current.inactivePending { context.fireChannelInactive() }
+                tellDeferredClose(context: context)
                 return
             default:
                 pace = current
@@ -145,6 +141,7 @@ extension RequestControlHandler {
             handler.failureTimer = nil
             context.fireErrorCaught(Self.error(for: failure))
             context.close(promise: nil)
+            handler.tellDeferredClose(context: context)
         }
     }
 

@@ -57,6 +57,12 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
     var failureTimer: Scheduled<Void>?
     /// The request body's pace under a network condition (RequestControlHandler+Upload.swift).
     var upload: OutboundPace?
+    /// The server closed (its side, or the connection) while the app waits
+    /// for parts this handler owes it (an answer, paced parts): told after them.
+    private var deferredClose = (inputClosed: false, inactive: false)
+    /// A held request's connection through the control tunnel being
+    /// detached from the server's (ControlTunnel.swift): it is written once that is done.
+    private var detached: EventLoopFuture<Void>?
 
     init(exchange: ChannelExchange) {
         self.exchange = exchange
@@ -104,6 +110,45 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
         stopPacing()
         stopUpload()
         context.close(mode: closeMode, promise: promise)
+        // A close kept back is the only one AsyncHTTPClient will get: its
+        // own close of a closed channel makes none. After this call returns.
+        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+        context.eventLoop.execute { bound.value.0.tellDeferredClose(context: bound.value.1) }
+    }
+
+    // MARK: - The server's close
+
+    /// Whether the app waits for parts this handler owes it.
+    private var owesParts: Bool {
+        if case .answering = mode { return true }
+        return isPacingParts
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        guard owesParts else {
+            stopPacing()
+            return context.fireChannelInactive()
+        }
+        deferredClose.inactive = true
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? ChannelEvent, event == .inputClosed, owesParts {
+            deferredClose.inputClosed = true
+            return
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    /// Tells AsyncHTTPClient of a close kept back while it was owed parts.
+    func tellDeferredClose(context: ChannelHandlerContext) {
+        let close = deferredClose
+        deferredClose = (false, false)
+        if close.inputClosed { context.fireUserInboundEventTriggered(ChannelEvent.inputClosed) }
+        if close.inactive {
+            stopPacing()
+            context.fireChannelInactive()
+        }
     }
 
     // MARK: - Steps
@@ -180,6 +225,7 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
             let ready = bodyIsStreamed ? ExchangeControl.RequestAction.send : exchange.requestReady(body: body)
             guard ready == .hold, let id = exchange.flow?.recording.id else { return flushKept(context: context, end: true) }
             mode = .held(id)
+            detached = detachFromServer(context: context)
             let loop = context.eventLoop
             let bound = NIOLoopBound((self, context), eventLoop: loop)
             exchange.client.agent.hold(id, phase: .request) { decision in
@@ -211,8 +257,25 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
                 exchange.recordEdit(control.changes, request: sent)
             }
             self.head = head
-            flushKept(context: context, end: true)
+            guard let detached else { return flushKept(context: context, end: true) }
+            let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
+            detached.hop(to: context.eventLoop).whenComplete { _ in
+                let (handler, context) = bound.value
+                // Still held: AsyncHTTPClient did not give up meanwhile.
+                guard case .held = handler.mode else { return }
+                handler.flushKept(context: context, end: true)
+            }
         }
+    }
+
+    /// Through the control tunnel, a held request's connection lets go of
+    /// the server's, which would close it at its idle timeout while a person
+    /// reads; the request goes on a new one. Not for `https`: its TLS
+    /// session is the server connection's own.
+    private func detachFromServer(context: ChannelHandlerContext) -> EventLoopFuture<Void>? {
+        guard let tunnel = exchange.client.tunnel, exchange.scheme == "http", !exchange.isHTTP2,
+              let port = context.channel.localAddress?.port else { return nil }
+        return tunnel.detachUpstream(clientPort: port)
     }
 
     /// Writes what was kept back and lets everything after it through.
@@ -239,6 +302,7 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
         if !response.body.isEmpty { channelRead(context: context, data: wrapInboundOut(.body(ByteBuffer(bytes: response.body)))) }
         channelRead(context: context, data: wrapInboundOut(.end(nil)))
         channelReadComplete(context: context)
+        if !isPacingParts { tellDeferredClose(context: context) }
     }
 
     private func keepForReplay(_ part: IOData) {
@@ -254,6 +318,7 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
         head = nil
         body = ByteBuffer()
         bodyIsStreamed = false
+        detached = nil
     }
 
     // MARK: - Helpers

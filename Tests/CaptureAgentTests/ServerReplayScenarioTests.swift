@@ -37,10 +37,8 @@ final class ServerReplayScenarioTests: AgentTestCase, @unchecked Sendable {
         XCTAssertTrue(eventually { agent.serverReplay.isActive == (book != nil) }, "the agent took the book")
     }
 
-    /// AsyncHTTPClient lets the agent in only on a connection, so its
-    /// requests are answered from the recording when the origin still
-    /// accepts one (nothing is written to it); every other adapter answers
-    /// before any connection, with the server gone.
+    /// Every adapter answers before any connection, with the server gone
+    /// (AsyncHTTPClient through the agent's control tunnel).
     func testARecordedResponseAnswersEveryAdapterWithNothingSentToTheServer() async throws {
         for adapter in ControlAdapter.allCases {
             let origin = try TestHTTPServer()
@@ -49,8 +47,7 @@ final class ServerReplayScenarioTests: AgentTestCase, @unchecked Sendable {
             let live = await adapter.send(recording, agent: agent)
             XCTAssertEqual(live.body, Array("7".utf8), "\(adapter)")
             let recorded = try XCTUnwrap(finished("via=\(adapter.rawValue)"), "\(adapter)")
-            let needsAConnection = adapter.client == .asyncHTTPClient
-            if !needsAConnection { origin.shutdown() }
+            origin.shutdown()
             _ = origin.takeRequests()
             replay(book([recorded]))
 
@@ -68,15 +65,24 @@ final class ServerReplayScenarioTests: AgentTestCase, @unchecked Sendable {
         }
     }
 
-    func testAsyncHTTPClientCannotBeAnsweredWhenNothingAcceptsItsConnection() async throws {
-        let origin = try TestHTTPServer()
-        let request = ScenarioRequest(url: origin.url("/text?gone"))
-        _ = await ControlAdapter.ahcAsync.send(request, agent: agent)
-        let recorded = try XCTUnwrap(finished("gone"))
-        origin.shutdown()
-        replay(book([recorded]))
-        let outcome = await ControlAdapter.ahcAsync.send(request, agent: agent)
-        XCTAssertTrue(outcome.failed, "connection refused before the agent is let in: \(outcome)")
+    /// AsyncHTTPClient decides nothing before it has a connection: through
+    /// the control tunnel it has one even where nothing listens, so a
+    /// recording answers it with its server gone, and at once (it used to
+    /// retry connecting until its connect timeout, then fail).
+    func testAsyncHTTPClientIsAnsweredWithNothingListeningAtItsServer() async throws {
+        for adapter in [ControlAdapter.ahcAsync, .ahcFuture] {
+            let origin = try TestHTTPServer()
+            let request = ScenarioRequest(url: origin.url("/text?gone=\(adapter.rawValue)"))
+            let live = await adapter.send(request, agent: agent)
+            let recorded = try XCTUnwrap(finished("gone=\(adapter.rawValue)"))
+            origin.shutdown()
+            replay(book([recorded]))
+            let started = ContinuousClock.now
+            let outcome = await adapter.send(request, agent: agent)
+            XCTAssertEqual(outcome, live, "\(adapter)")
+            XCTAssertLessThan(ContinuousClock.now - started, .seconds(2), "\(adapter): answered, not after the client's connect retries")
+            replay(nil)
+        }
     }
 
     func testResponsesAnswerInOrderOnceEachThenTheExtraPolicy() async throws {
