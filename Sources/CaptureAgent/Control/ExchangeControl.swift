@@ -304,7 +304,12 @@ package struct ExchangeControl: Sendable {
         var request = original
         request.method = edit.method
         if let url = URL(string: edit.url), url.scheme != nil, url.host != nil { request.url = url }
-        request.headers = restoringRedacted(edit.headers, from: original.headers, marker: marker)
+        // The fields the client adds itself (AsyncHTTPClient's `Host`) come
+        // back apart, as the editor showed them: kept where this request has
+        // them, so an edit that leaves them sends them; a client that adds
+        // them later (libcurl) adds them again anyway.
+        let clientFields = edit.clientHeaders.filter { field in original.headers.contains { HTTPHeader.namesMatch($0.name, field.name) } }
+        request.headers = restoringRedacted(edit.headers + clientFields, from: original.headers, marker: marker)
         if edit.body?.isTruncated != true {
             let data = edit.body?.data ?? Data()
             request.body = data.isEmpty ? nil : data
