@@ -1,0 +1,18 @@
+import Foundation
+import XCTest
+
+/// docs/COMPATIBILITY.md is the matrix `RealPeerMatrixTests` runs, rendered:
+/// a cell's limit changes the document and the test's expectation together.
+final class CompatibilityDocumentTests: XCTestCase {
+    private let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("docs/COMPATIBILITY.md")
+
+    func testTheDocumentIsTheDeclaredMatrix() throws {
+        let rendered = CompatibilityMatrix.document()
+        if ProcessInfo.processInfo.environment["NETINSPECT_WRITE_COMPATIBILITY"] == "1" {
+            try Data(rendered.utf8).write(to: path)
+        }
+        let written = try String(contentsOf: path, encoding: .utf8)
+        XCTAssertEqual(written, rendered, "docs/COMPATIBILITY.md is not the declared matrix: NETINSPECT_WRITE_COMPATIBILITY=1 swift test --filter CompatibilityDocumentTests")
+    }
+}
