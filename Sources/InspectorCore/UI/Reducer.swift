@@ -121,6 +121,7 @@ package enum Reducer {
             state.syncCursor()
             state.followStreamEnd()
             selectFirstHeld(heldBefore: heldBefore, in: &state)
+            noteAppsWithoutControl(events, at: date, in: &state)
             let more = followReplayJob(events, in: &state)
             return combined([interceptForNewAgents(events, in: state), more])
         case let .edited(session, text, failure):
