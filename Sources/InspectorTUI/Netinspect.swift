@@ -14,7 +14,8 @@ struct Netinspect: ParsableCommand {
         discussion: """
             Agents connect to the address given with --listen (by default the same Unix socket \
             they use by default: \(Endpoint.defaultEndpoint())). Press ? inside for the keys.
-            """
+            """,
+        version: versionText
     )
 
     @Option(
