@@ -10,6 +10,8 @@ struct Headless {
 
     let output: Output
     let filter: FilterExpression?
+    /// `--filter` as typed, for `--summary` to say which flows it summarises.
+    var filterText: String?
     let timeZone: TimeZone
     let saver: FlowLineWriter?
     /// Finished flows kept for `--har` (bounded by `--max-flows`).

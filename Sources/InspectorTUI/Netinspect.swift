@@ -255,6 +255,7 @@ struct Netinspect: ParsableCommand {
         if messages { headless.messageTap = MessageTap() }
         headless.failOn = try failOn.map { try FilterExpression.parse($0) }
         if summary { headless.insights = Insights() }
+        headless.filterText = filter
         headless.optionsNeedingControl = optionsNeedingControl
         var commandOutcome: ForegroundCommand.Outcome?
         if let flowsFromFile {

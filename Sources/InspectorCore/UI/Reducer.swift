@@ -211,6 +211,8 @@ package enum Reducer {
                 return rulesChanged("Deleted \(text)", in: &state)
             case .clearFlows:
                 let changes = state.session.clearFlows()
+                // The insights count the list's flows: a p95 of flows no longer there would be a figure nobody can look into.
+                state.insights = Insights()
                 state.view.apply(changes, from: state.session.store)
                 if state.pausedRows != nil { state.pausedRows = [] }
                 state.mode = .list
