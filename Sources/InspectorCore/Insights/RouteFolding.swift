@@ -156,7 +156,12 @@ package enum RouteFolding {
         guard bytes.count >= 10 else { return false }
         var digits = 0, capitals = 0, smalls = 0
         for byte in bytes {
-            if isDigit(byte) { digits += 1 } else if byte >= 0x41 && byte <= 0x5A { capitals += 1 } else if byte >= 0x61 && byte <= 0x7A { smalls += 1 } else { return false }
+            switch byte {
+            case 0x30...0x39: digits += 1
+            case 0x41...0x5A: capitals += 1
+            case 0x61...0x7A: smalls += 1
+            default: return false
+            }
         }
         return digits >= 2 && capitals >= 2 && smalls >= 2
     }
