@@ -35,6 +35,8 @@ extension Reducer {
     /// An app that connects without allowing control while something that
     /// needs it is in force: a line in the event log and the status line.
     static func noteAppsWithoutControl(_ events: [InboxEvent], at date: Date, in state: inout AppState) {
+        // Every batch passes here: most carry no connection, and cost no more than this look.
+        guard events.contains(where: { if case .connected(.agent, let hello, _) = $0 { !hello.acceptsControl } else { false } }) else { return }
         let needing = ControlNotice.inForce(in: state)
         guard !needing.isEmpty else { return }
         for case let .connected(.agent, hello, _) in events where !hello.acceptsControl {
