@@ -52,9 +52,11 @@ extension Headless {
         }
     }
 
-    /// Notes a finished flow for `--fail-on` and `--summary`, whatever `--filter` shows.
+    /// Notes a finished flow for `--fail-on`, whatever `--filter` shows, and
+    /// for `--summary`, which summarises what it shows (as `s` does the list).
     mutating func observe(_ finished: FlowAssembler.Finished, origin: FlowOrigin?) {
         if failOn.contains(where: { $0.matches(finished.log, origin: origin) }) { failing.append(finished.log) }
+        guard filter?.matches(finished.log, origin: origin) ?? true else { return }
         insights?.add(finished.log, service: finished.agent.flatMap(Insights.service(of:)))
     }
 
@@ -63,7 +65,7 @@ extension Headless {
     /// `--dump`'s format.
     func report(failOnExpressions: [String]) {
         if let insights {
-            Self.warn(InsightsTable.text(insights, width: 120).joined(separator: "\n"))
+            Self.warn(InsightsTable.text(insights, width: 120, filter: filterText).joined(separator: "\n"))
         }
         guard !failOnExpressions.isEmpty else { return }
         guard !failing.isEmpty else {

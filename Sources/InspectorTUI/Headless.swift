@@ -10,6 +10,8 @@ struct Headless {
 
     let output: Output
     let filter: FilterExpression?
+    /// `--filter` as typed, for `--summary` to say which flows it summarises.
+    var filterText: String?
     let timeZone: TimeZone
     let saver: FlowLineWriter?
     /// Finished flows kept for `--har` (bounded by `--max-flows`).
@@ -20,6 +22,9 @@ struct Headless {
     var failing: [NetworkLog] = []
     /// `--summary`: the traffic's insights, printed at the end.
     var insights: Insights?
+    /// The options given that only an app allowing control obeys, named
+    /// when an app that does not allow it connects.
+    var optionsNeedingControl: [String] = []
     /// Who is connected, to name them when they leave.
     private(set) var agents: [ConnectionID: Hello] = [:]
     /// Which captured call made each captured service's inbound flow.
@@ -116,6 +121,9 @@ struct Headless {
             agents[connection] = hello
             Self.warn("netinspect: \(hello.appName) (pid \(hello.processID) on \(hello.hostName)) connected from \(peer)"
                 + (hello.acceptsControl ? ", accepts control" : ""))
+            if case .agent = connection, !hello.acceptsControl, !optionsNeedingControl.isEmpty {
+                Self.warn("netinspect: " + ControlNotice.text(for: hello, ignoring: optionsNeedingControl))
+            }
         case let .disconnected(connection, reason):
             let name = agents.removeValue(forKey: connection).map { "\($0.appName) (pid \($0.processID))" } ?? "an agent"
             Self.warn("netinspect: \(name) disconnected" + (reason.map { ": \($0)" } ?? ""))

@@ -25,11 +25,23 @@ extension Netinspect {
     /// Whether the command gets its own socket rather than one `--listen` named.
     var usesPrivateSocket: Bool { !command.isEmpty && !listen.contains { !$0.hasPrefix("otlp:") } }
 
-    /// Whether control was asked for (traffic rules): then the command's
-    /// agent is told it may be controlled.
-    var asksForControl: Bool {
+    /// Whether traffic rules were given (they change live traffic, so a `--read` file has no use for them).
+    var hasTrafficRules: Bool {
         rulesFile != nil || !mapRemote.isEmpty || !mapLocal.isEmpty || !modifyHeaders.isEmpty || !conditions.isEmpty
     }
+
+    /// The options given that only an app allowing control obeys (rules,
+    /// conditions, server replay): the wrapped command is told it may be
+    /// controlled, and an app that connects without allowing it is told of
+    /// in a line (``Headless``, the event log).
+    var optionsNeedingControl: [String] {
+        [("--rules", rulesFile != nil), ("--map-remote", !mapRemote.isEmpty), ("--map-local", !mapLocal.isEmpty),
+         ("--modify-headers", !modifyHeaders.isEmpty), ("--condition", !conditions.isEmpty), ("--server-replay", !serverReplay.files.isEmpty)]
+            .filter(\.1).map(\.0)
+    }
+
+    /// Whether control was asked for: then the command's agent is told it may be controlled.
+    var asksForControl: Bool { !optionsNeedingControl.isEmpty }
 
     func validateWrapping() throws {
         for expression in failOn {

@@ -14,7 +14,8 @@ struct Netinspect: ParsableCommand {
         discussion: """
             Agents connect to the address given with --listen (by default the same Unix socket \
             they use by default: \(Endpoint.defaultEndpoint())). Press ? inside for the keys.
-            """
+            """,
+        version: versionText
     )
 
     @Option(
@@ -161,7 +162,7 @@ struct Netinspect: ParsableCommand {
         guard !messages || dump || json else { throw ValidationError("--messages adds lines to --dump or --json; add one of them") }
         guard read == nil || listen.isEmpty else { throw ValidationError("--read opens a file instead of listening; leave out --listen") }
         guard read == nil || !demo else { throw ValidationError("--demo needs a live inspector; it cannot be combined with --read") }
-        guard read == nil || !asksForControl else { throw ValidationError("traffic rules change live traffic; they cannot be combined with --read") }
+        guard read == nil || !hasTrafficRules else { throw ValidationError("traffic rules change live traffic; they cannot be combined with --read") }
         guard read == nil || serverReplay.files.isEmpty else {
             throw ValidationError("--server-replay answers live traffic; it cannot be combined with --read")
         }
@@ -254,6 +255,8 @@ struct Netinspect: ParsableCommand {
         if messages { headless.messageTap = MessageTap() }
         headless.failOn = try failOn.map { try FilterExpression.parse($0) }
         if summary { headless.insights = Insights() }
+        headless.filterText = filter
+        headless.optionsNeedingControl = optionsNeedingControl
         var commandOutcome: ForegroundCommand.Outcome?
         if let flowsFromFile {
             headless.print(flowsFromFile)

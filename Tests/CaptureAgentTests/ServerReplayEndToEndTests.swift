@@ -104,6 +104,56 @@ final class ServerReplayEndToEndTests: XCTestCase, @unchecked Sendable {
         }
     }
 
+    /// `netinspect ARGUMENTS -- AgentDemo URL` to its end (a minute bounds a hang).
+    private func wrapping(_ arguments: [String], url: URL) throws -> ProgramRun.Finished {
+        let demo = try ExampleProgram(name: "AgentDemo").executable().path
+        let run = try ProgramRun.collect([NetinspectBinary.url.path] + arguments + ["--", demo, url.absoluteString], timeout: 60)
+        XCTAssertFalse(run.timedOut, "netinspect \(arguments) did not end:\n\(run.output)\n\(run.errorOutput)")
+        return run
+    }
+
+    /// GUIDE's own example: record a command's traffic, then let the
+    /// recording answer the same command with the server gone.
+    func testAWrappedCommandIsAnsweredFromTheRecordingWithTheServerStopped() throws {
+        let saved = scratch.appendingPathComponent("recorded.jsonl").path
+        let url = server.url("/echo")
+        let recorded = try wrapping(["--json", "--save", saved], url: url)
+        XCTAssertEqual(recorded.status, 0, recorded.output + recorded.errorOutput)
+        XCTAssertTrue(recorded.output.contains("session POST: 200"), recorded.output)
+        server.shutdown()
+
+        let replayed = try wrapping(["--json", "--server-replay", saved, "--server-replay-extra", "404"], url: url)
+        XCTAssertEqual(replayed.status, 0, "every request answered:\n\(replayed.output)\n\(replayed.errorOutput)")
+        for line in ["shared GET: 200", "session GET: 200", "session POST: 200"] {
+            XCTAssertTrue(replayed.output.contains(line), "\(line):\n\(replayed.output)")
+        }
+        let flows = try replayed.output.split(separator: "\n").filter { $0.hasPrefix("{") }.map { try NetworkLog(jsonLine: Array($0.utf8)) }
+        XCTAssertEqual(flows.count, 3, replayed.output)
+        XCTAssertEqual(flows.map { $0.changes?.serverReplay != nil }, [true, true, true], "each answered from the file, none from the network")
+        XCTAssertFalse(replayed.errorOutput.contains("does not allow control"), replayed.errorOutput)
+    }
+
+    /// An app that does not allow control ignores a server replay: netinspect says so, once, as it connects.
+    func testAnAppThatDoesNotAllowControlIsToldOfWhenAServerReplayIsOn() throws {
+        let saved = scratch.appendingPathComponent("recorded.jsonl").path
+        let (recorder, recordingAgent) = try start(["--save", saved])
+        XCTAssertEqual(fetch(URLRequest(url: server.url("/text")), on: session(recordingAgent)).outcome.status, 200)
+        _ = try flows(recorder, count: 1)
+        recordingAgent.stop()
+        recorder.killAndWait()
+
+        let path = temporarySocketPath("replaynoctl")
+        let replayer = try InspectorProcess(listen: "unix:\(path)", arguments: ["--server-replay", saved])
+        defer { replayer.killAndWait() }
+        let agent = try CaptureAgent.start(.init(destination: .unix(path: path)) { $0.allowsControl = false; $0.initialConnectionWait = 5 })
+        defer { agent.stop() }
+        XCTAssertTrue(eventually { replayer.errorOutput.contains("does not allow control") }, replayer.errorOutput)
+        let notice = replayer.errorOutput.split(separator: "\n").filter { $0.contains("does not allow control") }
+        XCTAssertEqual(notice.count, 1, replayer.errorOutput)
+        let line = String(notice.first ?? "")
+        XCTAssertTrue(line.contains("--server-replay") && line.contains("NETINSPECT_CONTROL=1"), line)
+    }
+
     private func ahc(_ url: URL, agent: CaptureAgent) async -> AHCOutcome {
         var configuration = ahcConfiguration()
         agent.capture(&configuration)

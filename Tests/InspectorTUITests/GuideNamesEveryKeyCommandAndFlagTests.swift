@@ -37,6 +37,11 @@ final class GuideNamesEveryKeyCommandAndFlagTests: XCTestCase {
         try assertGeneratedBlock("filters", is: Self.table(["Expression", "Matches"], FilterExpression.syntaxSummary.map { ["`\($0.syntax)`", $0.meaning] }))
     }
 
+    func testTheStatusBarTableIsTheHelpsLegend() throws {
+        try assertGeneratedBlock("status", is: Self.table(["In the status bar", "What it says"],
+                                                          StatusBarLegend.entries.map { ["`\($0.word)`", $0.meaning] }))
+    }
+
     func testTheFlagsTableNamesEveryOptionAndNothingElse() throws {
         let help = Netinspect.helpMessage(columns: 10_000)
         let options = try XCTUnwrap(help.components(separatedBy: "OPTIONS:").last)

@@ -37,6 +37,34 @@ final class HeadlessMessageLinesTests: XCTestCase {
         XCTAssertTrue(printed[5][0].contains("POST   200 https://api.example.com/v1/chat/completions"), printed[5][0])
     }
 
+    func testAStreamWhoseStartCarriesItsFirstPartsPrintsThemAtOnce() {
+        // The agent folds a quick response head and first parts into the flow's start while that waits in its queue.
+        let first = StreamFixtures.chunk("The "), second = StreamFixtures.chunk("fox ")
+        var start = Fixtures.started(1, method: "POST", url: "https://api.example.com/v1/chat/completions")
+        guard case .flowResponse(let head) = StreamFixtures.eventStreamHead(1)[1], case .bodyPart(let part) = StreamFixtures.part(1, first, offset: 0, at: 0.024)
+        else { return XCTFail("fixtures") }
+        start.apply(head)
+        start.apply(part)
+        let printed = run([.flowStarted(start), StreamFixtures.part(1, second, offset: first.utf8.count, at: 0.5),
+                           StreamFixtures.finish(1, body: first + second)])
+        XCTAssertEqual(printed[0].count, 1, "the first event, with the start that brought it: \(printed[0])")
+        XCTAssertTrue(printed[0].first?.contains("+24.0 ms") == true && printed[0].first?.contains("The ") == true, "\(printed[0])")
+        XCTAssertEqual(printed[1].count, 1, "the second event")
+        XCTAssertEqual(printed[2].count, 1, "the flow's own line, no event twice: \(printed[2])")
+    }
+
+    func testAStreamWhoseFirstBytesCameBeforeItsPartsPrintsEachEventOnceInOrder() {
+        // A flow that started before the agent streamed parts (its viewer not yet on version 2): its first part starts past 0.
+        let events = ["The ", "quick ", "fox "].map(StreamFixtures.chunk)
+        let text = events.joined()
+        let skipped = events[0].utf8.count
+        let printed = run(StreamFixtures.eventStreamHead(1) + StreamFixtures.parts(1, String(text.dropFirst(skipped)), cuts: [events[1].utf8.count], from: skipped)
+            + [StreamFixtures.finish(1, body: text)])
+        let lines = printed.flatMap { $0 }.filter { $0.contains("← event") }
+        XCTAssertEqual(lines.map { line in ["The ", "quick ", "fox "].first { line.contains("\"\($0)\"") } ?? "?" }, ["The ", "quick ", "fox "],
+                       lines.joined(separator: "\n"))
+    }
+
     func testAStreamThatCameWholePrintsItsEventsWhenItFinishes() {
         let text = "data: one\n\ndata: two\n\n"
         let printed = run(StreamFixtures.eventStreamHead(1) + [StreamFixtures.finish(1, body: text)])

@@ -55,4 +55,13 @@ final class InsightsViewEndToEndTests: XCTestCase {
                        "10 10.0 50ms 100ms 100ms 0 B 50 B 550ms ▃█▂", run.errorOutput)
         XCTAssertEqual(run.output.split(separator: "\n").count, 14, "the flows still go to standard output")
     }
+
+    func testSummaryWithAFilterSummarisesTheFlowsItShowsAndSaysSo() throws {
+        let run = try ProgramRun.collect([NetinspectBinary.url.path, "--read", file, "--dump", "--summary", "--filter", "~u /users/"], timeout: 60)
+        XCTAssertEqual(run.status, 0, run.errorOutput)
+        let shown = run.output.split(separator: "\n").count
+        XCTAssertTrue(run.errorOutput.contains("netinspect: insights of \(shown) flows, those --filter '~u /users/' shows"), run.errorOutput)
+        let routes = run.errorOutput.split(separator: "\n").filter { $0.hasPrefix("GET ") || $0.hasPrefix("POST ") }
+        XCTAssertFalse(routes.contains { $0.contains("ping") || $0.contains("blobs") }, "only the routes of flows the filter shows:\n\(run.errorOutput)")
+    }
 }

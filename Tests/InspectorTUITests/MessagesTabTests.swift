@@ -53,6 +53,19 @@ final class MessagesTabTests: XCTestCase {
         }
     }
 
+    func testTheEventsThatCameWithTheFlowsEndHaveItsTime() throws {
+        // The last parts were still queued at the agent when the flow ended: its end carries their bytes, without marks.
+        let streamed = StreamFixtures.chunk("Hel") + StreamFixtures.chunk("lo, ")
+        var state = StreamFixtures.state(StreamFixtures.eventStreamHead(1) + StreamFixtures.parts(1, streamed, cuts: [])
+            + [StreamFixtures.finish(1, body: stream, at: 2.5)], size: Size(width: 120, height: 80))
+        state.press("enter", "5")
+        let lines = state.screen(size: Size(width: 120, height: 80)).split(separator: "\n")
+        let events = lines.filter { $0.contains("← event") }
+        XCTAssertEqual(events.count, 4, lines.joined(separator: "\n"))
+        for event in events.prefix(2) { XCTAssertTrue(event.contains("+500.0 ms"), String(event)) }
+        for event in events.dropFirst(2) { XCTAssertTrue(event.contains("+2.50 s"), String(event)) }
+    }
+
     func testAStreamCutOffIsToldApartFromOneThatEndedCleanly() throws {
         let half = StreamFixtures.chunk("Hel") + "data: {\"obj"
         var state = StreamFixtures.state(StreamFixtures.eventStreamHead(1) + StreamFixtures.parts(1, half, cuts: [])

@@ -121,9 +121,18 @@ final class ServerSentEventDecodingTests: XCTestCase {
         XCTAssertEqual(ServerSentEventStream(body: whole, parts: [], state: .failed).ending, .cutOff("the flow failed"))
     }
 
-    func testBytesPastTheLastPartAreReadUntimed() {
+    func testBytesPastTheLastPartAreTimedByTheFlowsEnd() {
+        // The agent folds the parts still queued when a flow ends into its end: they came before it.
         let body = CapturedBody(data: Data("data: one\n\ndata: two\n\n".utf8))
-        let stream = ServerSentEventStream(body: body, parts: [BodyPartMark(direction: .response, at: 0.5, offset: 0, size: 11)], state: .completed)
-        XCTAssertEqual(stream.events.map(\.at), [0.5, nil])
+        let stream = ServerSentEventStream(body: body, parts: [BodyPartMark(direction: .response, at: 0.5, offset: 0, size: 11)],
+                                           state: .completed, endedAt: 0.8)
+        XCTAssertEqual(stream.events.map(\.at), [0.5, 0.8])
+        XCTAssertEqual(stream.events[1].gap ?? 0, 0.3, accuracy: 1e-9)
+    }
+
+    func testABodyThatCameWholeIsReadUntimed() {
+        let body = CapturedBody(data: Data("data: one\n\ndata: two\n\n".utf8))
+        let stream = ServerSentEventStream(body: body, parts: [], state: .completed, endedAt: 0.8)
+        XCTAssertEqual(stream.events.map(\.at), [nil, nil], "no part: when each event came is not known")
     }
 }

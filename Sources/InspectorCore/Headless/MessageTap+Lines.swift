@@ -16,7 +16,7 @@ extension MessageTap.Arrival {
         let item = self.item
         let time = Format.time(flow.timing.date(at: item.at ?? 0), in: zone, milliseconds: true)
         var parts: [String] = []
-        let arrow = item.direction == .request ? "→" : "←"
+        let arrow = Format.arrow(item.direction, in: flow)
         var label: [String] = []
         var content: String
         switch item.detail {

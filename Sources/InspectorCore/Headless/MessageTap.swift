@@ -3,9 +3,13 @@ import WireProtocol
 
 /// `--messages` with `--dump` or `--json`: each server-sent event and
 /// WebSocket message as it arrives, not only the flow when it finishes.
-/// Events are decoded from the body parts as they come; a stream that
-/// arrived whole (quick, or from a version-1 agent) gives its events when
-/// the flow finishes, so every event is printed once either way.
+/// An event stream is read from the flow as each of its events leaves it
+/// (the start, which may carry the response and its first parts folded
+/// in; the response; each part; the end), from the first byte not read
+/// yet, each byte timed by the part that brought it: the same body the
+/// assembler holds, so an event is printed once whichever frame brought
+/// it. The bytes that came with the end (parts the agent folded into it,
+/// or a whole body from a version-1 agent) are read then.
 ///
 /// ```swift
 /// var tap = MessageTap()
@@ -26,7 +30,7 @@ package struct MessageTap: Sendable {
     /// An event stream being read: its decoder, and the body bytes fed to it.
     private struct Reading: Sendable {
         var decoder = ServerSentEventDecoder()
-        var fed = 0
+        var read = 0
     }
 
     private var readings: [FlowID: Reading] = [:]
@@ -39,17 +43,14 @@ package struct MessageTap: Sendable {
         guard case .message(_, let message) = event else { return [] }
         switch message {
         case .flowStarted(let log):
-            guard log.state.isFinal else { return [] }
-            return whole(log)
+            return read(log)
         case .flowResponse(let response):
-            guard MediaType.isEventStream(response.response.mimeType ?? response.response.headers.first("Content-Type")),
-                  var flow = flowSoFar(response.id) else { return [] }
+            guard var flow = flowSoFar(response.id) else { return [] }
             flow.apply(response)
-            readings[response.id] = Reading()
-            return response.response.body.map { feed($0.data, at: nil, of: flow) } ?? []
-        case .bodyPart(let part):
-            guard part.part.direction == .response, readings[part.id] != nil, let flow = flowSoFar(part.id) else { return [] }
-            return feed(part.part.body.data, at: part.part.at, of: flow)
+            return read(flow)
+        case .bodyPart(let event):
+            guard event.part.direction == .response, let flow = flowSoFar(event.id), FlowMessages.isEventStream(flow) else { return [] }
+            return read(event.part, of: flow)
         case .webSocketMessage(let event):
             guard let flow = flowSoFar(event.id) else { return [] }
             let message = event.message
@@ -59,30 +60,49 @@ package struct MessageTap: Sendable {
         case .flowFinished(let finished):
             guard var flow = flowSoFar(finished.id) else { return [] }
             flow.apply(finished)
-            guard let fed = readings[finished.id]?.fed else { return whole(flow) }
-            defer { readings[finished.id] = nil }
-            // The rest of the body the parts did not bring (a version-1 agent sends none).
-            guard let data = flow.response?.body?.data, data.count > fed else { return [] }
-            return feed(data.dropFirst(fed), at: nil, of: flow)
+            return read(flow)
         default:
             return []
         }
     }
 
-    /// A flow that arrived finished: its events, when it is an event stream
-    /// no part of which was read. (A WebSocket's messages come as their own events.)
-    private func whole(_ log: NetworkLog) -> [Arrival] {
-        guard FlowMessages.isEventStream(log) else { return [] }
-        return FlowMessages(log).items.filter { if case .event(let event) = $0.detail { event.isDispatched } else { false } }
-            .map { Arrival(flow: log, item: $0) }
+    /// The events of `flow`'s event stream completed by the bytes not read
+    /// yet. Those past the last part are left for a later part while the
+    /// flow is live, and read at the end (``ServerSentEventStream``'s rule
+    /// for their time). (A WebSocket's messages come as their own events.)
+    private mutating func read(_ flow: NetworkLog) -> [Arrival] {
+        guard FlowMessages.isEventStream(flow) else { return [] }
+        var reading = readings.removeValue(forKey: flow.id) ?? Reading()
+        let marks = flow.parts?.marks ?? []
+        let rest: ServerSentEventDecoder.UnmarkedBytes = if flow.state.isFinal {
+            .read(at: marks.contains { $0.direction == .response } ? flow.timing.finished : nil)
+        } else {
+            .wait
+        }
+        let events = reading.decoder.feed(flow.response?.body?.data ?? Data(), from: &reading.read, marks: marks, rest: rest)
+        if !flow.state.isFinal { readings[flow.id] = reading }
+        return arrivals(events, of: flow)
     }
 
-    private mutating func feed(_ bytes: Data, at: Double?, of flow: NetworkLog) -> [Arrival] {
-        guard var reading = readings[flow.id] else { return [] }
-        let events = reading.decoder.feed(bytes, at: at)
-        reading.fed += bytes.count
+    /// A part of a live stream, read straight from the event (applying it
+    /// to a copy of the flow would copy the body so far, every part). A
+    /// part that does not start where reading stopped (one was lost, or the
+    /// capture limit cut one) is left for the end, which reads the body
+    /// from there.
+    private mutating func read(_ part: BodyPart, of flow: NetworkLog) -> [Arrival] {
+        var reading = readings[flow.id] ?? Reading()
+        guard part.offset == reading.read, part.body.data.count == part.body.size else {
+            readings[flow.id] = reading
+            return []
+        }
+        let events = reading.decoder.feed(part.body.data, at: part.at)
+        reading.read += part.body.data.count
         readings[flow.id] = reading
-        return events.filter(\.isDispatched).map { event in
+        return arrivals(events, of: flow)
+    }
+
+    private func arrivals(_ events: [ServerSentEvent], of flow: NetworkLog) -> [Arrival] {
+        events.filter(\.isDispatched).map { event in
             Arrival(flow: flow, item: FlowMessages.Item(detail: .event(event), direction: .response, at: event.at, size: event.size,
                                                        data: Data(event.data.utf8), isTruncated: false))
         }

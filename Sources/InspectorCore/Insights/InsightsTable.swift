@@ -47,9 +47,11 @@ package enum InsightsTable {
         })
     }
 
-    /// The whole table for `--summary`: a section a dimension, each sorted by impact.
-    package static func text(_ insights: Insights, width: Int) -> [String] {
-        var lines = ["netinspect: insights of \(insights.count) flows (histogram buckets: "
+    /// The whole table for `--summary`: a section a dimension, each sorted
+    /// by impact; `filter`, the `--filter` that chose the flows, is named.
+    package static func text(_ insights: Insights, width: Int, filter: String? = nil) -> [String] {
+        let flows = "\(insights.count) flows" + (filter.map { ", those --filter '\($0)' shows" } ?? "")
+        var lines = ["netinspect: insights of \(flows) (histogram buckets: "
             + (InsightsGroup.bucketBounds.map { "<" + Format.duration($0) } + ["more"]).joined(separator: " ") + ")"]
         for dimension in Insights.Dimension.allCases {
             let rows = insights.rows(dimension, by: .impact)

@@ -4,13 +4,21 @@ import WireProtocol
 /// many are folded into placeholders, so `/users/42` and `/users/7` are one
 /// route, `/users/{id}`.
 ///
-/// A segment of digits only is `{id}`; a UUID (8-4-4-4-12 hex digits) is
-/// `{uuid}`; 16 or more hex digits with at least one letter (a digest, a
-/// commit, a token) is `{hash}`. Anything else stays as it is. The query and
-/// fragment are left out.
+/// A segment of digits only is `{id}`, and so is a typed id, a word of
+/// letters, `_` or `-`, then four or more letters and digits with a digit
+/// among them (`ord_52608`, `usr-7f3a2`, Stripe's `cus_NffrFeUfNV2Hib`);
+/// a UUID (8-4-4-4-12 hex digits) is `{uuid}`; 16 or more hex digits with at
+/// least one letter (a digest, a commit, a token) is `{hash}`; ten or more
+/// letters and digits with at least two each of digits, capitals and small
+/// letters (a base62 key, `dQw4w9WgXcQ`) is `{key}`. Words stay, even with a
+/// digit (`v2`, `api-v2`, `oauth2`, `OAuth2Callback`, `utf-8`, `sha-256`):
+/// a typed id's tail is four or more characters, and a key mixes all three
+/// kinds of character more than a name does. The query and fragment are
+/// left out.
 ///
 /// ```swift
 /// RouteFolding.route(ofPath: "/users/42/orders?page=2")   // "/users/{id}/orders"
+/// RouteFolding.route(ofPath: "/api/orders/ord_52608")     // "/api/orders/{id}"
 /// ```
 package enum RouteFolding {
     /// The route of a URL's path (the query and fragment left out).
@@ -95,7 +103,7 @@ package enum RouteFolding {
 
     /// The kinds of folded segment.
     package enum Placeholder: String, Sendable {
-        case id, uuid, hash
+        case id, uuid, hash, key
 
         /// How a route writes it: `{id}`.
         var braced: StaticString {
@@ -103,15 +111,18 @@ package enum RouteFolding {
             case .id: "{id}"
             case .uuid: "{uuid}"
             case .hash: "{hash}"
+            case .key: "{key}"
             }
         }
 
         /// What the filter language's `~u` matches for it (`NSRegularExpression`).
         var pattern: String {
             switch self {
-            case .id: #"\d+"#
+            case .id: #"(?:\d+|[A-Za-z]{1,12}[_-](?=[A-Za-z0-9]*\d)[A-Za-z0-9]{4,})"#
             case .uuid: #"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"#
             case .hash: #"(?=[0-9a-fA-F]{16,}(?:[/?#]|$))\d*[a-fA-F][0-9a-fA-F]*"#
+            // Not a run of 16 hex digits, which is a hash; the lookaheads count each kind within the segment.
+            case .key: #"(?![0-9a-fA-F]{16,}(?:[/?#]|$))(?=(?:[A-Za-z]*\d){2})(?=(?:[a-z0-9]*[A-Z]){2})(?=(?:[A-Z0-9]*[a-z]){2})[A-Za-z0-9]{10,}"#
             }
         }
     }
@@ -127,8 +138,37 @@ package enum RouteFolding {
         if bytes.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) { return .id }
         if bytes.count == 36, isUUID(bytes) { return .uuid }
         if bytes.count >= 16, bytes.allSatisfy(isHexDigit) { return .hash }
+        if isTypedID(bytes) { return .id }
+        if isKey(bytes) { return .key }
         return nil
     }
+
+    /// `ord_52608`: 1 to 12 letters, `_` or `-`, then 4 or more letters and digits, a digit among them.
+    private static func isTypedID(_ bytes: some Collection<UInt8>) -> Bool {
+        guard let separator = bytes.firstIndex(where: { $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") }) else { return false }
+        let prefix = bytes[..<separator], tail = bytes[bytes.index(after: separator)...]
+        return (1...12).contains(prefix.count) && prefix.allSatisfy(isLetter)
+            && tail.count >= 4 && tail.allSatisfy { isLetter($0) || isDigit($0) } && tail.contains(where: isDigit)
+    }
+
+    /// A base62 key: 10 or more letters and digits, at least two of each kind.
+    private static func isKey(_ bytes: some Collection<UInt8>) -> Bool {
+        guard bytes.count >= 10 else { return false }
+        var digits = 0, capitals = 0, smalls = 0
+        for byte in bytes {
+            switch byte {
+            case 0x30...0x39: digits += 1
+            case 0x41...0x5A: capitals += 1
+            case 0x61...0x7A: smalls += 1
+            default: return false
+            }
+        }
+        return digits >= 2 && capitals >= 2 && smalls >= 2
+    }
+
+    private static func isDigit(_ byte: UInt8) -> Bool { byte >= 0x30 && byte <= 0x39 }
+
+    private static func isLetter(_ byte: UInt8) -> Bool { byte | 0x20 >= 0x61 && byte | 0x20 <= 0x7A }
 
     /// A regular expression for `~u` matching the URLs of a route on `host`
     /// (any route when nil): literal segments escaped, placeholders as the

@@ -92,9 +92,7 @@ package enum BodyFormatter {
         switch view.forcedKind ?? kind(of: body.data, contentType: contentType) {
         case .json: content = json(decodedText(body.data), limit: limit)
         case .form: content = form(decodedText(body.data))
-        case .text: content = decodedText(body.data).split(separator: "\n", omittingEmptySubsequences: false).prefix(limit + 1).map {
-            StyledLine(String($0).replacingOccurrences(of: "\r", with: ""))
-        }
+        case .text: content = textLines(decodedText(body.data), limit: limit)
         case .binary: content = hexDump(body.data, limit: limit)
         case .image: content = ImageInfo(body.data).map { image($0, data: body.data, size: body.size) } ?? hexDump(body.data, limit: limit)
         case .multipart: content = multipart(body.data, boundary: contentType.flatMap { MediaType($0).parameter("boundary") } ?? "")
@@ -105,6 +103,13 @@ package enum BodyFormatter {
             lines.append(StyledLine(moreLinesNotice, .dim))
         }
         return lines
+    }
+
+    /// Text's lines, ended by LF, CRLF or CR alone (an event stream may use
+    /// any; sse-starlette writes CRLF). CRLF is one Character to Swift, so a
+    /// split at "\n" alone would leave such a body one line.
+    private static func textLines(_ text: String, limit: Int) -> [StyledLine] {
+        text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" || $0 == "\r" }.prefix(limit + 1).map { StyledLine(String($0)) }
     }
 
     private static func decodedText(_ data: Data) -> String {

@@ -30,7 +30,8 @@ extension DetailContent {
         for message in call.messages {
             counts[message.direction, default: 0] += 1
             let type = message.direction == .request ? method?.inputType : method?.outputType
-            lines += messageLines(message, number: counts[message.direction] ?? 1, type: type, schema: schema)
+            lines += messageLines(message, number: counts[message.direction] ?? 1, type: type, schema: schema,
+                                  sentByApp: Format.appSent(message.direction, in: log))
         }
         lines.append("")
         lines.append(StyledLine("Trailers (\(call.trailers.count))", .heading))
@@ -57,10 +58,11 @@ extension DetailContent {
     }
 
     /// One message: its heading (direction, number, time, size), then its fields.
-    static func messageLines(_ message: GRPCMessage, number: Int, type: String?, schema: ProtoSchema) -> [StyledLine] {
-        let arrow = message.direction == .request ? "→ request" : "← response"
+    /// `sentByApp`: the arrow says who sent it (``Format/appSent(_:in:)``), the word which side of the call it is.
+    static func messageLines(_ message: GRPCMessage, number: Int, type: String?, schema: ProtoSchema, sentByApp: Bool) -> [StyledLine] {
+        let arrow = (sentByApp ? "→ " : "← ") + (message.direction == .request ? "request" : "response")
         var heading = [
-            Span("\(arrow) \(number)".padding(toLength: 15, withPad: " ", startingAt: 0), message.direction == .request ? .method : .inbound),
+            Span("\(arrow) \(number)".padding(toLength: 15, withPad: " ", startingAt: 0), sentByApp ? .method : .inbound),
             Span(("+" + Format.milliseconds(message.at)).fitted(toWidth: 11, alignRight: true)),
             Span("  " + Format.size(message.body.size)),
         ]

@@ -28,12 +28,13 @@ extension DetailContent {
                 let type = item.direction == .request ? method?.inputType : method?.outputType
                 let message = GRPCMessage(direction: item.direction, at: item.at ?? 0,
                                           body: CapturedBody(data: item.data, size: item.size, isTruncated: item.isTruncated))
-                lines += messageLines(message, number: number, type: type, schema: schema)
+                lines += messageLines(message, number: number, type: type, schema: schema, sentByApp: Format.appSent(item.direction, in: log))
             case .event(let event):
                 if event.isDispatched { dispatched += 1 }
-                lines += eventLines(event, number: dispatched)
+                lines += eventLines(event, number: dispatched, sentByApp: Format.appSent(.response, in: log))
             case let .webSocket(opcode, closeCode):
-                lines += webSocketLines(item, opcode: opcode, closeCode: closeCode, number: number, gap: previousAt.flatMap { at in item.at.map { $0 - at } })
+                lines += webSocketLines(item, opcode: opcode, closeCode: closeCode, number: number, gap: previousAt.flatMap { at in item.at.map { $0 - at } },
+                                        sentByApp: Format.appSent(item.direction, in: log))
             }
             if item.at != nil { previousAt = item.at }
         }
@@ -42,7 +43,7 @@ extension DetailContent {
     }
 
     private static func summaryLines(_ messages: FlowMessages, kind: FlowMessages.Kind, log: NetworkLog) -> [StyledLine] {
-        let sent = messages.items.filter { $0.direction == .request }.count
+        let sent = messages.items.filter { Format.appSent($0.direction, in: log) }.count
         let received = messages.items.count - sent
         var lines: [StyledLine] = []
         switch kind {
@@ -56,7 +57,7 @@ extension DetailContent {
             var text = "  \(sent) sent, \(received) received"
             if let close = log.webSocket?.close {
                 let reason = String(decoding: close.body.data, as: UTF8.self)
-                text += " · closed by the \(close.direction == .request ? "app" : "peer")" + (close.closeCode.map { " with \($0)" } ?? "")
+                text += " · closed by the \(Format.appSent(close.direction, in: log) ? "app" : "peer")" + (close.closeCode.map { " with \($0)" } ?? "")
                     + (reason.isEmpty ? "" : " “\(reason)”")
             } else if !log.state.isFinal {
                 text += " · open"
@@ -100,10 +101,10 @@ extension DetailContent {
 
     /// One block of the event stream: an event, or what a block without
     /// data sets (retry, id) or says (comments).
-    private static func eventLines(_ event: ServerSentEvent, number: Int) -> [StyledLine] {
+    private static func eventLines(_ event: ServerSentEvent, number: Int, sentByApp: Bool) -> [StyledLine] {
         var heading: [Span]
         if event.isDispatched {
-            heading = [Span("← event \(number)".padding(toLength: 15, withPad: " ", startingAt: 0), .inbound)]
+            heading = [Span("\(sentByApp ? "→" : "←") event \(number)".padding(toLength: 15, withPad: " ", startingAt: 0), sentByApp ? .method : .inbound)]
         } else {
             heading = [Span((event.comments.isEmpty ? "  (no data)" : "  : comment").padding(toLength: 15, withPad: " ", startingAt: 0), .dim)]
         }
@@ -121,11 +122,11 @@ extension DetailContent {
         return lines
     }
 
-    private static func webSocketLines(_ item: FlowMessages.Item, opcode: WebSocketOpcode, closeCode: Int?, number: Int, gap: Double?) -> [StyledLine] {
-        let arrow = item.direction == .request ? "→" : "←"
+    private static func webSocketLines(_ item: FlowMessages.Item, opcode: WebSocketOpcode, closeCode: Int?, number: Int, gap: Double?,
+                                       sentByApp: Bool) -> [StyledLine] {
         var heading = [
-            Span("\(arrow) \(opcode.rawValue) \(number)".padding(toLength: 15, withPad: " ", startingAt: 0),
-                 item.direction == .request ? .method : .inbound),
+            Span("\(sentByApp ? "→" : "←") \(opcode.rawValue) \(number)".padding(toLength: 15, withPad: " ", startingAt: 0),
+                 sentByApp ? .method : .inbound),
         ]
         heading += timeSpans(at: item.at, gap: gap)
         heading.append(Span("  " + Format.size(item.size)))

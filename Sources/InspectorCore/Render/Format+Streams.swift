@@ -27,6 +27,18 @@ extension Format {
         return "⇣" + duration(max(0, now.timeIntervalSince(log.timing.date(at: at))))
     }
 
+    /// Whether the app sent what went `direction`: on a call it made, the
+    /// request's side; on a request it received (an inbound flow, a
+    /// server's WebSocket or gRPC method), the response's.
+    package static func appSent(_ direction: StreamDirection, in log: NetworkLog) -> Bool {
+        (log.direction == .inbound) == (direction == .response)
+    }
+
+    /// `→` for what the app sent, `←` for what it received, whichever side of the exchange it is on.
+    package static func arrow(_ direction: StreamDirection, in log: NetworkLog) -> String {
+        appSent(direction, in: log) ? "→" : "←"
+    }
+
     /// What a WebSocket flow received, by the messages' true sizes.
     static func webSocketBytes(_ socket: WebSocketSession, _ direction: StreamDirection) -> Int {
         socket.messages.reduce(0) { $0 + ($1.direction == direction ? $1.body.size : 0) }

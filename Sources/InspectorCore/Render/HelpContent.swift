@@ -41,6 +41,11 @@ enum HelpContent {
             }
         }
         lines.append("")
+        lines.append(StyledLine("The status bar", .heading))
+        for (word, meaning) in StatusBarLegend.entries {
+            lines.append(StyledLine([Span("  " + word.fitted(toWidth: 18), .method), Span(meaning)]))
+        }
+        lines.append("")
         lines.append(StyledLine("Filter expressions (f)", .heading))
         for (syntax, meaning) in FilterExpression.syntaxSummary {
             lines.append(StyledLine([Span("  " + syntax.fitted(toWidth: 22), .method), Span(meaning)]))

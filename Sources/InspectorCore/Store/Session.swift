@@ -64,6 +64,10 @@ package struct Session: Sendable {
     package private(set) var agents: [AgentInfo] = []
     /// The event log, oldest first, bounded to ``maximumEvents``.
     package private(set) var events: [SessionEvent] = []
+    /// Whether the event log has said, since the last clear, what the
+    /// status bar's `ignored N` counts (said once: a stream cleared mid-way
+    /// brings one ignored event a part).
+    private var explainedIgnored = false
     /// Addresses the listener is listening on.
     package private(set) var listening: [Endpoint] = []
     /// How many event-log lines are kept.
@@ -109,7 +113,14 @@ package struct Session: Sendable {
                     + (hello.acceptsControl ? ", accepts control" : ""), at: date)
             }
         case let .message(connection, message):
-            return apply(message, from: agentIndex[connection], at: date)
+            let ignored = store.unknownFlowEvents
+            let changes = apply(message, from: agentIndex[connection], at: date)
+            if store.unknownFlowEvents > ignored, !explainedIgnored {
+                explainedIgnored = true
+                log("Ignored events of a flow no longer in the list (cleared with z, deleted with d, or evicted beyond --max-flows) "
+                    + "that was still under way; the status bar counts them as ignored N", at: date)
+            }
+            return changes
         case let .disconnected(connection, reason):
             guard let index = agentIndex[connection] else { break }
             agents[index].isConnected = false
@@ -148,7 +159,8 @@ package struct Session: Sendable {
 
     /// Removes every flow; agents and the event log stay.
     package mutating func clearFlows() -> [FlowStore.Change] {
-        store.removeAll()
+        explainedIgnored = false
+        return store.removeAll()
     }
 
     private mutating func apply(_ message: Message, from agent: Int?, at date: Date) -> [FlowStore.Change] {

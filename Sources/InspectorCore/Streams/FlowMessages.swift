@@ -88,11 +88,11 @@ package struct FlowMessages: Sendable {
         return MediaType.isEventStream(response.mimeType ?? response.headers.first("Content-Type"))
     }
 
-    /// The response body read as events, timed by the parts it came in.
+    /// The response body read as events, timed by the parts it came in
+    /// (the last ones, which came with the flow's end, by the end).
     package static func eventStream(of log: NetworkLog) -> ServerSentEventStream? {
         guard isEventStream(log), let response = log.response else { return nil }
         let body = response.body ?? CapturedBody(data: Data())
-        let parts = (log.parts?.marks ?? []).filter { $0.direction == .response }
-        return ServerSentEventStream(body: body, parts: parts, state: log.state)
+        return ServerSentEventStream(body: body, parts: log.parts?.marks ?? [], state: log.state, endedAt: log.timing.finished)
     }
 }

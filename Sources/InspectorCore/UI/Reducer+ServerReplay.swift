@@ -32,5 +32,13 @@ extension Reducer {
         let text = progress.map { "Server replay from \($0.summary)" } ?? "Server replay stopped: requests go to the network"
         state.notice = Notice(text: text, isError: false)
         state.session.note(text, level: .info, at: state.clock)
+        guard progress != nil else { return }
+        // Apps connected already that will not be answered from it.
+        for agent in state.session.agents where agent.isConnected && !agent.hello.acceptsControl {
+            guard case .agent = agent.connection else { continue }
+            let ignored = ControlNotice.text(for: agent.hello, ignoring: ["server replay"])
+            state.session.note(ignored, level: .error, at: state.clock)
+            state.notice = Notice(text: ignored, isError: true)
+        }
     }
 }

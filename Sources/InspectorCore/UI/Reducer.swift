@@ -121,6 +121,7 @@ package enum Reducer {
             state.syncCursor()
             state.followStreamEnd()
             selectFirstHeld(heldBefore: heldBefore, in: &state)
+            noteAppsWithoutControl(events, at: date, in: &state)
             let more = followReplayJob(events, in: &state)
             return combined([interceptForNewAgents(events, in: state), more])
         case let .edited(session, text, failure):
@@ -210,6 +211,8 @@ package enum Reducer {
                 return rulesChanged("Deleted \(text)", in: &state)
             case .clearFlows:
                 let changes = state.session.clearFlows()
+                // The insights count the list's flows: a p95 of flows no longer there would be a figure nobody can look into.
+                state.insights = Insights()
                 state.view.apply(changes, from: state.session.store)
                 if state.pausedRows != nil { state.pausedRows = [] }
                 state.mode = .list
