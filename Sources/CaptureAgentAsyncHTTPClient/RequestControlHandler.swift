@@ -28,6 +28,9 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
         case passing
         /// Parts are kept until the request's end, then the breakpoint filter decides.
         case collecting
+        /// Parts are kept until the request's end, so that server replay
+        /// matches on the whole body (a streamed one too), then it decides.
+        case awaitingBody
         /// Held for the viewer.
         case held(FlowID)
         /// Answered without writing anything.
@@ -72,6 +75,19 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
         switch unwrapOutboundIn(data) {
         case .head(let head):
             start(head, context: context, promise: promise)
+        case .body(let part) where isAwaitingBody:
+            guard case .byteBuffer(var buffer) = part, body.readableBytes + buffer.readableBytes <= exchange.client.configuration.bodyCaptureLimit else {
+                // Too large to keep: decided without it, as the part goes on.
+                return decideWithoutTheBody(then: data, promise: promise, context: context)
+            }
+            keepForReplay(part)
+            promise?.succeed(())
+            body.writeBuffer(&buffer)
+        case .end where isAwaitingBody:
+            exchange.rememberForReplay(body: replayBody)
+            promise?.succeed(())
+            guard let head else { return }
+            start(head, body: Data(body.readableBytesView), context: context, promise: nil)
         case .body(let part):
             keepForReplay(part)
             if case .passing = mode {
@@ -153,17 +169,34 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
 
     // MARK: - Steps
 
-    private func start(_ appHead: HTTPRequestHead, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
-        reset()
+    private var isAwaitingBody: Bool {
+        if case .awaitingBody = mode { return true }
+        return false
+    }
+
+    /// Decides on `appHead`, with `body` when the whole of it is here (the
+    /// request has ended), else at the head; `deferrable`: it may wait
+    /// for the body first, when server replay needs it to match.
+    private func start(_ appHead: HTTPRequestHead, body wholeBody: Data? = nil, deferrable: Bool = true,
+                       context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
+        if wholeBody == nil { reset() } else { mode = .passing }
         let agent = exchange.client.agent
         guard agent.allowsControl, let flow = exchange.flow, !flow.recording.isFinished, let url = URL(string: flow.url) else {
             exchange.control = nil
             return context.write(wrapOutboundOut(.head(appHead)), promise: promise)
         }
-        let request = ExchangeRequest(method: appHead.method.rawValue, url: url, headers: appHead.headers.list, bodyStreams: true)
-        replayBody = ByteBuffer()
-        exchange.app = request
         var control = ExchangeControl(policy: agent.controlPolicy)
+        if wholeBody == nil, deferrable, control.policy.serverReplay != nil, Self.declaresBody(appHead) {
+            mode = .awaitingBody
+            head = appHead
+            replayBody = ByteBuffer()
+            promise?.succeed(())
+            return
+        }
+        let request = ExchangeRequest(method: appHead.method.rawValue, url: url, headers: appHead.headers.list,
+                                      body: wholeBody.flatMap { $0.isEmpty ? nil : $0 }, bodyStreams: wholeBody == nil)
+        if wholeBody == nil { replayBody = ByteBuffer() }
+        exchange.app = request
         var head = appHead
         stopPacing()
         stopUpload()
@@ -187,20 +220,46 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
         }
         exchange.control = control
         self.head = head
+        if case .passing = mode, control.policy.intercepts { mode = .collecting }
+        guard wholeBody == nil else {
+            // The request is whole: on as if it had just ended.
+            if case .passing = mode { return flushKept(context: context, end: true) }
+            return ended(context: context)
+        }
         switch mode {
-        case .answering:
-            promise?.succeed(())
-        case .passing where control.policy.intercepts:
-            mode = .collecting
+        case .answering, .collecting:
             promise?.succeed(())
         default:
             context.write(wrapOutboundOut(.head(head)), promise: promise)
         }
     }
 
+    /// A body too large to keep for matching: the decision is made at the
+    /// head after all, and what was kept goes on as the mode now says,
+    /// then `part`.
+    private func decideWithoutTheBody(then part: NIOAny, promise: EventLoopPromise<Void>?, context: ChannelHandlerContext) {
+        guard let appHead = head else { return }
+        let kept = body
+        let keptForReplay = replayBody
+        start(appHead, deferrable: false, context: context, promise: nil)
+        replayBody = keptForReplay
+        switch mode {
+        case .passing:
+            if kept.readableBytes > 0 { context.write(wrapOutboundOut(.body(.byteBuffer(kept))), promise: nil) }
+        default:
+            body = kept
+        }
+        write(context: context, data: part, promise: promise)
+    }
+
+    /// Whether the head says a body follows.
+    static func declaresBody(_ head: HTTPRequestHead) -> Bool {
+        head.headers.contains(name: "transfer-encoding") || head.headers.first(name: "content-length").flatMap(Int.init).map { $0 > 0 } == true
+    }
+
     private func ended(context: ChannelHandlerContext) {
         switch mode {
-        case .passing, .held:
+        case .passing, .held, .awaitingBody:
             break
         case .answering(.local(let response)):
             reset()

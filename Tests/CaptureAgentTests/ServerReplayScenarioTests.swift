@@ -85,6 +85,52 @@ final class ServerReplayScenarioTests: AgentTestCase, @unchecked Sendable {
         }
     }
 
+    /// A recorded body larger than a socket's first read (70 kB, so its
+    /// book's frame comes in many reads) is taken and answers as recorded.
+    func testALargeRecordedBodyAnswersWhole() async throws {
+        let origin = try TestHTTPServer()
+        let request = ScenarioRequest(url: origin.url("/binary/70000?large"))
+        let live = await ControlAdapter.urlSessionInPlace.send(request, agent: agent)
+        XCTAssertEqual(live.body.count, 70_000)
+        let recorded = try XCTUnwrap(finished("large"))
+        origin.shutdown()
+        replay(book([recorded]))
+        let replayed = await ControlAdapter.urlSessionInPlace.send(request, agent: agent)
+        XCTAssertEqual(replayed, live)
+    }
+
+    /// Two POSTs to one URL (GraphQL's way) with streamed bodies: matching
+    /// sees each body whole, so each is answered with its own recording,
+    /// whichever comes first (AsyncHTTPClient's were matched without their
+    /// bodies: both got the first answer recorded).
+    func testStreamedBodiesAreMatchedWhole() async throws {
+        let origin = try TestHTTPServer()
+        let queries = ["{ orders { id } }", "{ users { name } }"]
+        func post(_ query: String, api: AHCAPI) async -> AHCOutcome {
+            var configuration = ahcConfiguration()
+            agent.capture(&configuration)
+            let request = AHCRequest(method: .POST, url: origin.url("/echo?graphql=\(api)").absoluteString, body: Array(query.utf8), streamChunk: 4)
+            return await performAHC(request, api: api, configuration: configuration)
+        }
+        for api in [AHCAPI.async, .future] {
+            var recorded: [NetworkLog] = []
+            for query in queries {
+                let live = await post(query, api: api)
+                XCTAssertEqual(live.body, Array(query.utf8), "\(api)")
+                let flow = try XCTUnwrap(finished("graphql=\(api)") { flow in !recorded.contains { $0.id == flow.id } })
+                recorded.append(flow)
+            }
+            replay(book(recorded))
+            for query in queries.reversed() {
+                let replayed = await post(query, api: api)
+                XCTAssertEqual(String(decoding: replayed.body, as: UTF8.self), query, "\(api): answered with its own recording")
+            }
+            XCTAssertEqual(origin.takeRequests().count, 2, "\(api): only the live requests reached the server")
+            replay(nil)
+        }
+        origin.shutdown()
+    }
+
     func testResponsesAnswerInOrderOnceEachThenTheExtraPolicy() async throws {
         let recorded = try await recordThreeAnswers()
         server.shutdown()
