@@ -48,6 +48,30 @@ enum CompatibilityMatrix {
         }
     }
 
+    /// The streams side: real peers of a stream's kind, each cell a test of its own.
+    struct StreamCell {
+        var peer: String
+        var client: String
+        var what: String
+        /// `Class.testMethod` in Tests/CaptureAgentTests.
+        var test: String
+    }
+
+    static let streamCells = [
+        StreamCell(peer: "MCP server (PyPI `mcp` 2.x, streamable HTTP on uvicorn, keep-alive 2 s)", client: "AsyncHTTPClient (async)",
+                   what: "a session (initialize, the initialized notification, `tools/call`, answered as server-sent events) is what it is without the agent, and recorded",
+                   test: "MCPServerPeerTests.testAnMCPSessionThroughACapturedAsyncHTTPClientIsWhatItIsWithout"),
+        StreamCell(peer: "MCP server (PyPI `mcp` 2.x, streamable HTTP on uvicorn, keep-alive 2 s)", client: "AsyncHTTPClient (async)",
+                   what: "a `tools/call` held 2.6 s at a breakpoint, then released, gets its answer",
+                   test: "MCPServerPeerTests.testAToolCallHeldPastUvicornsKeepAliveGetsItsAnswer"),
+        StreamCell(peer: "Python `websockets` client", client: "Hummingbird's and Vapor's WebSocket routes",
+                   what: "both peers see the same frames as without the agent; every frame is an event",
+                   test: "WebSocketCaptureTests.testPythonClientsAgainstEachServerSeeTheSameFramesAndEveryFrameIsAnEvent"),
+        StreamCell(peer: "Python `websockets` server", client: "websocket-kit (Vapor's `WebSocket.connect`)",
+                   what: "recorded, and the server sees the same frames",
+                   test: "WebSocketCaptureTests.testWebSocketKitClientAgainstAPythonServerIsRecordedAndTheServerSeesTheSameFrames"),
+    ]
+
     /// Cells that cannot work, and why (none, today).
     static let limits: [String: String] = [:]
 
@@ -106,6 +130,10 @@ enum CompatibilityMatrix {
             }
         }
         if !notes.isEmpty { lines += [""] + notes }
+        lines += ["", "## Streams", "", "| peer | client | what | test |", "|---|---|---|---|"]
+        for cell in streamCells {
+            lines.append("| \(cell.peer) | \(cell.client) | \(cell.what) | `\(cell.test)` |")
+        }
         return lines.joined(separator: "\n") + "\n"
     }
 

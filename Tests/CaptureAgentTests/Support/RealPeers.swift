@@ -53,13 +53,13 @@ final class RealPeer: @unchecked Sendable {
             let nginx = try Self.launch([Self.nginxPath, "-p", directory.path, "-c", directory.appendingPathComponent("nginx.conf").path,
                                          "-e", "stderr"], in: directory)
             processes = [gunicorn, nginx]
-            try Self.waitForPort(backend, kind: kind, processes: processes)
+            try Self.waitForPort(backend, kind: kind.rawValue, processes: processes)
         case .httpServer:
             try Data("served by http.server\n".utf8).write(to: directory.appendingPathComponent("anything"))
             processes = [try Self.launch(["python3", "-m", "http.server", "\(port)", "--bind", "127.0.0.1", "--directory", directory.path],
                                          in: directory)]
         }
-        try Self.waitForPort(port, kind: kind, processes: processes)
+        try Self.waitForPort(port, kind: kind.rawValue, processes: processes)
     }
 
     deinit { stop() }
@@ -119,7 +119,7 @@ final class RealPeer: @unchecked Sendable {
         try Data(configuration.utf8).write(to: directory.appendingPathComponent("nginx.conf"))
     }
 
-    private static func launch(_ argv: [String], in directory: URL) throws -> Process {
+    static func launch(_ argv: [String], in directory: URL) throws -> Process {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: argv[0].hasPrefix("/") ? argv[0] : "/usr/bin/env")
         process.arguments = argv[0].hasPrefix("/") ? Array(argv.dropFirst()) : argv
@@ -137,11 +137,11 @@ final class RealPeer: @unchecked Sendable {
         var description: String
     }
 
-    private static func waitForPort(_ port: Int, kind: Kind, processes: [Process]) throws {
+    static func waitForPort(_ port: Int, kind: String, processes: [Process]) throws {
         let accepting = eventually(timeout: 30) { processes.allSatisfy(\.isRunning) && connects(to: port) }
         guard accepting else {
             for process in processes where process.isRunning { process.terminate() }
-            throw NotStarted(description: "\(kind.rawValue) did not start on port \(port) (.ci/run installs it: pip install httpbin gunicorn uvicorn; apt-get install nginx)")
+            throw NotStarted(description: "\(kind) did not start on port \(port) (.ci/run installs it: pip install httpbin gunicorn uvicorn; apt-get install nginx)")
         }
     }
 
@@ -171,5 +171,32 @@ final class RealPeer: @unchecked Sendable {
         }
         guard ok else { throw NotStarted(description: "no free loopback port") }
         return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// An MCP server from PyPI's `mcp` SDK (Fixtures/mcp_server.py: streamable
+/// HTTP on uvicorn, 2 s keep-alive, one tool `add`).
+final class MCPPeer: @unchecked Sendable {
+    let port: Int
+    private let process: Process
+
+    init() throws {
+        port = try RealPeer.freePort()
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/mcp_server.py")
+        process = try RealPeer.launch(["python3", script.path, "\(port)"], in: FileManager.default.temporaryDirectory)
+        try RealPeer.waitForPort(port, kind: "the MCP server (pip install mcp uvicorn)", processes: [process])
+    }
+
+    deinit { stop() }
+
+    var url: String { "http://127.0.0.1:\(port)/mcp" }
+
+    func stop() {
+        guard process.isRunning else { return }
+        // One process, no workers: uvicorn's graceful stop would wait for
+        // the session's open event stream.
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
     }
 }
