@@ -15,7 +15,8 @@
 # netinspect, in its own process, is not.
 #
 # N=1000 by default; MODES="c e" by default (c: agent, no inspector; e: agent,
-# netinspect reading in another process; a, no capture, always runs);
+# netinspect reading in another process; h, AsyncHTTPClient only: an app
+# that allows control, through the control tunnel; a, no capture, always runs);
 # CLIENTS="urlsession ahc" by default. Needs valgrind and objcopy.
 set -eu
 
@@ -36,6 +37,7 @@ label() {
         b) echo "agent, inspector in this process: added" ;;
         c) echo "agent, no inspector: added" ;;
         e) echo "agent, netinspect reading (another process): added" ;;
+        h) echo "agent, app allows control (control tunnel), netinspect reading: added" ;;
         *) echo "mode $1: added" ;;
     esac
 }

@@ -14,6 +14,9 @@ import WireProtocol
 enum AHCCaptureBenchmark {
     enum Mode: CaseIterable {
         case none, agentWithInspector, agentWithoutInspector, agentWithNetinspect, nonePinned, agentWithNetinspectPinned
+        /// An app that allows control: its connections go through the
+        /// agent's control tunnel (ControlTunnel.swift), nothing in force.
+        case controlWithNetinspect
 
         var label: String {
             switch self {
@@ -23,6 +26,7 @@ enum AHCCaptureBenchmark {
             case .agentWithNetinspect: "AsyncHTTPClient captured, netinspect reading (another process)"
             case .nonePinned: "AsyncHTTPClient, no capture, app pinned to its own core"
             case .agentWithNetinspectPinned: "AsyncHTTPClient captured, netinspect reading on a core of its own"
+            case .controlWithNetinspect: "AsyncHTTPClient captured, app allows control (control tunnel), netinspect reading"
             }
         }
 
@@ -35,14 +39,20 @@ enum AHCCaptureBenchmark {
             case .agentWithNetinspect: .agentWithNetinspect
             case .nonePinned: .nonePinned
             case .agentWithNetinspectPinned: .agentWithNetinspectPinned
+            case .controlWithNetinspect: .agentWithNetinspect
             }
         }
 
         /// Its letters in `NETINSPECT_BENCH_MODES`: the URLSession mode's
         /// with the same destination, and d, its own letter before the
-        /// URLSession letters were shared, for the netinspect row.
+        /// URLSession letters were shared, for the netinspect row; h, past
+        /// the URLSession letters, for the row of an app that allows control.
         var letters: Set<Character> {
-            self == .agentWithNetinspect ? [captureMode.letter, "d"] : [captureMode.letter]
+            switch self {
+            case .agentWithNetinspect: [captureMode.letter, "d"]
+            case .controlWithNetinspect: ["h"]
+            default: [captureMode.letter]
+            }
         }
     }
 
@@ -89,7 +99,7 @@ enum AHCCaptureBenchmark {
                     + "\(runs.map(\.droppedEvents).reduce(0, +)) events dropped")
             case .agentWithoutInspector:
                 cellNotes.append("\(runs.count) runs: \(runs.map(\.droppedEvents).reduce(0, +)) events dropped unencoded")
-            case .agentWithNetinspect, .agentWithNetinspectPinned:
+            case .agentWithNetinspect, .agentWithNetinspectPinned, .controlWithNetinspect:
                 let flows = runs.map(\.flowsSeen).reduce(0, +)
                 cellNotes.append("\(runs.count) runs: netinspect printed \(flows)/\(count * runs.count) flows, "
                     + "\(runs.map(\.droppedEvents).reduce(0, +)) events dropped, " + CaptureBenchmark.framesPerFlow(runs, flows: flows))
@@ -111,7 +121,7 @@ enum AHCCaptureBenchmark {
                 format(percentile(latencies, 0.5) * 1000, 2), format(percentile(latencies, 0.99) * 1000, 2),
                 ratios.isEmpty ? "-" : format(ratio, 2) + "x", "-", "-", cellNotes.joined(separator: "; "),
             ])
-            if mode != .none, mode != .nonePinned, !ratios.isEmpty {
+            if mode != .none, mode != .nonePinned, mode != .controlWithNetinspect, !ratios.isEmpty {
                 notes.append(String(format: "%@ at concurrency 16: %.2fx no-capture wall time (%@, target ≤ %.2fx); per round min %.2fx, max %.2fx",
                                     mode.label, ratio, ratio <= target ? "target met" : "target MISSED", target,
                                     ratios.min()!, ratios.max()!))
@@ -139,7 +149,8 @@ enum AHCCaptureBenchmark {
         let flowsBefore = environment.inspector.flowsFinished
         let printedBefore = netinspect?.flowsPrinted ?? 0
         if mode != .none, mode != .nonePinned {
-            let started = try CaptureBenchmark.startAgent(destination: environment.destination(of: mode.captureMode, netinspect: netinspect), connectionWait: 2)
+            let started = try CaptureBenchmark.startAgent(destination: environment.destination(of: mode.captureMode, netinspect: netinspect), connectionWait: 2,
+                                                          allowsControl: mode == .controlWithNetinspect)
             agent = started
             started.capture(&configuration)
         }

@@ -55,12 +55,13 @@ extension CaptureBenchmark {
         }
     }
 
-    static func startAgent(destination: Endpoint, connectionWait: TimeInterval) throws -> CaptureAgent {
+    static func startAgent(destination: Endpoint, connectionWait: TimeInterval, allowsControl: Bool = false) throws -> CaptureAgent {
         do {
             return try CaptureAgent.start(CaptureAgent.Configuration(destination: destination) {
                 $0.appName = "netinspect-bench"
                 $0.flushTimeout = 10
                 $0.initialConnectionWait = connectionWait
+                $0.allowsControl = allowsControl
             })
         } catch {
             throw BenchmarkError(description: "capture benchmark: CaptureAgent.start: \(error)")
