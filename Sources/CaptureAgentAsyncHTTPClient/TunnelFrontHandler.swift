@@ -115,29 +115,7 @@ final class TunnelFrontHandler: ChannelDuplexHandler {
         target = (host, port)
         var rest = head
         rest.moveReaderIndex(to: end.upperBound)
-        state = .connecting(pending: rest)
-        let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
-        makeUpstream(context: context).whenComplete { result in
-            let (handler, context) = bound.value
-            guard case .connecting(let pending) = handler.state else {
-                if case .success(let upstream) = result { upstream.close(promise: nil) }
-                return
-            }
-            switch result {
-            case .success(let upstream):
-                handler.established(context: context)
-                handler.opened(upstream, sending: pending, context: context)
-            case .failure where handler.agent.controlPolicy.canChange:
-                // The viewer may answer without the server: let the app's
-                // client through; a request that does need the server fails
-                // when its bytes come and no connection can be made.
-                handler.established(context: context)
-                handler.state = .detached
-                if pending.readableBytes > 0 { handler.connect(sending: pending, context: context) }
-            case .failure:
-                handler.refuse(context: context)
-            }
-        }
+        connect(sending: rest, answeringConnect: true, context: context)
     }
 
     private func established(context: ChannelHandlerContext) {
@@ -169,8 +147,9 @@ final class TunnelFrontHandler: ChannelDuplexHandler {
 
     /// Makes a new server connection and sends it `bytes` (the app's first
     /// since the last one was detached); the app's connection closes when
-    /// none can be made.
-    private func connect(sending bytes: ByteBuffer, context: ChannelHandlerContext) {
+    /// none can be made. `answeringConnect`: this is the `CONNECT`'s own,
+    /// which the app waits to hear of.
+    private func connect(sending bytes: ByteBuffer, answeringConnect: Bool = false, context: ChannelHandlerContext) {
         state = .connecting(pending: bytes)
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         makeUpstream(context: context).whenComplete { result in
@@ -180,8 +159,18 @@ final class TunnelFrontHandler: ChannelDuplexHandler {
                 return
             }
             switch result {
-            case .success(let upstream): handler.opened(upstream, sending: pending, context: context)
-            case .failure: handler.refuse(context: context)
+            case .success(let upstream):
+                if answeringConnect { handler.established(context: context) }
+                handler.opened(upstream, sending: pending, context: context)
+            case .failure where answeringConnect && handler.agent.controlPolicy.canChange:
+                // The viewer may answer without the server: let the app's
+                // client through; a request that does need the server fails
+                // when its bytes come and no connection can be made.
+                handler.established(context: context)
+                handler.state = .detached
+                if pending.readableBytes > 0 { handler.connect(sending: pending, context: context) }
+            case .failure:
+                handler.refuse(context: context)
             }
         }
     }

@@ -94,19 +94,6 @@ final class WrappingACommandEndToEndTests: XCTestCase {
 
     /// A URL on a loopback port nothing listens on (bound, then closed).
     private func closedPortURL() throws -> String {
-        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(descriptor) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let port = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { raw -> Int in
-                _ = bind(descriptor, raw, length)
-                _ = getsockname(descriptor, raw, &length)
-                return Int(UInt16(bigEndian: pointer.pointee.sin_port))
-            }
-        }
-        return "http://127.0.0.1:\(port)/closed"
+        "http://127.0.0.1:\(try RealPeer.freePort())/closed"
     }
 }
