@@ -1,4 +1,6 @@
+import AsyncHTTPClient
 import Foundation
+import NIOCore
 import WireProtocol
 import XCTest
 @testable import CaptureAgent
@@ -20,6 +22,50 @@ final class RealPeerMatrixTests: AgentTestCase, @unchecked Sendable {
     func testUvicorn() async throws { try await runMatrix(.uvicorn) }
     func testNginx() async throws { try await runMatrix(.nginx) }
     func testHTTPServerAnsweringHTTP10() async throws { try await runMatrix(.httpServer) }
+
+    /// The hold the matrix's cells cannot show: a request held on a
+    /// connection the server already answered on (kept alive), which the
+    /// server closes at its 2 s idle timeout while the person reads.
+    /// AsyncHTTPClient's requests used to die there with
+    /// `remoteConnectionClosed` while netinspect said HELD.
+    func testAHeldRequestOnAKeptAliveConnectionOutlivesTheServersIdleTimeout() async throws {
+        for kind in [RealPeer.Kind.gunicornKeepAlive, .uvicorn, .nginx] {
+            let peer = try RealPeer(kind)
+            defer { peer.stop() }
+            intercept("~u held=yes & ~q")
+            var configuration = HTTPClient.Configuration()
+            agent.capture(&configuration)
+            let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+            let warm = try await client.execute(HTTPClientRequest(url: peer.url("/anything?warm=yes").absoluteString), timeout: .seconds(30))
+            _ = try await warm.body.collect(upTo: 1 << 20)
+            let held = Task {
+                let response = try await client.execute(HTTPClientRequest(url: peer.url("/anything?held=yes").absoluteString), timeout: .seconds(60))
+                return (Int(response.status.code), String(buffer: try await response.body.collect(upTo: 1 << 20)))
+            }
+            var hold: FlowHold?
+            let found = await waitUntil {
+                hold = self.inspector.allMessages.lazy.compactMap { message -> FlowHold? in
+                    guard case .held(let hold) = message, hold.phase == .request,
+                          self.inspector.flows[hold.id]?.request.url.contains(":\(peer.port)/") == true else { return nil }
+                    return hold
+                }.first
+                return hold != nil
+            }
+            XCTAssertTrue(found, "\(kind.rawValue): held")
+            // Past the server's idle timeout: what this test is about.
+            try await Task.sleep(for: .milliseconds(2_600))
+            if let hold { sendAsViewer(.resume(FlowResume(id: hold.id))) }
+            switch await held.result {
+            case .success(let (status, body)):
+                XCTAssertEqual(status, 200, kind.rawValue)
+                XCTAssertTrue(body.contains("held=yes"), "\(kind.rawValue): the server answered the released request")
+            case .failure(let error):
+                XCTFail("\(kind.rawValue): the released request failed: \(error)")
+            }
+            intercept(nil)
+            try await client.shutdown()
+        }
+    }
 
     // MARK: - One server's rows
 
