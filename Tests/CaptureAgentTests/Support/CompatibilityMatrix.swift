@@ -104,7 +104,9 @@ enum CompatibilityMatrix {
             "here wrote, started by the test on a loopback port: the request is sent once without the agent and once with it",
             "(an app that allows control), and what the app sees is compared: status, body byte for byte (httpbin echoes",
             "what reached it), the marked header fields. ✓ means the cell does what its column says; a cell that cannot",
-            "work on Linux would say ✗ with its reason under the table.",
+            "work on Linux would say ✗ with its reason under the table. Each cell uses a new client, so its hold is",
+            "on a fresh connection; `RealPeerMatrixTests.testAHeldRequestOnAKeptAliveConnectionOutlivesTheServersIdleTimeout`",
+            "holds an AsyncHTTPClient request on a kept-alive connection past gunicorn's, uvicorn's and nginx's idle timeout.",
             "",
             "The servers:",
         ]
