@@ -30,7 +30,8 @@ final class BodyPartsAsTheyPassTests: XCTestCase, @unchecked Sendable {
 
     override func setUpWithError() throws {
         viewer = try RealViewer(path: temporarySocketPath("parts-\(name.filter { $0.isLetter }.suffix(20))"))
-        agent = try CaptureAgent.start(.init(destination: .unix(path: viewer.path)))
+        // An app that allows control sends AsyncHTTPClient through the control tunnel.
+        agent = try CaptureAgent.start(.init(destination: .unix(path: viewer.path)) { $0.allowsControl = name.contains("ControlTunnel") })
         // The listener asks for version 2 as the agent connects; flows
         // started once the agent writes it stream their parts.
         XCTAssertTrue(eventually { agent.streamsBodyParts }, "the agent never switched to version 2")
@@ -57,6 +58,17 @@ final class BodyPartsAsTheyPassTests: XCTestCase, @unchecked Sendable {
     #if AsyncHTTPClient
     /// AsyncHTTPClient's async API reading a Python SSE source.
     func testAsyncHTTPClientReadingServerSentEventsSeesEachPartAsTheViewerDoes() async throws {
+        try await asyncHTTPClientLockstep()
+    }
+
+    /// The same through the control tunnel of an app that allows control:
+    /// the tunnel passes each part on as it comes, holding none back.
+    func testAsyncHTTPClientThroughTheControlTunnelSeesEachPartAsTheViewerDoes() async throws {
+        XCTAssertTrue(agent.allowsControl)
+        try await asyncHTTPClientLockstep()
+    }
+
+    private func asyncHTTPClientLockstep() async throws {
         var runs: [LockstepRun] = []
         for captured in [false, true] {
             let source = try PythonSSESource()
