@@ -17,8 +17,12 @@ import XCTest
 final class EventStreamInspectorEndToEndTests: XCTestCase, @unchecked Sendable {
     private var pane: TmuxSession?
     private var server: GatedEventStreamServer?
+    /// Shut down here too, so a failed wait does not end the run in
+    /// AsyncHTTPClient's deinit check.
+    private var client: HTTPClient?
 
     override func tearDown() {
+        try? client?.syncShutdown()
         server?.release()
         server?.shutdown()
         pane?.kill()
@@ -29,6 +33,20 @@ final class EventStreamInspectorEndToEndTests: XCTestCase, @unchecked Sendable {
     }
 
     func testTheMessagesTabShowsEventsAsTheyArriveThenTheAssembledText() async throws {
+        try await watchAStream(asTheFirstRequest: false)
+    }
+
+    /// The stream is the app's very first request, sent as `start()`
+    /// returns (a command wrapped by `netinspect -- COMMAND` whose one call
+    /// is a streamed completion): its events show while it streams, with
+    /// no gap. The events that went by before the agent read the viewer's
+    /// switch to version 2 once never reached it, and the tab said
+    /// "Server-sent events (0)" and that the body was cut.
+    func testAStreamThatIsTheAppsFirstRequestShowsItsEventsWhileItStreams() async throws {
+        try await watchAStream(asTheFirstRequest: true)
+    }
+
+    private func watchAStream(asTheFirstRequest: Bool) async throws {
         let before = [Self.chunk("Hel"), Self.chunk("lo, ")]
         let after = [Self.chunk("wor"), Self.chunk("ld"), "data: [DONE]\n\n"]
         let server = try GatedEventStreamServer(before: before, after: after, interval: .milliseconds(150))
@@ -38,13 +56,15 @@ final class EventStreamInspectorEndToEndTests: XCTestCase, @unchecked Sendable {
         self.pane = pane
         let agent = try CaptureAgent.start(.init(destination: .unix(path: pane.socketPath)) { $0.initialConnectionWait = 5 })
         defer { agent.stop() }
-        _ = try pane.waitFor("1 agent")
-        // A flow streams its parts only if the viewer already reads version 2 when it starts.
-        XCTAssertTrue(eventually(timeout: 20) { agent.streamsBodyParts }, "the agent never switched to version 2")
+        if !asTheFirstRequest {
+            _ = try pane.waitFor("1 agent")
+            XCTAssertTrue(eventually(timeout: 20) { agent.streamsBodyParts }, "the agent never switched to version 2")
+        }
 
         var configuration = HTTPClient.Configuration()
         agent.capture(&configuration)
         let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        self.client = client
         let url = "http://127.0.0.1:\(server.port)/v1/chat/completions"
         let reading = Task { () throws -> [UInt8] in
             let response = try await client.execute(HTTPClientRequest(url: url), timeout: .seconds(60))
@@ -61,6 +81,8 @@ final class EventStreamInspectorEndToEndTests: XCTestCase, @unchecked Sendable {
         XCTAssertTrue(screen.contains("⇣ streaming"), "the stream is live:\n\(screen)")
         XCTAssertTrue(screen.contains("  Hello,\n"), "the text so far, assembled (the screen drops its trailing space):\n\(screen)")
         XCTAssertFalse(screen.contains("event 3"), "no event the server has not sent:\n\(screen)")
+        XCTAssertTrue(screen.contains("Server-sent events (2)"), "both events so far, the first included:\n\(screen)")
+        XCTAssertFalse(screen.contains("cut"), "no gap, so nothing reads as cut:\n\(screen)")
 
         server.release()
         screen = try pane.waitFor("ended cleanly")
@@ -72,6 +94,7 @@ final class EventStreamInspectorEndToEndTests: XCTestCase, @unchecked Sendable {
         let body = try await reading.value
         XCTAssertEqual(String(decoding: body, as: UTF8.self), (before + after).joined(), "the app read every byte the server sent")
         try await client.shutdown()
+        self.client = nil
     }
 }
 

@@ -5,11 +5,14 @@ import WireProtocol
 /// that says which bytes make one (docs/PROTOCOL.md §3.11).
 ///
 /// Every piece of a body the adapter reports makes a part, except:
-/// - the piece that completes a body whose length was declared
+/// - the piece that completes a response body whose length was declared
 ///   (`Content-Length`, and not changed by a content coding the client
 ///   removed): the flow's end follows at once and carries the whole body,
 ///   so the part would only cost a frame (a quick response, read in one
-///   piece, makes no part at all);
+///   piece, makes no part at all). A request's last piece is a part like
+///   any other: the answer may take long (an MCP tool call that streams
+///   its progress), and the viewer names the call from the request body
+///   (a quick flow folds the part into its start, ``PendingQueue``);
 /// - a body handed over whole (a request body known before sending, or one
 ///   read ahead to hold it): ``FlowRecording`` never reports it in pieces.
 /// A part is made as its bytes pass, never held back for the next one.
@@ -21,26 +24,32 @@ extension FlowRecorder {
     /// body has reached it); the part's size is always its true size.
     func bodyPart(_ direction: StreamDirection, bytes: UnsafeRawBufferPointer, offset: Int) -> Message? {
         guard !bytes.isEmpty else { return nil }
-        if let declared = declaredLength(of: direction), offset + bytes.count >= declared { return nil }
+        if direction == .response, let declared = declaredResponseLength, offset + bytes.count >= declared { return nil }
         let kept = max(0, min(bytes.count, configuration.bodyCaptureLimit - offset))
         var body = CapturedBody(data: kept > 0 ? Data(bytes.prefix(kept)) : Data(), size: bytes.count, isTruncated: kept < bytes.count)
         if direction == .response, let response, responseBodyIsDecoded ?? Self.isDecoded(response) { body.isDecoded = true }
         return .bodyPart(BodyPartEvent(id: id, part: BodyPart(direction: direction, at: elapsed, offset: offset, body: body)))
     }
 
-    /// The body length the headers declare, when the bytes reported are
-    /// those the headers count: a request's `Content-Length` (the app's or
-    /// the client's), a response's unless the client removed its content
-    /// coding (the bytes reported are then more than it counts).
-    private func declaredLength(of direction: StreamDirection) -> Int? {
-        switch direction {
-        case .request:
-            return Self.contentLength(in: request.headers) ?? Self.contentLength(in: request.clientHeaders)
-        case .response:
-            guard let response else { return nil }
-            if Self.isDecoded(response), responseBodyIsDecoded ?? true { return nil }
-            return Self.contentLength(in: response.headers)
-        }
+    /// One part for the first `offset` bytes of `body` (what went by before
+    /// the flow began sending parts, ``FlowRecording``), stamped now: a
+    /// viewer that took up the stream mid-body gets it whole from its
+    /// first byte rather than past a gap. Nil when nothing went by.
+    func catchUpPart(_ direction: StreamDirection, body: BodyCapture, upTo offset: Int) -> Message? {
+        guard offset > 0 else { return nil }
+        let kept = body.prefix.prefix(min(offset, configuration.bodyCaptureLimit))
+        var part = CapturedBody(data: Data(kept), size: offset, isTruncated: kept.count < offset)
+        if direction == .response, let response, responseBodyIsDecoded ?? Self.isDecoded(response) { part.isDecoded = true }
+        return .bodyPart(BodyPartEvent(id: id, part: BodyPart(direction: direction, at: elapsed, offset: 0, body: part)))
+    }
+
+    /// The response body length the headers declare, when the bytes
+    /// reported are those the headers count: not when the client removed
+    /// the content coding (the bytes reported are then more than it counts).
+    private var declaredResponseLength: Int? {
+        guard let response else { return nil }
+        if Self.isDecoded(response), responseBodyIsDecoded ?? true { return nil }
+        return Self.contentLength(in: response.headers)
     }
 
     private static func contentLength(in headers: [HTTPHeader]) -> Int? {

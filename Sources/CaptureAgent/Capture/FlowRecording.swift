@@ -240,8 +240,12 @@ package final class FlowRecording: @unchecked Sendable {
         locked { state in
             guard !state.finished, !state.requestBodyIsWhole else { return }
             let offset = state.requestBody.size
+            let wasStreaming = state.streamsParts
             state.requestBody.append(bytes)
-            if streamsParts(&state), let part = state.recorder?.bodyPart(.request, bytes: bytes, offset: offset) { agent.emit(part) }
+            guard streamsParts(&state), let recorder = state.recorder,
+                  let part = recorder.bodyPart(.request, bytes: bytes, offset: offset) else { return }
+            if !wasStreaming, let earlier = recorder.catchUpPart(.request, body: state.requestBody, upTo: offset) { agent.emit(earlier) }
+            agent.emit(part)
         }
     }
 
@@ -274,8 +278,13 @@ package final class FlowRecording: @unchecked Sendable {
         locked { state in
             guard !state.finished, state.recorder != nil else { return }
             let offset = state.recorder!.responseBody.size
+            let wasStreaming = state.streamsParts
             state.recorder!.receivedBody(bytes)
-            if streamsParts(&state), let part = state.recorder!.bodyPart(.response, bytes: bytes, offset: offset) { agent.emit(part) }
+            guard streamsParts(&state), let part = state.recorder!.bodyPart(.response, bytes: bytes, offset: offset) else { return }
+            if !wasStreaming, let earlier = state.recorder!.catchUpPart(.response, body: state.recorder!.responseBody, upTo: offset) {
+                agent.emit(earlier)
+            }
+            agent.emit(part)
         }
     }
 
@@ -284,9 +293,11 @@ package final class FlowRecording: @unchecked Sendable {
     /// version 2 came after the start. The viewer answers the agent's hello
     /// within a round trip, so an app's first request right after the agent
     /// connected (a one-shot tool wrapped by `netinspect -- COMMAND`, whose
-    /// one call is the streamed completion) would otherwise arrive whole.
-    /// The look costs a lock only while the flow does not stream, which
-    /// after the switch is only a version-1 viewer's flows.
+    /// one call is the streamed completion) may begin before it. The first part after
+    /// the switch is preceded by one for the bytes that went by before it
+    /// (``FlowRecorder/catchUpPart(_:body:upTo:)``), so the viewer's body
+    /// has no gap. The look costs a lock only while the flow does not
+    /// stream, which after the switch is only a version-1 viewer's flows.
     private func streamsParts(_ state: inout State) -> Bool {
         if !state.streamsParts, agent.streamsBodyParts { state.streamsParts = true }
         return state.streamsParts

@@ -56,6 +56,13 @@ final class EventStreamer: @unchecked Sendable {
     private static var now: UInt64 { DispatchTime.now().uptimeNanoseconds }
     /// A buffer grown past this by a large body is let go after its write.
     private static let keptBufferCapacity = 1 << 20
+    /// How long a new connection waits for the viewer's answer (its
+    /// version, then its first receipt): netinspect answers within a
+    /// loopback round trip; a viewer that never sends receipts should not
+    /// hold the first write back longer than this. An agent that accepts
+    /// control waits longer, for rules that may carry map-local files.
+    private static let versionAnswerWait: TimeInterval = 0.05
+    private static let rulesAnswerWait: TimeInterval = 1
     /// How long closing waits for the inspector to close its side.
     private static let goodbyeTimeout: TimeInterval = 0.2
     private static let connectTimeout: TimeInterval = 1
@@ -217,20 +224,25 @@ final class EventStreamer: @unchecked Sendable {
             statistics.connections += 1
             statistics.framesWritten += 2
             condition.unlock()
-            if control != nil { awaitViewerRules(on: socket) }
+            awaitViewerAnswer(on: socket, timeout: control == nil ? Self.versionAnswerWait : Self.rulesAnswerWait)
+            // Before `start()` returns: the app's first request streams its parts.
+            locked { queue.foldsLaterEvents = viewer.frameVersion >= 2 }
             return socket
         } catch {
             return nil
         }
     }
 
-    /// A viewer sends its rules before its first receipt, which it sends as
-    /// soon as it accepts the hello. Reading up to that receipt before
-    /// `start()` returns puts the rules in force for the app's very first
-    /// request (bounded: `start()` waits at most `initialConnectionWait`,
-    /// and a viewer that sends nothing costs this thread a second).
-    private func awaitViewerRules(on socket: borrowing EventSocket) {
-        let deadline = Date().addingTimeInterval(1)
+    /// A viewer sends the protocol version it reads, then its rules, before
+    /// its first receipt, which it sends as soon as it accepts the hello.
+    /// Reading up to that receipt before `start()` returns puts both in
+    /// force for the app's very first request: its rules, and its body
+    /// parts (a stream that was the app's first request otherwise went out
+    /// whole until the first idle check read the switch, ``WriterSchedule``).
+    /// Bounded: `start()` waits at most `initialConnectionWait`, and a
+    /// viewer that sends nothing costs this thread `timeout`.
+    private func awaitViewerAnswer(on socket: borrowing EventSocket, timeout: TimeInterval) {
+        let deadline = Date().addingTimeInterval(timeout)
         while viewer.ledger.acknowledged == nil {
             let remaining = deadline.timeIntervalSinceNow
             guard remaining > 0, socket.waitForIncoming(timeout: remaining), viewer.read(from: socket) else { return }
