@@ -63,8 +63,31 @@ final class StreamingListTests: XCTestCase {
             call(3, #"[{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":2,"method":"tools/list"}]"#),
         ]
         let screen = StreamFixtures.state(messages, size: Size(width: 160, height: 20)).screen(size: Size(width: 160, height: 20))
-        XCTAssertTrue(row(screen, containing: "/mcp  ⟨tools/call").contains("⟨tools/call → result⟩"), screen)
+        XCTAssertTrue(row(screen, containing: "/mcp  ⟨tools/call").contains("⟨tools/call weather → result⟩"), screen)
         XCTAssertTrue(screen.contains("⟨initialize → error -32602⟩"), "the answer read from the event stream:\n\(screen)")
         XCTAssertTrue(screen.contains("⟨notifications/initialized +1⟩"), screen)
+    }
+
+    /// An MCP tool call that streams its progress reads as it goes (how far
+    /// of how much), then as its answer; a result with `isError: true` reads
+    /// as a failure, not as a result.
+    func testAToolCallShowsItsProgressWhileItRunsAndAToolErrorAsAnError() throws {
+        let size = Size(width: 160, height: 20)
+        func call(_ number: Int, _ tool: String) -> Message {
+            .flowStarted(Fixtures.started(number, method: "POST", url: "https://mcp.example.com/mcp",
+                                          headers: [HTTPHeader(name: "Content-Type", value: "application/json")],
+                                          body: CapturedBody(data: Data(#"{"jsonrpc":"2.0","id":\#(number),"method":"tools/call","params":{"name":"\#(tool)","arguments":{}}}"#.utf8))))
+        }
+        func progress(_ step: Int, of total: Int) -> String {
+            "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"progressToken\":\"p\",\"progress\":\(step),\"total\":\(total)}}\n\n"
+        }
+        var state = StreamFixtures.state([call(1, "slow_add")] + StreamFixtures.eventStreamHead(1).dropFirst()
+                                         + StreamFixtures.parts(1, progress(1, of: 8) + progress(2, of: 8) + progress(3, of: 8), cuts: []), size: size)
+        XCTAssertTrue(state.screen(size: size).contains("⟨tools/call slow_add · 3/8⟩"), state.screen(size: size))
+        let error = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"content\":[],\"isError\":true}}\n\n"
+        StreamFixtures.receive([call(2, "nope"), .flowFinished(Fixtures.finished(2, body: error, contentType: "text/event-stream"))], into: &state)
+        let screen = state.screen(size: size)
+        XCTAssertTrue(screen.contains("⟨tools/call nope → tool error⟩"), screen)
+        XCTAssertFalse(screen.contains("⟨tools/call nope → result⟩"), screen)
     }
 }

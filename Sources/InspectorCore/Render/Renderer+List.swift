@@ -144,7 +144,8 @@ extension Renderer {
         let log = record.log
         var path = log.grpc.map(Format.grpcName) ?? Format.displayPath(of: log.request.url)
         if let operation = GraphQL.operation(of: log.request) { path += "  ⟨\(operation)⟩" }
-        if let call = JSONRPC.summary(of: log) { path += "  ⟨\(call)⟩" }
+        let call = JSONRPC.summary(of: log)
+        if let call { path += "  ⟨\(call.text)⟩" }
         if let marker = changeMarker(log.changes) { path = marker + " " + path }
         if let hold = record.hold { path = "⏸ " + (hold.phase == .request ? "request " : "response ") + path }
         path = treePrefix + path
@@ -156,7 +157,7 @@ extension Renderer {
             .method: log.isInbound ? Span(inboundMarker + Format.method(of: log), .inbound) : Span(Format.method(of: log), .method),
             .code: record.hold == nil ? listStatusSpan(log) : Span("HELD", .warning),
             .host: Span(Format.hostAndPort(of: log.request.url) ?? record.host, .host),
-            .path: pathSpan(path, log),
+            .path: pathSpan(path, log, callFailed: call?.isFailure == true),
             .type: Span(log.grpc.map { Format.grpcKind($0) } ?? Format.shortContentType(log.response?.mimeType ?? log.response?.headers.first("Content-Type")), .dim),
             .size: Span(Format.responseSize(log) ?? "", .normal),
             .duration: durationSpan(log, now: state.now),
@@ -184,9 +185,11 @@ extension Renderer {
     }
 
     /// The path, and after a gRPC call's name its status when it failed.
-    private static func pathSpan(_ path: String, _ log: NetworkLog) -> Span {
-        guard let status = log.grpc?.status, !status.isOK else { return Span(path) }
-        return Span(path + "  " + status.name, .status5xx)
+    /// A failed gRPC call, JSON-RPC error or tool error reads as one: the
+    /// HTTP status says 200 for all of them.
+    private static func pathSpan(_ path: String, _ log: NetworkLog, callFailed: Bool) -> Span {
+        if let status = log.grpc?.status, !status.isOK { return Span(path + "  " + status.name, .status5xx) }
+        return Span(path, callFailed ? .status5xx : .normal)
     }
 
     /// Put before the method of a request the app received, so a server's
