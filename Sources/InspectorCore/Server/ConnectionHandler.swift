@@ -146,6 +146,11 @@ final class ConnectionHandler: ChannelDuplexHandler {
         if handshake.sendsRules {
             for frame in shared.currentServerReplayFrames { context.write(NIOAny(ByteBuffer(bytes: frame)), promise: nil) }
         }
+        // Flushed whether or not the receipt can go now: a book larger than
+        // the channel's high-water mark (64 KiB) leaves it unwritable, the
+        // receipt then waits for writability, which only this flush brings
+        // (without it, nothing of the handshake was ever sent).
+        context.flush()
         // Tells the agent that receipts will come (see ``Receipt``).
         write(state.receipt(isWritable: context.channel.isWritable))
     }
