@@ -190,4 +190,45 @@ final class BreakpointKeyTests: XCTestCase {
             XCTAssertEqual(error.line, 2)
         }
     }
+
+    /// One rule for the newline an editor ends its file with, whichever
+    /// editor sent the body: `n` (a new request, sent through the app),
+    /// `e` on a held request, `e` on a finished one (a replay). The file's
+    /// last newline is the editor's, not the body's; a body that ends with
+    /// a newline keeps it (the text carries two).
+    func testTheNewlineAnEditorEndsItsFileWithIsNotPartOfTheBodyWhicheverEditSentIt() throws {
+        func bodies(_ text: String) throws -> [String?] {
+            var held = state()
+            held.press("enter")
+            guard case .edit(let hold) = held.press("e"),
+                  case .control(.resume(let resume), _) = Reducer.reduce(&held, .edited(hold, text: text, failure: nil)) else {
+                throw Unexpected("e on a held request makes no resume")
+            }
+            var finished = state(held: nil)
+            finished.press("enter")
+            guard case .edit(let replay) = finished.press("e"),
+                  case .control(.editedReplay(_, let replayed), _) = Reducer.reduce(&finished, .edited(replay, text: text, failure: nil)) else {
+                throw Unexpected("e on a finished flow makes no replay")
+            }
+            var fresh = state(held: nil)
+            guard case .edit(let compose) = fresh.press("n") else { throw Unexpected("n opens no editor") }
+            let composed: WireProtocol.Request
+            switch Reducer.reduce(&fresh, .edited(compose, text: text, failure: nil)) {
+            case .control(.compose(_, let request), _): composed = request
+            case .send(let own): composed = own.request
+            case let other: throw Unexpected("n sent nothing: \(other)")
+            }
+            return [resume.request, replayed, composed].map { $0?.body.map { String(decoding: $0.data, as: UTF8.self) } }
+        }
+        let head = "POST https://api.example.com/v1/items HTTP/1.1\nContent-Type: application/json\n\n"
+        XCTAssertEqual(try bodies(head + "{\"composed\": true}\n"), Array(repeating: #"{"composed": true}"#, count: 3))
+        XCTAssertEqual(try bodies(head + "{\"composed\": true}"), Array(repeating: #"{"composed": true}"#, count: 3),
+                       "an editor that writes no final newline")
+        XCTAssertEqual(try bodies(head + "line\n\n"), Array(repeating: "line\n", count: 3), "the body's own newline stays")
+    }
+
+    private struct Unexpected: Error, CustomStringConvertible {
+        var description: String
+        init(_ description: String) { self.description = description }
+    }
 }
