@@ -22,6 +22,8 @@ struct Headless {
     var failing: [NetworkLog] = []
     /// `--summary`: the traffic's insights, printed at the end.
     var insights: Insights?
+    /// With `--baseline`: every finished flow, compared with the baseline's at the end.
+    var compared: [NetworkLog]?
     /// The options given that only an app allowing control obeys, named
     /// when an app that does not allow it connects.
     var optionsNeedingControl: [String] = []
@@ -92,6 +94,7 @@ struct Headless {
             kept.append(flow)
             if kept.count > keepLimit { kept.removeFirst(kept.count - keepLimit) }
         }
+        compared?.append(flow)
         let link = links.mark(finished)
         let origin = finished.agent.map { FlowOrigin(app: $0.appName, processID: $0.processID, host: $0.hostName) }
         observe(finished, origin: origin)

@@ -52,6 +52,9 @@ extension Netinspect {
             }
         }
         guard !summary || dump || json else { throw ValidationError("--summary prints at the end of --dump or --json; in the UI, s shows the insights") }
+        guard baseline.file == nil || dump || json else {
+            throw ValidationError("--baseline compares at the end of --dump or --json (the terminal UI has no changes view yet)")
+        }
         guard !command.isEmpty else { return }
         guard read == nil else { throw ValidationError("-- COMMAND runs a program to watch; it cannot be combined with --read") }
         guard !demo else { throw ValidationError("-- COMMAND and --demo each bring an app; pick one") }

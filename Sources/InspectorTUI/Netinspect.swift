@@ -101,6 +101,9 @@ struct Netinspect: ParsableCommand {
     @OptionGroup
     var serverReplay: ServerReplayFlags
 
+    @OptionGroup
+    var baseline: BaselineFlags
+
     @Option(name: .customLong("proto"), help: ArgumentHelp(
         "A protobuf descriptor set (protoc --include_imports --descriptor_set_out=FILE.pb …), repeatable: gRPC messages of the methods it describes are shown with field and enum value names.",
         valueName: "file"))
@@ -257,6 +260,8 @@ struct Netinspect: ParsableCommand {
         if summary { headless.insights = Insights() }
         headless.filterText = filter
         headless.optionsNeedingControl = optionsNeedingControl
+        let baselineProfile = try baseline.load()
+        if baselineProfile != nil { headless.compared = [] }
         var commandOutcome: ForegroundCommand.Outcome?
         if let flowsFromFile {
             headless.print(flowsFromFile)
@@ -283,8 +288,9 @@ struct Netinspect: ParsableCommand {
         }
         headless.insights?.settle()
         headless.report(failOnExpressions: failOn)
+        let changed = try baselineProfile.map { try baseline.report($0, against: headless.compared ?? []) } ?? false
         if let har { try writeHAR(headless.kept, to: har) }
-        return Self.exitStatus(command: commandOutcome, failOnMatched: !headless.failing.isEmpty)
+        return Self.exitStatus(command: commandOutcome, failOnMatched: !headless.failing.isEmpty || changed)
     }
 
     private func writeHAR(_ flows: [NetworkLog], annotations: [FlowID: FlowAnnotation] = [:], to path: String) throws {

@@ -100,7 +100,8 @@ package struct Insights: Sendable {
         }
     }
 
-    private static func routeFilter(url: String, method: String) -> String {
+    /// The filter expression that shows a route's flows.
+    static func routeFilter(url: String, method: String) -> String {
         let host = URLAuthority(url: url).host.lowercased()
         let route = RouteFolding.route(ofURL: url)
         return "~m \(quoted(method)) & ~u \(quoted(RouteFolding.urlPattern(route: route, host: host)))"
