@@ -28,6 +28,15 @@ enum InsightsBenchmark {
         rows.append(["insights: update with a batch of \(batch.count) flows (after \(logs.count))", format(update * 1000, 2) + " ms", "≤ 5 ms"])
         let table = bestOf(3) { _ = InsightsTable.text(insights, width: UIBenchmark.size.width) }
         rows.append(["insights: the table, every group sorted by impact", format(table * 1000, 1) + " ms", "≤ 20 ms"])
+
+        // --baseline at the end of a run: both runs' profiles (JSON shapes
+        // of every body included) and the comparison.
+        var changes: [RunChange] = []
+        let comparison = bestOf(3) {
+            changes = BaselineComparison.changes(from: RunProfile(flows: logs), to: RunProfile(flows: logs))
+        }
+        precondition(changes.isEmpty, "a run compared with itself has no change")
+        rows.append(["--baseline: \(logs.count) flows against \(logs.count) (profiles, JSON shapes, changes)", format(comparison * 1000, 0) + " ms", "≤ 2000 ms"])
         return rows
     }
 }
