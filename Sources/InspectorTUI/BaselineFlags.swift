@@ -7,7 +7,7 @@ import WireProtocol
 /// since a good run, route by route (docs/GUIDE.md, "Compare with a baseline").
 struct BaselineFlags: ParsableArguments {
     @Option(name: .customLong("baseline"), help: ArgumentHelp(
-        "Compare this run's flows with a recorded run's (a --save file or a HAR file), route by route, and list what changed at the end: routes new and gone, status classes, the shape of JSON bodies, latency, the calls each received request makes. With --dump, --json or --read.",
+        "Compare this run's flows with a recorded run's (a --save file or a HAR file), route by route, and list what changed at the end: routes new and gone, status classes, the shape of JSON bodies, latency, the calls each received request makes. Headless (--dump, --json) at the end; in the terminal, in the insights view's changes tab (s, then tab).",
         valueName: "file"), completion: .file())
     var file: String?
 

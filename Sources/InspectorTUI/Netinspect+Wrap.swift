@@ -52,9 +52,6 @@ extension Netinspect {
             }
         }
         guard !summary || dump || json else { throw ValidationError("--summary prints at the end of --dump or --json; in the UI, s shows the insights") }
-        guard baseline.file == nil || dump || json else {
-            throw ValidationError("--baseline compares at the end of --dump or --json (the terminal UI has no changes view yet)")
-        }
         guard !command.isEmpty else { return }
         guard read == nil else { throw ValidationError("-- COMMAND runs a program to watch; it cannot be combined with --read") }
         guard !demo else { throw ValidationError("-- COMMAND and --demo each bring an app; pick one") }
@@ -109,7 +106,8 @@ extension Netinspect {
         var headless = Headless(output: .dump, filter: nil, timeZone: .current, saver: nil, keepLimit: nil)
         headless.failing = app.flows(matchingAny: try failOn.map { try FilterExpression.parse($0) })
         headless.report(failOnExpressions: failOn)
-        let status = Self.exitStatus(command: app.command?.outcome, failOnMatched: !headless.failing.isEmpty)
+        let changed = try app.baselineProfile.map { try baseline.report($0, against: app.allFlows) } ?? false
+        let status = Self.exitStatus(command: app.command?.outcome, failOnMatched: !headless.failing.isEmpty || changed)
         if status != 0 { throw ExitCode(status) }
     }
 }

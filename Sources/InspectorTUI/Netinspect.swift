@@ -232,6 +232,12 @@ struct Netinspect: ParsableCommand {
             terminal: terminal,
             saver: saver
         )
+        if let profile = try baseline.load(), let file = baseline.file {
+            var view = BaselineView(name: file, profile: profile)
+            view.options = baseline.options
+            view.thresholds = baseline.thresholds
+            app.state.baseline = view
+        }
         if let flowsFromFile, let read { app.open(flowsFromFile, from: read) }
         app.serverReplayOptions = serverReplay.options
         if let replay = files.serverReplay {

@@ -102,4 +102,33 @@ final class BaselineComparisonTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("'slow' is not a change kind"), "\(error)")
         }
     }
+
+    /// The insights view's changes tab comes after the last dimension only
+    /// with a baseline, compares the flows in the store when shown, and
+    /// Enter sets the list's filter to the flows behind the change.
+    func testTheChangesTabInTheInsightsView() {
+        var state = AppState(size: Fixtures.wide, timeZone: Fixtures.utc)
+        state.press("s")
+        state.press("tab", "tab", "tab")
+        guard case .insights(let plain) = state.mode else { return XCTFail("\(state.mode)") }
+        XCTAssertFalse(plain.showsChanges, "no baseline, no changes tab")
+        XCTAssertEqual(plain.dimension, .route)
+
+        state = AppState(size: Fixtures.wide, timeZone: Fixtures.utc)
+        state.baseline = BaselineView(name: "good.jsonl", profile: RunProfile(flows: [flow("http://x/a")]))
+        _ = Reducer.reduce(&state, .inbox(Fixtures.connection(messages: [.flowStarted(flow("http://x/b"))]), at: Fixtures.epoch))
+        state.press("s")
+        state.press("tab", "tab", "tab")
+        guard case .insights(let view) = state.mode, view.showsChanges else { return XCTFail("\(state.mode)") }
+        XCTAssertEqual(state.baseline?.changes.map(\.kind), [.routeGone, .routeNew])
+        XCTAssertTrue(state.screen().contains("2 against good.jsonl, 1 flow as of this tab"), state.screen())
+        state.press("enter")
+        XCTAssertEqual(state.notice?.text, "The route is gone: this run has no flow of it to show")
+        state.press("j", "enter")
+        XCTAssertEqual(state.mode, .list)
+        XCTAssertEqual(state.filterText, state.baseline?.changes[1].filter)
+        state.press("s", "tab")
+        guard case .insights(let back) = state.mode else { return XCTFail("\(state.mode)") }
+        XCTAssertFalse(back.showsChanges, "tab goes round to the first dimension")
+    }
 }

@@ -154,7 +154,8 @@ extension AppState {
         case .output(let scroll):
             mode = .output(scroll: clamp(scroll, lines: commandRun?.shownLines.count ?? 0))
         case .insights(var view):
-            view.cursor = min(max(0, view.cursor), max(0, insights.rows(view.dimension, by: view.column).count - 1))
+            let count = view.showsChanges ? baseline?.changes.count ?? 0 : insights.rows(view.dimension, by: view.column).count
+            view.cursor = min(max(0, view.cursor), max(0, count - 1))
             mode = .insights(view)
         case .diff(var diff):
             diff.scroll = clamp(diff.scroll, lines: diffLines(diff).count)

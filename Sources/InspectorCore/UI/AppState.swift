@@ -58,6 +58,9 @@ package struct InsightsViewState: Sendable, Equatable {
     package var ascending = false
     /// The selected row.
     package var cursor = 0
+    /// Whether the changes against the baseline are shown instead of a
+    /// dimension (the tab after the last, with `--baseline`).
+    package var showsChanges = false
 
     package init() {}
 }
@@ -262,6 +265,8 @@ package struct AppState: Sendable {
     package internal(set) var commandRun: CommandRun?
     /// The finished flows grouped for the insights view, kept up to date as they arrive.
     package internal(set) var insights = Insights()
+    /// `--baseline`: the recorded run, and what changed (the insights view's changes tab).
+    package var baseline: BaselineView?
     /// The descriptor sets given with `--proto`: gRPC messages are shown
     /// with field and enum value names when they describe the method.
     package let protoSchema: ProtoSchema

@@ -29,8 +29,9 @@ extension Reducer {
     static func insightsCommand(_ command: Command, in state: inout AppState) -> Effect {
         guard case .insights(var view) = state.mode else { return .none }
         let rows = state.insights.rows(view.dimension, by: view.column, ascending: view.ascending)
+        let count = view.showsChanges ? state.baseline?.changes.count ?? 0 : rows.count
         let page = max(1, state.pageHeight - 2)
-        func move(to row: Int) { view.cursor = min(max(0, row), max(0, rows.count - 1)) }
+        func move(to row: Int) { view.cursor = min(max(0, row), max(0, count - 1)) }
         switch command {
         case .cursorDown: move(to: view.cursor + 1)
         case .cursorUp: move(to: view.cursor - 1)
@@ -39,8 +40,16 @@ extension Reducer {
         case .pageDown: move(to: view.cursor + page)
         case .pageUp: move(to: view.cursor - page)
         case .insightsDimension:
+            // With a baseline, the changes are the tab after the last dimension.
             let all = Insights.Dimension.allCases
-            view.dimension = all[(all.firstIndex(of: view.dimension)! + 1) % all.count]
+            let next = (all.firstIndex(of: view.dimension)! + 1) % all.count
+            if state.baseline != nil, !view.showsChanges, next == 0 {
+                view.showsChanges = true
+                state.baseline?.compare(with: state.session.store.allRecords.map(\.log))
+            } else {
+                view.showsChanges = false
+                view.dimension = all[next]
+            }
             view.cursor = 0
         case .insightsSort:
             let all = Insights.Column.allCases
@@ -49,6 +58,16 @@ extension Reducer {
         case .insightsReverse:
             view.ascending.toggle()
             view.cursor = 0
+        case .insightsFilter where view.showsChanges:
+            guard let changes = state.baseline?.changes, changes.indices.contains(view.cursor) else { return .none }
+            guard let filter = changes[view.cursor].filter else {
+                state.notice = Notice(text: "The route is gone: this run has no flow of it to show", isError: false)
+                return .none
+            }
+            applyFilter(filter, in: &state)
+            state.mode = .list
+            state.syncCursor()
+            return .none
         case .insightsFilter:
             guard rows.indices.contains(view.cursor) else { return .none }
             applyFilter(rows[view.cursor].filter, in: &state)
