@@ -142,7 +142,7 @@ package enum CommandTable {
         row(.showOutput, "output", help: "Show the output of the command netinspect runs (netinspect -- COMMAND)", keys: [("O", global)]),
         row(.openInsights, "insights", help: "Insights: the traffic by route, host and service, with error rates and percentiles", keys: [("s", global)]),
         row(.insightsFilter, help: "Show the selected group's flows in the list (sets the filter)", keys: [("enter", [.insights])]),
-        row(.insightsDimension, help: "Group by route, host or service, in turn", keys: [("tab", [.insights])]),
+        row(.insightsDimension, help: "Group by route, host or service, in turn; then, with --baseline, the changes against it", keys: [("tab", [.insights])]),
         row(.insightsSort, help: "Cycle sort: impact, count, errors, p50, p95, p99, sent, received, name", keys: [("o", [.insights])]),
         row(.insightsReverse, help: "Reverse the sort order", keys: [("v", [.insights])]),
         row(.commandBar, help: "Command bar: run any command by name (Tab completes)", keys: [(":", global)]),
