@@ -29,7 +29,8 @@ final class BaselineComparisonTests: XCTestCase {
 
     func testTheSameTrafficOnAnotherLoopbackPortIsNoChange() {
         let before = (1...6).map { flow("http://127.0.0.1:50001/users/\($0)", body: #"{"id":\#($0)}"#) }
-        let now = (1...6).map { flow("http://localhost:61234/users/\($0 + 10)", body: #"{"id":\#($0)}"#) }
+        let now = (1...3).map { flow("http://localhost:61234/users/\($0 + 10)", body: #"{"id":\#($0)}"#) }
+            + (1...3).map { flow("http://[::1]:61235/users/\($0 + 20)", body: #"{"id":\#($0)}"#) }
         XCTAssertEqual(changes(before, now), [])
         XCTAssertEqual(changes(before, [flow("http://api.example.com:8080/users/1")]).sorted(), [
             "route-gone GET localhost/users/{id}: 6 flows before, none now",

@@ -88,11 +88,11 @@ package struct RunProfile: Sendable {
     static func routeName(of log: NetworkLog, options: Options) -> String {
         let url = log.request.url
         let authority = URLAuthority(url: url)
-        let given = authority.host.lowercased() + (authority.port.map { ":\($0)" } ?? "")
+        let given = URLAuthority(host: authority.host.lowercased(), port: authority.port).text
         let host: String
         if let mapped = options.hostMapping[given] ?? options.hostMapping[authority.host.lowercased()] {
             host = mapped
-        } else if ["127.0.0.1", "::1", "[::1]", "localhost"].contains(authority.host.lowercased()) {
+        } else if ["127.0.0.1", "::1", "localhost"].contains(authority.host.lowercased()) {
             host = "localhost"
         } else {
             host = given

@@ -143,8 +143,9 @@ extension Renderer {
                                   treePrefix: String) -> [ListColumn: Span] {
         let log = record.log
         var path = log.grpc.map(Format.grpcName) ?? Format.displayPath(of: log.request.url)
-        if let operation = GraphQL.operation(of: log.request) { path += "  ⟨\(operation)⟩" }
-        let call = JSONRPC.summary(of: log)
+        let summaries = state.callSummaries.summary(of: record)
+        if let operation = summaries.graphQL { path += "  ⟨\(operation)⟩" }
+        let call = summaries.jsonRPC
         if let call { path += "  ⟨\(call.text)⟩" }
         if let marker = changeMarker(log.changes) { path = marker + " " + path }
         if let hold = record.hold { path = "⏸ " + (hold.phase == .request ? "request " : "response ") + path }

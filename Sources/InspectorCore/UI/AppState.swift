@@ -283,6 +283,8 @@ package struct AppState: Sendable {
     var expressionFilter: FilterExpression?
     let detailCache = LinesMemo<DetailLinesKey>()
     let diffCache = LinesMemo<DiffLinesKey>()
+    /// The list's call summaries, per flow and revision.
+    let callSummaries = CallSummaries()
 
     /// A fresh state.
     package init(
