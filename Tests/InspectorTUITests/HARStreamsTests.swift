@@ -47,6 +47,22 @@ final class HARStreamsTests: XCTestCase {
         XCTAssertEqual(messages[0].at, 0.5, accuracy: 0.001)
     }
 
+    /// On a WebSocket the app served (an inbound flow), "send" is what the
+    /// app sent its client, as on one it opened: the client's messages were
+    /// written as the app's own.
+    func testAServedWebSocketsMessagesAreWrittenFromTheAppsSideAndReadBack() throws {
+        var served = webSocketFlow()
+        served.direction = .inbound
+        let data = try HARFile.encode([served])
+        let root = try XCTUnwrap(JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let entry = try XCTUnwrap(((root["log"] as? [String: Any])?["entries"] as? [[String: Any]])?.first)
+        let messages = try XCTUnwrap(entry["_webSocketMessages"] as? [[String: Any]])
+        XCTAssertEqual(messages.map { $0["type"] as? String }, ["receive", "send", "send"], "the client's hello reached the app; the rest the app sent")
+        let read = try XCTUnwrap(HARFile.decode(data).first)
+        XCTAssertEqual(read.direction, .inbound)
+        XCTAssertEqual(read.webSocket?.messages.map(\.direction), [.request, .response, .response])
+    }
+
     func testAnEventStreamBodyIsWrittenWhole() throws {
         var events = ""
         for number in 1...300 { events += "data: {\"n\":\(number)}\n\n" }

@@ -2,7 +2,8 @@ import Foundation
 import WireProtocol
 
 // A WebSocket's messages go in the entry's `_webSocketMessages`, as Chrome's
-// DevTools writes them: `type` "send" (the app sent it) or "receive", `time`
+// DevTools writes them: `type` "send" (the app sent it: on a request the app
+// received, a message to its client) or "receive", `time`
 // in seconds since 1970, `opcode` as RFC 6455 numbers it (1 text, 2 binary,
 // 8 close, 9 ping, 10 pong), `data` the payload (text as it is, anything
 // else base64, as Chrome does). What Chrome leaves out and netinspect needs
@@ -53,9 +54,10 @@ extension WebSocketOpcode {
 }
 
 extension HAR.WebSocketMessageRecord {
-    init(_ message: WebSocketMessage, startedAt: Date) {
+    /// A message of `log`'s WebSocket: "send" when its app sent it, whichever side of the exchange the app is on.
+    init(_ message: WebSocketMessage, startedAt: Date, in log: NetworkLog) {
         let isText = message.opcode == .text || message.opcode == .close
-        self.init(type: message.direction == .request ? "send" : "receive",
+        self.init(type: Format.appSent(message.direction, in: log) ? "send" : "receive",
                   time: startedAt.addingTimeInterval(message.at).timeIntervalSince1970,
                   opcode: message.opcode.frameOpcode,
                   data: isText ? String(decoding: message.body.data, as: UTF8.self) : message.body.data.base64EncodedString(),
@@ -77,7 +79,10 @@ extension NetworkLog {
             let data = isText ? Data(text.utf8) : Data(base64Encoded: text) ?? Data(text.utf8)
             let at = (record["time"]?.doubleValue).map { $0 - timing.startedAt.timeIntervalSince1970 } ?? 0
             let body = CapturedBody(data: data, size: record["_size"]?.intValue ?? data.count, isTruncated: record["_truncated"]?.boolValue ?? false)
-            let message = WebSocketMessage(direction: record["type"]?.stringValue == "send" ? .request : .response, at: at, opcode: opcode,
+            // "send" is the app's: the client's side, or the server's on a request the app received.
+            let appSent = record["type"]?.stringValue == "send"
+            let direction: StreamDirection = appSent == (self.direction != .inbound) ? .request : .response
+            let message = WebSocketMessage(direction: direction, at: at, opcode: opcode,
                                            body: body, closeCode: record["_closeCode"]?.intValue)
             session.messages.append(message)
         }

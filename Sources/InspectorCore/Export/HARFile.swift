@@ -134,7 +134,7 @@ extension HAR.Entry {
         )
         if let call = flow.grpc { addGRPC(call) }
         if let socket = flow.webSocket {
-            webSocketMessages = socket.messages.map { HAR.WebSocketMessageRecord($0, startedAt: timing.startedAt) }
+            webSocketMessages = socket.messages.map { HAR.WebSocketMessageRecord($0, startedAt: timing.startedAt, in: flow) }
         }
     }
 }
