@@ -516,8 +516,7 @@ final class AppProtocolTests: AgentTestCase, @unchecked Sendable {
             request.httpMethod = "POST"
             request.httpBody = Data("through the app's protocol".utf8)
             let outcome = await performExchange(request, on: session, style: .completionHandler)
-            usleep(20_000)
-            return (outcome, server.takeRequests())
+            return (outcome, server.takeRequestsOnceArrived())
         }
         let (expected, expectedRequests) = await run(captured: false)
         let before = agent.capturePaths
