@@ -51,9 +51,7 @@ final class FaultInjectionTests: ListenerTestCase {
 
         // Fill up: nobody drains.
         func isFull() -> Bool { inbox.count >= limits.maximumEvents || inbox.byteCount >= limits.maximumBytes }
-        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
-        while !isFull(), ContinuousClock.now < deadline { usleep(10_000) }
-        XCTAssertTrue(isFull(), "the inbox never filled: \(inbox.count) events, \(inbox.byteCount) bytes", file: file, line: line)
+        XCTAssertTrue(eventually(timeout: 60) { isFull() }, "the inbox never filled: \(inbox.count) events, \(inbox.byteCount) bytes", file: file, line: line)
         XCTAssertTrue(eventually { inbox.hasRefused }, "full, the inbox refused the listener", file: file, line: line)
         // Two windows no event can end: nothing says the kernel's buffers are
         // full (the senders' counts stop changing, which is what is checked
@@ -395,13 +393,13 @@ final class FaultInjectionTests: ListenerTestCase {
         let encoder = FrameEncoder()
         for byte in try encoder.encode(.hello(ListenerTesting.hello("Slow"))) {
             try agent.send([byte])
-            usleep(5_000)
+            usleep(5_000)  // the slow hello itself, not a wait
         }
         guard case .connected(let id, let hello, _)? = inbox.collect(count: 1).first else { return XCTFail("not accepted") }
         XCTAssertEqual(hello.appName, "Slow")
         for byte in try encoder.encode(Self.flow("slow")) {
             try agent.send([byte])
-            usleep(2_000)
+            usleep(2_000)  // the slow message itself
         }
         XCTAssertEqual(inbox.collect(count: 1), [.message(id, Self.flow("slow"))])
     }
