@@ -8,8 +8,9 @@ import Synchronization
 /// (netfox, Wormholy): a `URLProtocol` that re-sends every request through a
 /// brand-new `URLSession` of its own and forwards the outcome to its client.
 ///
-/// Made to work on Linux as docs/AGENT.md and LINUX-NOTES.md require:
-/// `startLoading` hops off the task's work queue before creating anything;
+/// Made to work on Linux as docs/AGENT.md ("How it captures, and what differs
+/// on Linux") requires: `startLoading` hops off the task's work queue before
+/// creating anything;
 /// the recursion guard is the inner configuration (the default protocol
 /// classes, without this one), not a request property; the body goes to the
 /// client in one `didLoad`. It records nothing: what is measured is the cost

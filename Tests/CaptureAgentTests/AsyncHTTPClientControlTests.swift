@@ -25,17 +25,16 @@ final class AsyncHTTPClientControlTests: AgentTestCase, @unchecked Sendable {
         XCTAssertTrue(eventually { agent.breakpoints.isActive })
     }
 
-    /// Runs `request` without and with capture; asserts the app and the server saw the same.
+    /// Runs `request` without and with capture; asserts the app and the server
+    /// saw the same. `takeRequests` waits for what is still arriving.
     private func assertUnchanged(_ request: AHCRequest, api: AHCAPI, configuration: HTTPClient.Configuration = ahcConfiguration(),
                                  takeRequests: @escaping () -> [ReceivedRequest], file: StaticString = #filePath, line: UInt = #line) async {
         _ = takeRequests()
         let plain = await performAHC(request, api: api, configuration: configuration)
-        usleep(50_000)
         let plainRequests = takeRequests()
         var captured = configuration
         agent.capture(&captured)
         let outcome = await performAHC(request, api: api, configuration: captured)
-        usleep(50_000)
         XCTAssertEqual(outcome, plain, "\(request.url) \(api)", file: file, line: line)
         XCTAssertEqual(takeRequests(), plainRequests, "\(request.url) \(api)", file: file, line: line)
     }
@@ -43,7 +42,7 @@ final class AsyncHTTPClientControlTests: AgentTestCase, @unchecked Sendable {
     func testWithRulesAndAFilterThatMatchNothingEveryExchangeIsUnchanged() async throws {
         push([try TrafficRule(.mapRemote, spec: "|never\\.example|127.0.0.1:9"), try TrafficRule(.modifyHeaders, spec: "/~d never.example/X-A/1")])
         intercept("~u /never-matches-anything")
-        let take = { [server] in server!.takeRequests() }
+        let take = { [server] in server!.takeRequestsOnceArrived() }
         let body = TestHTTPServer.pattern(count: 300_000)
         for api in AHCAPI.allCases {
             await assertUnchanged(AHCRequest(url: server.url("/text?\(api)").absoluteString), api: api, takeRequests: take)
@@ -62,9 +61,9 @@ final class AsyncHTTPClientControlTests: AgentTestCase, @unchecked Sendable {
             for api in AHCAPI.allCases {
                 let configuration = ahcConfiguration(tls: true, http2: http2)
                 await assertUnchanged(AHCRequest(url: tls.url("/text?h2=\(http2)&\(api)")), api: api, configuration: configuration,
-                                      takeRequests: tls.takeRequests)
+                                      takeRequests: tls.takeRequestsOnceArrived)
                 await assertUnchanged(AHCRequest(method: .POST, url: tls.url("/echo?h2=\(http2)&\(api)"), body: Array(body.prefix(70_000))),
-                                      api: api, configuration: configuration, takeRequests: tls.takeRequests)
+                                      api: api, configuration: configuration, takeRequests: tls.takeRequestsOnceArrived)
             }
         }
         XCTAssertEqual(agent.breakpoints.heldCount, 0)

@@ -85,9 +85,10 @@ final class BodyPartRuleTests: AgentTestCase, @unchecked Sendable {
         let request = Task { await performAHC(AHCRequest(url: server.url(suffix).absoluteString), api: .async, configuration: configuration) }
         XCTAssertTrue(eventually { messages(of: suffix).contains { if case .flowResponse = $0 { true } else { false } } },
                       "the flow started and its head arrived before the switch")
-        // Some of the 50 ms chunks go by before the switch (nothing in the
-        // agent tells when; fewer would only make the check below weaker).
-        try? await Task.sleep(for: .milliseconds(300))
+        // Some of the 50 ms chunks go by before the switch: the server has
+        // written three (a part that carries them shows they were not lost).
+        let dripping = await waitUntil { self.server.chunksDripped >= 3 }
+        XCTAssertTrue(dripping, "the server never dripped three chunks")
         viewerReadsVersion2()
         let outcome = await request.value
         XCTAssertEqual(outcome.body.count, 40 * 1024)

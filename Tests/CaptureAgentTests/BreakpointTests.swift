@@ -73,6 +73,19 @@ final class BreakpointTests: XCTestCase, @unchecked Sendable {
         return (task, box, done)
     }
 
+    /// The paths the server received other than a probe's: a request sent
+    /// after the moment in question, on the same session, matching no
+    /// breakpoint, and answered. A request that was let through at that
+    /// moment would have reached the server before the probe was even sent,
+    /// so this proves the window passed where a sleep would only hope so.
+    private func requestsBesidesAProbe(on session: URLSession) -> [String] {
+        let probe = "/slow/0?probe"
+        let (_, box, done) = send(URLRequest(url: server.url(probe)), on: session)
+        XCTAssertEqual(done.wait(timeout: .now() + 10), .success, "the probe went through")
+        XCTAssertEqual(box.outcome.current?.response?.statusCode, 200, "the probe went through")
+        return server.takeRequests().map(\.uri).filter { $0 != probe }
+    }
+
     private func holds(_ phase: HoldPhase) -> [FlowHold] {
         inspector.allMessages.compactMap { if case .held(let hold) = $0, hold.phase == phase { hold } else { nil } }
     }
@@ -99,8 +112,7 @@ final class BreakpointTests: XCTestCase, @unchecked Sendable {
         XCTAssertTrue(eventually { self.holds(.request).count == 1 }, "the request is held")
         let held = try XCTUnwrap(holds(.request).first)
         XCTAssertEqual(held.timeout, 60)
-        Thread.sleep(forTimeInterval: 0.3)
-        XCTAssertEqual(server.requests.count, 0, "nothing reaches the server while the request is held")
+        XCTAssertEqual(requestsBesidesAProbe(on: session), [], "nothing reaches the server while the request is held")
         let logged = try XCTUnwrap(inspector.flows[held.id])
         XCTAssertEqual(logged.request.headers.first("Authorization"), "<redacted>", "the viewer only ever sees the marker")
 
@@ -217,8 +229,7 @@ final class BreakpointTests: XCTestCase, @unchecked Sendable {
         XCTAssertTrue(eventually { self.releases().map(\.reason) == [.cancelled] })
         XCTAssertTrue(eventually { self.inspector.flows[id]?.state == .cancelled })
         XCTAssertEqual(agent.breakpoints.heldCount, 0)
-        Thread.sleep(forTimeInterval: 0.2)
-        XCTAssertEqual(server.requests.count, 0)
+        XCTAssertEqual(requestsBesidesAProbe(on: session), [], "a cancelled held request is never sent")
     }
 
     func testOnlyResponsesWithTildeSAndOneTooLargeToHoldGoesOnUnheld() throws {
@@ -253,7 +264,7 @@ final class BreakpointTests: XCTestCase, @unchecked Sendable {
         defer { agent.stop() }
         inspector.write(ViewerMessage.intercept("~u /echo").frame(), toConnection: 0)
         inspector.write(Receipt(events: 0).frame(), toConnection: 0)
-        Thread.sleep(forTimeInterval: 0.5)
+        inspector.waitUntilRead(by: agent)
         XCTAssertFalse(agent.breakpoints.isActive)
         let (_, box, done) = send(request("/echo?plain=1"), on: session)
         XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
@@ -279,7 +290,12 @@ final class BreakpointTests: XCTestCase, @unchecked Sendable {
         XCTAssertNil(box.outcome.current?.error, "the second answer found nothing held")
         XCTAssertEqual(box.outcome.current?.data, Data("order=7".utf8))
         XCTAssertTrue(eventually { self.releases().count == 2 })
-        Thread.sleep(forTimeInterval: 0.2)
+        // A third release would be sent as the agent reads the answers that
+        // came too late, before any event of a flow that starts after that.
+        inspector.waitUntilRead(by: agent)
+        let (_, _, probeDone) = send(URLRequest(url: server.url("/slow/0?after")), on: session)
+        XCTAssertEqual(probeDone.wait(timeout: .now() + 10), .success)
+        XCTAssertTrue(eventually { self.inspector.finishedFlows(urlSuffix: "/slow/0?after").count == 1 }, "the later flow arrived")
         XCTAssertEqual(releases().map(\.reason), [.resumed, .resumed])
     }
 }

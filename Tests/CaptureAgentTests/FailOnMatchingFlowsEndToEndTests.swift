@@ -16,8 +16,7 @@ final class FailOnMatchingFlowsEndToEndTests: XCTestCase {
     }
 
     private func netinspect(_ arguments: [String]) throws -> ProgramRun.Finished {
-        let binary = NetinspectBinary.url
-        guard FileManager.default.isExecutableFile(atPath: binary.path) else { throw XCTSkip("netinspect is not built") }
+        let binary = try Prerequisite.netinspect()
         let run = try ProgramRun.collect([binary.path] + arguments, timeout: 60)
         XCTAssertFalse(run.timedOut, "netinspect \(arguments) did not end:\n\(run.output)\n\(run.errorOutput)")
         return run

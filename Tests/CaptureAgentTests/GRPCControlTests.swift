@@ -174,8 +174,9 @@ final class GRPCControlTests: AgentTestCase, @unchecked Sendable {
 /// An app that did not opt in to control: a viewer's breakpoints never hold its gRPC calls.
 final class GRPCControlNotOptedInTests: AgentTestCase, @unchecked Sendable {
     func testAnAppThatDidNotOptInIsNeverHeld() async throws {
-        inspector.write(ViewerMessage.intercept("~u Echo").frame(), toConnection: inspector.latestConnection())
-        try await Task.sleep(for: .milliseconds(300))
+        let viewer = inspector.latestConnection()
+        inspector.write(ViewerMessage.intercept("~u Echo").frame(), toConnection: viewer)
+        inspector.waitUntilRead(by: agent, connection: viewer)
         XCTAssertFalse(agent.breakpoints.isActive)
         let plain = try await runEchoScenarios(over: .http2, capturedInto: nil)
         let captured = try await runEchoScenarios(over: .http2, capturedInto: agent)

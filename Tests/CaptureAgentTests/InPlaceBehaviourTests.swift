@@ -516,8 +516,7 @@ final class AppProtocolTests: AgentTestCase, @unchecked Sendable {
             request.httpMethod = "POST"
             request.httpBody = Data("through the app's protocol".utf8)
             let outcome = await performExchange(request, on: session, style: .completionHandler)
-            usleep(20_000)
-            return (outcome, server.takeRequests())
+            return (outcome, server.takeRequestsOnceArrived())
         }
         let (expected, expectedRequests) = await run(captured: false)
         let before = agent.capturePaths
@@ -532,7 +531,12 @@ final class AppProtocolTests: AgentTestCase, @unchecked Sendable {
         XCTAssertEqual(after.inPlace - before.inPlace, 1, "the app's task, observed through its protocol")
         XCTAssertEqual(after.duplicates - before.duplicates, 1, "the protocol's own re-send, let through")
         XCTAssertEqual(after.resent - before.resent, 0)
-        usleep(200_000)
+        // A second flow for the exchange would reach the inspector before the
+        // flow of a request the app makes after it.
+        let later = URLSession(configuration: sessionConfiguration(captured: true))
+        defer { later.finishTasksAndInvalidate() }
+        _ = await performExchange(URLRequest(url: server.url("/text?after-the-switch")), on: later, style: .completionHandler)
+        XCTAssertTrue(eventually { self.inspector.finishedFlows(urlSuffix: "/text?after-the-switch").count == 1 })
         let flows = inspector.flows.values.filter { $0.request.url.hasSuffix("echo?switched") }
         XCTAssertEqual(flows.count, 1, "\(flows.map(\.request.url))")
         XCTAssertEqual(flows.first?.response?.body?.data, Data("through the app's protocol".utf8))

@@ -250,7 +250,7 @@ final class InboundControlNotOptedInTests: AgentTestCase, @unchecked Sendable {
         let condition = try TrafficRule(.condition, spec: "||latency=300ms fail=100%:reset")
         inspector.write(ViewerMessage.rules([try TrafficRule(.modifyHeaders, spec: "/X-Rule/on"), local, condition]).frame(), toConnection: viewer)
         inspector.write(ViewerMessage.intercept("~q").frame(), toConnection: viewer)
-        try await Task.sleep(for: .milliseconds(300))
+        inspector.waitUntilRead(by: agent, connection: viewer)
         for framework in InboundFramework.allCases {
             let plain = try await framework.start(captureInto: nil)
             let captured = try await framework.start(captureInto: agent)

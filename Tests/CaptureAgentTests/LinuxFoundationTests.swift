@@ -6,8 +6,9 @@ import WireProtocol
 import XCTest
 @testable import CaptureAgent
 
-/// Pins the swift-corelibs-foundation behaviours (LINUX-NOTES.md) the agent
-/// relies on, so a toolchain change that breaks one fails here, by name.
+/// Pins the swift-corelibs-foundation behaviours the agent relies on, as
+/// docs/AGENT.md ("How it captures, and what differs on Linux") lists them,
+/// so a toolchain change that breaks one fails here, by name.
 final class LinuxFoundationTests: XCTestCase {
     private let url = URL(string: "http://127.0.0.1:9/never-sent")!
 

@@ -95,8 +95,10 @@ final class MCPServerPeerTests: AgentTestCase, @unchecked Sendable {
                 return held != nil
             }
             XCTAssertTrue(found, "the call is held")
-            // A person reading the call: past uvicorn's 2 s keep-alive.
-            try await Task.sleep(for: .milliseconds(2_600))
+            // A person reading the call: past uvicorn's 2 s keep-alive, which
+            // has passed once it has closed the connection the app kept open.
+            let closed = await waitUntil(timeout: 20) { !TCPSockets.anyEstablished(toPort: peer.port) }
+            XCTAssertTrue(closed, "uvicorn never closed the kept-alive connection")
             if let held { self.sendAsViewer(.resume(FlowResume(id: held.id))) }
         }
         XCTAssertEqual(with, without, "released, the call gets its answer")

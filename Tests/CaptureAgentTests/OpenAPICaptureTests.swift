@@ -228,19 +228,20 @@ final class OpenAPICaptureTests: AgentTestCase, @unchecked Sendable {
     }
 
     private func flow(_ id: FlowID) async throws -> NetworkLog {
-        for _ in 0..<200 {
-            if let flow = inspector.flows[id], flow.state.isFinal { return flow }
-            try await Task.sleep(for: .milliseconds(50))
-        }
-        return try XCTUnwrap(inspector.flows[id], "flow \(id) never finished")
+        let finished = await waitUntil { self.inspector.flows[id]?.state.isFinal == true }
+        XCTAssertTrue(finished, "flow \(id) never finished: \(String(describing: inspector.flows[id]?.state))")
+        return try XCTUnwrap(inspector.flows[id], "flow \(id) never started")
+    }
+
+    private struct NoHold: Error, CustomStringConvertible {
+        var description: String
     }
 
     private func waitForHold(_ phase: HoldPhase, count: Int = 1) async throws -> FlowHold {
-        for _ in 0..<200 {
-            if holds(phase).count >= count { return holds(phase)[count - 1] }
-            try await Task.sleep(for: .milliseconds(50))
+        guard await waitUntil({ self.holds(phase).count >= count }) else {
+            throw NoHold(description: "\(holds(phase).count) \(phase) holds arrived, not \(count)")
         }
-        throw XCTSkip("no \(phase) hold arrived") // unreachable in a passing run; fails the assertions below
+        return holds(phase)[count - 1]
     }
 
     func testTheViewersRulesSendElsewhereSetHeadersAndAnswerLocally() async throws {

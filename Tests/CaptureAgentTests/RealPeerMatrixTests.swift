@@ -52,8 +52,12 @@ final class RealPeerMatrixTests: AgentTestCase, @unchecked Sendable {
                 return hold != nil
             }
             XCTAssertTrue(found, "\(kind.rawValue): held")
-            // Past the server's idle timeout: what this test is about.
-            try await Task.sleep(for: .milliseconds(2_600))
+            // Past the server's idle timeout, which is what this test is
+            // about: no connection to the server is left for it to close.
+            // (The agent lets go of it as it holds, so there is none; were
+            // one kept, this waits until the server closes it at 2 s.)
+            let closed = await waitUntil(timeout: 20) { !TCPSockets.anyEstablished(toPort: peer.port) }
+            XCTAssertTrue(closed, "\(kind.rawValue): the server never closed the kept-alive connection")
             if let hold { sendAsViewer(.resume(FlowResume(id: hold.id))) }
             switch await held.result {
             case .success(let (status, body)):
@@ -175,9 +179,14 @@ final class RealPeerMatrixTests: AgentTestCase, @unchecked Sendable {
             XCTAssertTrue(held, "\(adapter.rawValue): never held")
             if let found { holds.append(found) }
         }
-        // The time a person takes: past every peer's 2 s idle timeout. What
-        // this test is about, so a sleep and not a wait on a condition.
-        if power == .hold { try await Task.sleep(for: .milliseconds(2_600)) }
+        // The time a person takes: past the peer's 2 s idle timeout, which
+        // is what this test is about. The server closing every connection
+        // left open to it says the time has passed (a peer that keeps none
+        // alive has nothing to time out).
+        if power == .hold {
+            let closed = await waitUntil(timeout: 20) { !TCPSockets.anyEstablished(toPort: peer.port) }
+            XCTAssertTrue(closed, "\(peer.kind.rawValue): the server never closed its idle connections")
+        }
         for hold in holds {
             switch power {
             case .kill:

@@ -24,14 +24,24 @@ final class ReplayTests: XCTestCase, @unchecked Sendable {
         server?.shutdown()
     }
 
+    /// The tasks the app's delegate heard complete, in the order it heard
+    /// them: the session's delegate queue is serial.
     private final class CountingDelegate: NSObject, URLSessionDataDelegate, @unchecked Sendable {
-        let completions = Locked(0)
+        let completed = Locked<[String]>([])
         func urlSession(_ session: URLSession, task: URLSessionTask, didCompleteWithError error: Error?) {
-            completions.withLock { $0 += 1 }
+            completed.withLock { $0.append(task.originalRequest?.url?.query ?? "") }
         }
     }
 
-    private func run(allowsControl: Bool) throws -> (agent: CaptureAgent, delegate: CountingDelegate, original: NetworkLog) {
+    /// Sends a request with no completion handler on the app's session and
+    /// waits until its delegate hears it complete: whatever the delegate was
+    /// told before it was sent has been heard by then.
+    private func probe(_ query: String, on session: URLSession, delegate: CountingDelegate) {
+        session.dataTask(with: server.url("/text?\(query)")).resume()
+        XCTAssertTrue(eventually { delegate.completed.current.contains(query) }, "the probe \(query) completed")
+    }
+
+    private func run(allowsControl: Bool) throws -> (agent: CaptureAgent, session: URLSession, delegate: CountingDelegate, original: NetworkLog) {
         let agent = try CaptureAgent.start(.init(destination: .unix(path: inspector.path)) {
             $0.allowsControl = allowsControl
             $0.initialConnectionWait = 2
@@ -50,14 +60,14 @@ final class ReplayTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(done.wait(timeout: .now() + 10), .success)
         XCTAssertTrue(eventually { self.inspector.finishedFlows(urlSuffix: "/text?replay=1").count == 1 })
         let original = try XCTUnwrap(inspector.finishedFlows(urlSuffix: "/text?replay=1").first)
-        return (agent, delegate, original)
+        return (agent, session, delegate, original)
     }
 
     func testAReplaySendsTheAppsRequestAgainAsANewFlowAndTheLogStaysRedacted() throws {
-        let (agent, delegate, original) = try run(allowsControl: true)
+        let (agent, session, delegate, original) = try run(allowsControl: true)
         defer { agent.stop() }
         XCTAssertEqual(original.request.headers.first("Authorization"), "<redacted>")
-        let callbacksBefore = delegate.completions.current
+        let callbacksBefore = delegate.completed.current
 
         inspector.write(ViewerMessage.replay(original.id).frame(), toConnection: 0)
         XCTAssertTrue(eventually { self.server.requests.count == 2 }, "the replay reached the server")
@@ -74,12 +84,14 @@ final class ReplayTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(replayed.changes?.replayOf, original.id)
         XCTAssertEqual(replayed.request.headers.first("Authorization"), "<redacted>", "the replay's log is redacted too")
         XCTAssertEqual(replayed.response?.statusCode, 200)
-        Thread.sleep(forTimeInterval: 0.2)
-        XCTAssertEqual(delegate.completions.current, callbacksBefore, "the app's delegate never hears of the replay")
+        // The replay has finished; a callback about it would be on the
+        // delegate's queue before the probe's.
+        probe("after-the-replay", on: session, delegate: delegate)
+        XCTAssertEqual(delegate.completed.current, callbacksBefore + ["after-the-replay"], "the app's delegate never hears of the replay")
     }
 
     func testAnEditedReplaySendsTheEditKeepingRedactedValuesAndSaysItWasEdited() throws {
-        let (agent, _, original) = try run(allowsControl: true)
+        let (agent, _, _, original) = try run(allowsControl: true)
         defer { agent.stop() }
         var edited = original.request
         edited.method = "PUT"
@@ -103,12 +115,15 @@ final class ReplayTests: XCTestCase, @unchecked Sendable {
     }
 
     func testAnAppThatDidNotAllowControlIgnoresAReplay() throws {
-        let (agent, _, original) = try run(allowsControl: false)
+        let (agent, session, delegate, original) = try run(allowsControl: false)
         defer { agent.stop() }
         inspector.write(ViewerMessage.replay(original.id).frame(), toConnection: 0)
         inspector.write(Receipt(events: 1).frame(), toConnection: 0)
-        Thread.sleep(forTimeInterval: 0.5)
-        XCTAssertEqual(server.requests.count, 1)
+        // Read, the replay was skipped; a replay sent then would reach the
+        // server before a request the app sends now.
+        inspector.waitUntilRead(by: agent)
+        probe("after-the-replay", on: session, delegate: delegate)
+        XCTAssertEqual(server.requests.map(\.uri), ["/text?replay=1", "/text?after-the-replay"])
         XCTAssertTrue(agent.isConnected, "the unknown message was skipped, not an error")
         XCTAssertEqual(agent.replays.count, 0, "nothing is kept without control")
     }

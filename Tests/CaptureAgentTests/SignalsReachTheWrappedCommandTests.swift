@@ -12,8 +12,7 @@ final class SignalsReachTheWrappedCommandTests: XCTestCase {
     private static let trapping = #"trap 'echo "got INT"; exit 11' INT; trap 'echo "got TERM"; exit 12' TERM; echo ready; while :; do sleep 0.05; done"#
 
     private func signalReaches(_ number: Int32, expecting status: Int32, saying text: String) throws {
-        let binary = NetinspectBinary.url
-        guard FileManager.default.isExecutableFile(atPath: binary.path) else { throw XCTSkip("netinspect is not built") }
+        let binary = try Prerequisite.netinspect()
         let output = NSTemporaryDirectory() + "netinspect-signal-\(getpid())-\(number).out"
         _ = FileManager.default.createFile(atPath: output, contents: nil)
         defer { unlink(output) }

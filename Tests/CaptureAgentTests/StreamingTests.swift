@@ -244,7 +244,9 @@ final class StreamingTests: XCTestCase, @unchecked Sendable {
             }
             return await group.reduce(into: [AppOutcome]()) { $0.append($1) }
         }
-        usleep(30_000)
+        // The flood is on its way to the inspector once its first flow is in.
+        let flooding = await waitUntil { first.flows.values.contains { $0.request.url.contains("flood=") } }
+        XCTAssertTrue(flooding, "no flow of the flood reached the inspector")
         first.kill()
         let flooded = await flood
         XCTAssertEqual(flooded.map(\.body), Array(repeating: Data(TestHTTPServer.pattern(count: 200_000)), count: 10))

@@ -10,8 +10,9 @@ import WireProtocol
 import XCTest
 @testable import CaptureAgent
 
-/// `URLSessionWebSocketTask` on this toolchain (LINUX-NOTES.md): corelibs'
-/// FoundationNetworking is built without libcurl's WebSocket API
+/// `URLSessionWebSocketTask` on this toolchain (docs/AGENT.md,
+/// "`URLSessionWebSocketTask` on Linux"): corelibs' FoundationNetworking is
+/// built without libcurl's WebSocket API
 /// (`CFURLSessionWebSocketsSupported()` is false; no `curl_ws_*` import), so
 /// `resume()` fails every WebSocket task with `NSURLErrorUnsupportedURL`
 /// before any connection, with or without the agent. The agent records

@@ -22,8 +22,7 @@ final class WrappingACommandEndToEndTests: XCTestCase {
 
     /// Runs `netinspect ARGUMENTS` to its end (a minute bounds a hang).
     private func netinspect(_ arguments: [String]) throws -> ProgramRun.Finished {
-        let binary = NetinspectBinary.url
-        guard FileManager.default.isExecutableFile(atPath: binary.path) else { throw XCTSkip("netinspect is not built") }
+        let binary = try Prerequisite.netinspect()
         // NETINSPECT of the test's own environment must not leak through: the command gets netinspect's socket.
         let run = try ProgramRun.collect([binary.path] + arguments, adding: ["NETINSPECT": "unix:/nonexistent/wrong.sock"], timeout: 60)
         XCTAssertFalse(run.timedOut, "netinspect \(arguments) did not end:\n\(run.output)\n\(run.errorOutput)")

@@ -17,7 +17,7 @@ final class CurlCommandTests: XCTestCase {
     }
 
     private func assertReplaysExactly(_ request: Request, path: String, file: StaticString = #filePath, line: UInt = #line) throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/curl") else { throw XCTSkip("curl is not installed") }
+        _ = try Prerequisite.tool("curl", installedBy: "apt-get install curl")
         let received = try replay(request)
         XCTAssertEqual(received.method, request.method, file: file, line: line)
         XCTAssertEqual(received.target, path, file: file, line: line)

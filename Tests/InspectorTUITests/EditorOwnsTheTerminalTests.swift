@@ -32,10 +32,7 @@ final class EditorOwnsTheTerminalTests: XCTestCase {
     private static let noEditorChosen = ["EDITOR": "", "VISUAL": ""]
 
     private static func requireVi() throws {
-        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        guard paths.contains(where: { FileManager.default.isExecutableFile(atPath: "\($0)/vi") }) else {
-            throw XCTSkip("vi is not installed (.ci/run installs vim-tiny)")
-        }
+        _ = try Prerequisite.tool("vi", installedBy: "apt-get install vim-tiny")
     }
 
     /// netinspect reading one flow of a HAR file, a GET to a loopback server

@@ -114,7 +114,8 @@ final class EndToEndTests: XCTestCase {
     /// the notice line says so, and netinspect keeps showing flows and
     /// taking keys (open a flow, back, quit).
     func testSaveToAFullDiskShowsTheErrorAndKeepsRunning() throws {
-        guard FileManager.default.fileExists(atPath: "/dev/full") else { throw XCTSkip("no /dev/full on this system") }
+        // Every Linux has /dev/full (devtmpfs, and containers' default /dev).
+        guard FileManager.default.fileExists(atPath: "/dev/full") else { throw Prerequisite("no /dev/full on this system") }
         let ui = try start(arguments: ["--save", "/dev/full"])
         let agent = try WireClient(agentOn: ui.socketPath)
         try agent.sendFlow(1, method: "GET", path: "/first", status: 200)

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import NIOConcurrencyHelpers
+import TestSupport
 import WireProtocol
 import XCTest
 
@@ -50,10 +51,13 @@ final class FaultInjectionTests: ListenerTestCase {
 
         // Fill up: nobody drains.
         func isFull() -> Bool { inbox.count >= limits.maximumEvents || inbox.byteCount >= limits.maximumBytes }
-        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
-        while !isFull(), ContinuousClock.now < deadline { usleep(10_000) }
-        XCTAssertTrue(isFull(), "the inbox never filled: \(inbox.count) events, \(inbox.byteCount) bytes", file: file, line: line)
-        usleep(300_000)  // for the senders to fill the kernel's buffers
+        XCTAssertTrue(eventually(timeout: 60) { isFull() }, "the inbox never filled: \(inbox.count) events, \(inbox.byteCount) bytes", file: file, line: line)
+        XCTAssertTrue(eventually { inbox.hasRefused }, "full, the inbox refused the listener", file: file, line: line)
+        // Two windows no event can end: nothing says the kernel's buffers are
+        // full (the senders' counts stop changing, which is what is checked
+        // next), and a listener that still read would show only as senders
+        // that gain. So these stay sleeps, long against a loopback write.
+        usleep(300_000)
         let stalledAt = written.withLockedValue { $0 }
         let heldEvents = inbox.count, heldBytes = inbox.byteCount
         usleep(700_000)
@@ -112,7 +116,9 @@ final class FaultInjectionTests: ListenerTestCase {
         try agent.send(.hello(ListenerTesting.hello()))
         for index in 0 ..< 100 { try agent.send(Self.flow("held/\(index)")) }
         agent.close()
-        usleep(300_000)
+        // The listener offered an eleventh event and was refused: the
+        // connection is held, and the agent closed it before any drain.
+        XCTAssertTrue(eventually { inbox.hasRefused }, "the inbox never refused: \(inbox.count) events")
         XCTAssertEqual(inbox.count, 10)
 
         var events: [InboxEvent] = []
@@ -134,9 +140,10 @@ final class FaultInjectionTests: ListenerTestCase {
         let agent = try TestAgent(unix: socketPath())
         try agent.send(.hello(ListenerTesting.hello()))
         agent.close()
-        // Time for the listener to see the end while the inbox, full with
-        // the hello, refuses it; nothing is drained meanwhile.
-        usleep(300_000)
+        // The inbox, full with the hello, refused the one thing that comes
+        // after it: the end. Nothing is drained meanwhile.
+        XCTAssertTrue(eventually { inbox.hasRefused }, "the end was never offered")
+        XCTAssertEqual(inbox.count, 1)
         var events: [InboxEvent] = []
         while !events.contains(where: Self.isDisconnect) {
             let batch = inbox.wait(timeout: .seconds(5))
@@ -166,7 +173,8 @@ final class FaultInjectionTests: ListenerTestCase {
         try agent.send(.hello(ListenerTesting.hello()))
         for index in 0 ..< 20 { try agent.send(Self.flow("held/\(index)")) }
         try agent.send(FrameEncoder.frame(payload: Data("this is not json".utf8)))
-        usleep(300_000)
+        // A refused offer: the inbox is full and the connection held, the fault still unread behind it.
+        XCTAssertTrue(eventually { inbox.hasRefused }, "the inbox never refused: \(inbox.count) events")
         XCTAssertEqual(inbox.count, 5)
         let events = inbox.collect(count: 22)
         guard case .connected(let id, _, _)? = events.first, case .disconnected(id, let reason?)? = events.last else {
@@ -188,7 +196,8 @@ final class FaultInjectionTests: ListenerTestCase {
             for flow in 0 ..< 20 { try agent.send(Self.flow("\(index)/\(flow)")) }
             return agent
         }
-        usleep(300_000)
+        // A refused offer: the inbox is full and a connection held when the listener shuts down.
+        XCTAssertTrue(eventually { inbox.hasRefused }, "the inbox never refused: \(inbox.count) events")
         XCTAssertEqual(inbox.count, 5)
         let started = ContinuousClock.now
         listeners.forEach { $0.shutdown() }
@@ -347,12 +356,13 @@ final class FaultInjectionTests: ListenerTestCase {
             for byte in frame {
                 guard (try? agent.send([byte])) != nil else { break }
                 dripped.withLockedValue { $0 += 1 }
-                usleep(100_000)
+                usleep(100_000)  // the drip itself, not a wait
             }
             closedByListener.withLockedValue { $0 = agent.waitForClose() }
         }
 
-        usleep(300_000)
+        // The loris is connected and part way through its hello.
+        XCTAssertTrue(eventually { dripped.withLockedValue { $0 } >= 3 }, "the loris never started dripping")
         let started = ContinuousClock.now
         let good = try TestAgent(unix: socketPath())
         try good.send(.hello(ListenerTesting.hello("Prompt")))
@@ -383,13 +393,13 @@ final class FaultInjectionTests: ListenerTestCase {
         let encoder = FrameEncoder()
         for byte in try encoder.encode(.hello(ListenerTesting.hello("Slow"))) {
             try agent.send([byte])
-            usleep(5_000)
+            usleep(5_000)  // the slow hello itself, not a wait
         }
         guard case .connected(let id, let hello, _)? = inbox.collect(count: 1).first else { return XCTFail("not accepted") }
         XCTAssertEqual(hello.appName, "Slow")
         for byte in try encoder.encode(Self.flow("slow")) {
             try agent.send([byte])
-            usleep(2_000)
+            usleep(2_000)  // the slow message itself
         }
         XCTAssertEqual(inbox.collect(count: 1), [.message(id, Self.flow("slow"))])
     }

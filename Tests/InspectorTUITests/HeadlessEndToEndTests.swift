@@ -30,7 +30,7 @@ final class HeadlessEndToEndTests: XCTestCase {
         _ = FileManager.default.createFile(atPath: stdout.path, contents: nil)
         _ = FileManager.default.createFile(atPath: stderr.path, contents: nil)
         let process = Process()
-        process.executableURL = NetinspectBinary.url
+        process.executableURL = try Prerequisite.netinspect()
         process.arguments = arguments
         process.standardOutput = try FileHandle(forWritingTo: stdout)
         process.standardError = try FileHandle(forWritingTo: stderr)
@@ -39,20 +39,21 @@ final class HeadlessEndToEndTests: XCTestCase {
     }
 
     private func waitForFile(_ url: URL, toContain text: String, timeout: TimeInterval = 10) throws -> String {
-        let deadline = Date().addingTimeInterval(timeout)
         var contents = ""
-        while Date() < deadline {
+        guard eventually(timeout: timeout, {
             contents = (try? String(contentsOf: url, encoding: .utf8)) ?? ""
-            if contents.contains(text) { return contents }
-            usleep(50_000)
+            return contents.contains(text)
+        }) else {
+            throw E2EError("'\(text)' did not appear in \(url.lastPathComponent) within \(timeout)s:\n\(contents)")
         }
-        throw E2EError("'\(text)' did not appear in \(url.lastPathComponent) within \(timeout)s:\n\(contents)")
+        return contents
     }
 
     private func waitForExit(_ process: Process, timeout: TimeInterval = 10) throws {
-        let deadline = Date().addingTimeInterval(timeout)
-        while process.isRunning, Date() < deadline { usleep(20_000) }
-        guard !process.isRunning else { process.terminate(); throw E2EError("netinspect did not exit within \(timeout)s") }
+        guard eventually(timeout: timeout, { !process.isRunning }) else {
+            process.terminate()
+            throw E2EError("netinspect did not exit within \(timeout)s")
+        }
     }
 
     func testDumpPrintsFinishedFlowsSavesThemAndExitsCleanlyOnSIGTERM() throws {

@@ -549,6 +549,8 @@ final class ListenerTests: ListenerTestCase {
 
         let event = InboxEvent.rejected(peer: "p", reason: "late")
         Thread.detachNewThread {
+            // Not a wait for a condition: the post is meant to come while
+            // `wait` blocks, and nothing is asserted on the delay.
             Thread.sleep(forTimeInterval: 0.05)
             inbox.post(event)
         }

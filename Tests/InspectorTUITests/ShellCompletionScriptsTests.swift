@@ -7,8 +7,7 @@ import XCTest
 /// forms and file names for the file options.
 final class ShellCompletionScriptsTests: XCTestCase {
     private func script(_ shell: String) throws -> String {
-        let binary = NetinspectBinary.url
-        guard FileManager.default.isExecutableFile(atPath: binary.path) else { throw XCTSkip("netinspect is not built") }
+        let binary = try Prerequisite.netinspect()
         let run = try ProgramRun.collect([binary.path, "--generate-completion-script", shell], timeout: 60)
         XCTAssertEqual(run.status, 0, run.errorOutput)
         return run.output

@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import Foundation
-import XCTest
 
 /// The real `netinspect --json --listen ENDPOINT` (or `--dump`) as a child
 /// process, for tests where this process is the app: what it prints is
@@ -57,14 +56,13 @@ public final class InspectorProcess: @unchecked Sendable {
 
     /// Starts it on `endpoint` (`unix:PATH`, `tcp:HOST:PORT`, `otlp:HOST:PORT`)
     /// with `output` (`--json`, `--dump`) and `arguments`, and waits (at most
-    /// 10 s) until it says it is listening; skips the test if it never does.
+    /// 10 s) until it says it is listening; throws, with what it printed and
+    /// how it ended, if it never does: a netinspect that cannot listen is the
+    /// failure the tests that use it are there to find.
     /// With `uid`, it runs as that user (through `setpriv`; needs root).
     public init(listen endpoint: String, asUser uid: UInt32? = nil, output: String = "--json", arguments extra: [String] = []) throws {
         path = endpoint.hasPrefix("unix:") ? String(endpoint.dropFirst(5)) : endpoint
-        let binary = NetinspectBinary.url
-        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-            throw XCTSkip("netinspect binary not found at \(binary.path); build it with `swift build --build-tests`")
-        }
+        let binary = try Prerequisite.netinspect()
         if let uid {
             process.executableURL = URL(fileURLWithPath: "/usr/bin/setpriv")
             process.arguments = ["--reuid=\(uid)", "--regid=\(uid)", "--clear-groups", binary.path, output, "--listen", endpoint] + extra
@@ -96,9 +94,13 @@ public final class InspectorProcess: @unchecked Sendable {
             collected.append(errors: String(decoding: data, as: UTF8.self))
         }
         try process.run()
-        guard eventually(timeout: 10, { errorOutput.contains("listening on ") }) else {
-            kill(SIGKILL)
-            throw XCTSkip("netinspect did not start listening: \(errorOutput)")
+        guard eventually(timeout: 10, { errorOutput.contains("listening on ") || !process.isRunning }),
+              errorOutput.contains("listening on ") else {
+            let ended = process.isRunning ? "still running after 10 s" : "exited with status \(process.terminationStatus)"
+            killAndWait()
+            // Its standard error may still be in the pipe when it has just exited.
+            eventually(timeout: 1) { !errorOutput.isEmpty }
+            throw NotListening(description: "netinspect \(process.arguments ?? []) did not start listening (\(ended)); it said: \(errorOutput)")
         }
     }
 
@@ -142,6 +144,11 @@ public final class InspectorProcess: @unchecked Sendable {
     }
 
     public struct WaitError: Error, CustomStringConvertible {
+        public var description: String
+    }
+
+    /// netinspect never said it listens: what it printed on standard error and how it ended.
+    public struct NotListening: Error, CustomStringConvertible {
         public var description: String
     }
 

@@ -22,17 +22,18 @@ public func eventually(timeout: TimeInterval = 10, _ condition: () -> Bool) -> B
     return condition()
 }
 
-/// ``eventually(timeout:_:)`` for async tests: polls every 20 ms without
-/// blocking a thread that the service under test needs.
+/// ``eventually(timeout:_:)`` for async tests: polls every 20 ms (or
+/// `every`, for a test server's gate that paces a stream) without blocking
+/// a thread that the service under test needs.
 ///
 /// ```swift
 /// let recorded = await waitUntil { inspector.flows.count == 2 }
 /// ```
-public func waitUntil(timeout: Double = 10, _ condition: () -> Bool) async -> Bool {
+public func waitUntil(timeout: Double = 10, every interval: Duration = .milliseconds(20), _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .seconds(timeout)
     while ContinuousClock.now < deadline {
         if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
+        try? await Task.sleep(for: interval)
     }
     return condition()
 }

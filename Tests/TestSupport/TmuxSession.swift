@@ -4,7 +4,6 @@ import Glibc
 import Darwin
 #endif
 import Foundation
-import XCTest
 
 /// The real `netinspect` in a tmux server of its own (the user's tmux is
 /// untouched), driven as a person drives it: keys in, the screen read back
@@ -28,19 +27,13 @@ public final class TmuxSession {
     /// (or, with `listens: false`, `netinspect` with `arguments` alone), with
     /// `environment` added to its own. With `fromAShell`, an interactive bash
     /// in the pane starts it as a job, so Ctrl-Z and `fg` work as in a
-    /// person's terminal (``processID`` is then the shell's). Skips the test
-    /// when tmux or the binary is missing; does not wait for anything (see
+    /// person's terminal (``processID`` is then the shell's). Throws
+    /// ``Prerequisite`` when tmux or the binary is missing; does not wait for anything (see
     /// ``waitUntilListening(timeout:)``).
     public init(name function: String, arguments: [String] = [], listens: Bool = true, width: Int = 120, height: Int = 40,
                 environment: [String: String] = [:], fromAShell: Bool = false) throws {
-        let paths = (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin").split(separator: ":")
-        guard let tmux = paths.map({ "\($0)/tmux" }).first(where: FileManager.default.isExecutableFile(atPath:)) else {
-            throw XCTSkip("tmux is not installed; the end-to-end tests of the terminal UI need it")
-        }
-        let binary = NetinspectBinary.url
-        guard FileManager.default.isExecutableFile(atPath: binary.path) else {
-            throw XCTSkip("netinspect binary not found at \(binary.path); build it with `swift build --build-tests`")
-        }
+        let tmux = try Prerequisite.tool("tmux", installedBy: "apt-get install tmux")
+        let binary = try Prerequisite.netinspect()
         self.tmux = tmux
         let unique = "\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         name = "e2e-" + function.filter { $0.isLetter }.prefix(30) + "-" + unique

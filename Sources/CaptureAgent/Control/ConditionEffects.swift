@@ -137,10 +137,3 @@ extension ExchangeControl {
         }
     }
 }
-
-extension Duration {
-    /// The whole nanoseconds, for the clocks that count in them (Dispatch, NIO).
-    package var nanoseconds: Int64 {
-        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
-    }
-}

@@ -170,17 +170,3 @@ final class ConnectionHandler: ChannelDuplexHandler {
         return "\(error)"
     }
 }
-
-extension Duration {
-    var nanoseconds: Int64 {
-        let (seconds, attoseconds) = components
-        return seconds * 1_000_000_000 + attoseconds / 1_000_000_000
-    }
-
-    /// "10s", "0.5s".
-    var secondsText: String {
-        let (seconds, attoseconds) = components
-        guard attoseconds != 0 else { return "\(seconds)s" }
-        return "\(Double(seconds) + Double(attoseconds) / 1e18)s"
-    }
-}

@@ -164,6 +164,10 @@ package final class Inbox: Sendable {
     /// Bytes of frames waiting now, as counted by ``offer(_:bytes:)``.
     package var byteCount: Int { queue.withLockedValue { $0.bytes } }
 
+    /// Whether an offer was refused since the last drain: a connection's
+    /// reading is parked until the next ``drain()``.
+    package var hasRefused: Bool { queue.withLockedValue { $0.isSomeoneWaiting } }
+
     /// What ``drain()`` calls (with the inbox's lock held) after emptying an
     /// inbox that refused an offer: it must only hand work to another thread.
     /// `nil` unhooks it; once this returns, the old handler is not running

@@ -73,9 +73,7 @@ class AgentTestCase: XCTestCase, @unchecked Sendable {
             HTTPCookieStorage.shared.cookies?.forEach(HTTPCookieStorage.shared.deleteCookie)
             _ = server.takeRequests()
             let outcome = await performExchange(request, upload: upload, on: session, style: style)
-            // A refused or timed-out exchange may still be arriving at the server.
-            usleep(20_000)
-            return (outcome, server.takeRequests())
+            return (outcome, server.takeRequestsOnceArrived())
         }
         let (expected, expectedRequests) = try await run(captured: false)
         let (actual, actualRequests) = try await run(captured: true)

@@ -11,11 +11,12 @@ struct ExampleProgram {
 
     let name: String
 
-    /// The program built beside the test bundle; skips the test when it is not there.
+    /// The program built beside the test bundle; fails the test when it is
+    /// not there (`swift build --build-tests` builds it with the tests).
     func executable() throws -> URL {
         let executable = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent(name)
         guard FileManager.default.isExecutableFile(atPath: executable.path) else {
-            throw XCTSkip("\(name) is not built next to the test bundle; run `swift build --build-tests` first")
+            throw Prerequisite("\(name) is not built next to the test bundle; run `swift build --build-tests` first")
         }
         return executable
     }

@@ -6,6 +6,7 @@ import Foundation
 import GRPCCore
 import GRPCInProcessTransport
 import GRPCNIOTransportHTTP2Posix
+import XCTest
 
 /// The calls every transport is tried with, each answered by ``EchoService``.
 enum GRPCScenario: String, CaseIterable, Sendable {
@@ -101,7 +102,7 @@ private struct EchoRun: Sendable {
         let viewing = Task { try await viewer() }
         var seen: [GRPCScenario: ClientSaw] = [:]
         for scenario in scenarios {
-            seen[scenario] = await call(scenario, on: client)
+            seen[scenario] = await call(scenario, on: client, servedCalls: { service.calls.count })
         }
         try await viewing.value
         client.beginGracefulShutdown()
@@ -112,8 +113,12 @@ private struct EchoRun: Sendable {
     }
 }
 
-/// Makes one scenario's call and says what the client saw.
-func call<Transport: ClientTransport>(_ scenario: GRPCScenario, on client: GRPCClient<Transport>) async -> ClientSaw {
+/// Makes one scenario's call and says what the client saw. `servedCalls`
+/// counts the calls the service has begun to handle: `.cancelled` cancels
+/// once its call is one of them, so the cancellation finds the server at work.
+func call<Transport: ClientTransport>(_ scenario: GRPCScenario, on client: GRPCClient<Transport>,
+                                      servedCalls: (@Sendable () -> Int)? = nil) async -> ClientSaw {
+    let servedBefore = servedCalls?() ?? 0
     var saw = ClientSaw()
     var options = CallOptions.defaults
     if scenario == .deadline { options.timeout = .milliseconds(200) }
@@ -130,7 +135,12 @@ func call<Transport: ClientTransport>(_ scenario: GRPCScenario, on client: GRPCC
                 }
             }
             if scenario == .cancelled {
-                try? await Task.sleep(for: .milliseconds(200))
+                if let servedCalls {
+                    let handling = await waitUntil { servedCalls() > servedBefore }
+                    XCTAssertTrue(handling, "the service never began the call to cancel")
+                } else {
+                    XCTFail("cancelling needs to know when the service has the call")
+                }
                 work.cancel()
             }
             saw = try await work.value

@@ -106,7 +106,7 @@ final class RunCounter: Sendable {
 final class StreamGate: Sendable {
     static let chunks = 3
     private let counts = NIOLockedValueBox((written: 0, received: 0))
-    private let patience: Duration = .seconds(10)
+    private let patience = 10.0
 
     /// The handler is about to write one more chunk (counted before the
     /// write, which can reach the client before it returns).
@@ -114,10 +114,7 @@ final class StreamGate: Sendable {
 
     /// Waits until the client has every chunk written so far.
     func waitForTheClient() async {
-        let deadline = ContinuousClock.now + patience
-        while ContinuousClock.now < deadline, counts.withLockedValue({ $0.received < $0.written }) {
-            try? await Task.sleep(for: .milliseconds(5))
-        }
+        _ = await waitUntil(timeout: patience, every: .milliseconds(5)) { counts.withLockedValue { $0.received >= $0.written } }
     }
 
     /// The client has `received` chunks; returns how many the handler had

@@ -28,16 +28,13 @@ protocol LockstepSource: Sendable {
 final class StepGate: LockstepSource {
     private let allowed = NIOLockedValueBox(0)
     /// A bound for a broken build, not a speed target.
-    private let patience: Duration = .seconds(20)
+    private let patience = 20.0
 
     func go(_ step: Int) { allowed.withLockedValue { $0 = max($0, step) } }
 
     /// Waits until the test lets step `step` go.
     func wait(for step: Int) async {
-        let deadline = ContinuousClock.now + patience
-        while ContinuousClock.now < deadline, allowed.withLockedValue({ $0 < step }) {
-            try? await Task.sleep(for: .milliseconds(2))
-        }
+        _ = await waitUntil(timeout: patience, every: .milliseconds(2)) { allowed.withLockedValue { $0 >= step } }
     }
 }
 

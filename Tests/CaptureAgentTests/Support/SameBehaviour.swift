@@ -26,8 +26,7 @@ extension AgentTestCase {
             defer { session.finishTasksAndInvalidate() }
             _ = server.takeRequests()
             let lines = try await scenario(session)
-            usleep(20_000)
-            return (lines, server.takeRequests())
+            return (lines, server.takeRequestsOnceArrived())
         }
         let (expected, expectedRequests) = try await run(captured: false)
         let before = agent.capturePaths

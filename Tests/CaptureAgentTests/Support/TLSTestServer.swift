@@ -4,6 +4,7 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
+import XCTest
 @testable import CaptureAgent
 
 /// ``TestHTTPServer``'s routes over TLS on 127.0.0.1, speaking HTTP/2 or
@@ -39,6 +40,7 @@ pLu4RiUi2dhv+/pKC9FvbrgXn7114Igo0jQxbCb8oI76vOsLknzva7sx
 
     private let channel: Channel
     private let received = Locked<[ReceivedRequest]>([])
+    private let counters = ServerCounters()
     let port: Int
 
     static var certificate: NIOSSLCertificate {
@@ -46,7 +48,7 @@ pLu4RiUi2dhv+/pKC9FvbrgXn7114Igo0jQxbCb8oI76vOsLknzva7sx
     }
 
     init(http2: Bool) throws {
-        let box = received
+        let box = received, counters = counters
         var tls = TLSConfiguration.makeServerConfiguration(
             certificateChain: [.certificate(Self.certificate)],
             privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(Self.privateKeyPEM.utf8), format: .pem))
@@ -66,14 +68,14 @@ pLu4RiUi2dhv+/pKC9FvbrgXn7114Igo0jQxbCb8oI76vOsLknzva7sx
                             channel.configureHTTP2Pipeline(mode: .server) { stream in
                                 stream.eventLoop.makeCompletedFuture {
                                     try stream.pipeline.syncOperations.addHandler(HTTP2FramePayloadToHTTP1ServerCodec())
-                                    try stream.pipeline.syncOperations.addHandler(RecordingHandler(record: record))
+                                    try stream.pipeline.syncOperations.addHandler(RecordingHandler(counters: counters, record: record))
                                 }
                             }.map { _ in }
                         },
                         http1ChannelConfigurator: { channel in
                             channel.eventLoop.makeCompletedFuture {
                                 try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                                try channel.pipeline.syncOperations.addHandler(RecordingHandler(record: record))
+                                try channel.pipeline.syncOperations.addHandler(RecordingHandler(counters: counters, record: record))
                             }
                         }
                     )
@@ -89,6 +91,13 @@ pLu4RiUi2dhv+/pKC9FvbrgXn7114Igo0jQxbCb8oI76vOsLknzva7sx
 
     func url(_ path: String) -> String {
         "https://127.0.0.1:\(port)\(path)"
+    }
+
+    /// Takes what was received once no request is part way in (as
+    /// ``TestHTTPServer/takeRequestsOnceArrived()``).
+    func takeRequestsOnceArrived() -> [ReceivedRequest] {
+        XCTAssertTrue(eventually { counters.arriving.current == 0 }, "a request is still arriving at the TLS server")
+        return takeRequests()
     }
 
     func takeRequests() -> [ReceivedRequest] {

@@ -2,6 +2,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import XCTest
 @testable import CaptureAgent
 
 /// A request exactly as the loopback server received it.
@@ -80,17 +81,18 @@ final class TestHTTPServer: @unchecked Sendable {
 
     private let channel: Channel
     private let received = Locked<[ReceivedRequest]>([])
+    private let counters = ServerCounters()
     let port: Int
 
     init() throws {
-        let box = received
+        let box = received, counters = counters
         channel = try ServerBootstrap(group: Self.group)
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline(withErrorHandling: true)
-                    try channel.pipeline.syncOperations.addHandler(RecordingHandler(record: { request in box.withLock { $0.append(request) } }))
+                    try channel.pipeline.syncOperations.addHandler(RecordingHandler(counters: counters, record: { request in box.withLock { $0.append(request) } }))
                 }
             }
             .bind(host: "127.0.0.1", port: 0).wait()
@@ -106,6 +108,17 @@ final class TestHTTPServer: @unchecked Sendable {
     }
 
     var requests: [ReceivedRequest] { received.current }
+
+    /// Takes what was received once no request is part way in: an exchange
+    /// the app has given up on (timed out, cancelled) may still be arriving,
+    /// and is either received whole or dropped with its connection.
+    func takeRequestsOnceArrived() -> [ReceivedRequest] {
+        XCTAssertTrue(eventually { counters.arriving.current == 0 }, "a request is still arriving at the loopback server")
+        return takeRequests()
+    }
+
+    /// The chunks of `/drip/N` bodies written so far, over every connection.
+    var chunksDripped: Int { counters.dripped.current }
 
     func takeRequests() -> [ReceivedRequest] {
         received.withLock { all in
@@ -196,22 +209,42 @@ final class TestHTTPServer: @unchecked Sendable {
     }
 }
 
+/// What a test server's connections count for the tests to wait on.
+final class ServerCounters: Sendable {
+    /// Requests whose head has been read and whose end has not, on
+    /// connections still open.
+    let arriving = Locked(0)
+    /// Chunks of dripped bodies written.
+    let dripped = Locked(0)
+}
+
 final class RecordingHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundOut = HTTPServerResponsePart
 
     private let record: @Sendable (ReceivedRequest) -> Void
+    private let counters: ServerCounters
     private var current: ReceivedRequest?
     private var isHead = false
 
-    init(record: @escaping @Sendable (ReceivedRequest) -> Void) {
+    init(counters: ServerCounters = ServerCounters(), record: @escaping @Sendable (ReceivedRequest) -> Void) {
+        self.counters = counters
         self.record = record
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        if current != nil {
+            current = nil
+            counters.arriving.withLock { $0 -= 1 }
+        }
+        context.fireChannelInactive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         switch unwrapInboundIn(data) {
         case .head(let head):
             isHead = head.method == .HEAD
+            if current == nil { counters.arriving.withLock { $0 += 1 } }
             current = ReceivedRequest(
                 method: head.method.rawValue,
                 uri: head.uri,
@@ -224,11 +257,13 @@ final class RecordingHandler: ChannelInboundHandler, RemovableChannelHandler {
             guard let request = current else { return }
             current = nil
             record(request)
+            counters.arriving.withLock { $0 -= 1 }
             respond(TestHTTPServer.route(request), head: isHead, channel: context.channel)
         }
     }
 
     private func respond(_ response: ScriptedResponse, head isHead: Bool, channel: Channel) {
+        let dripped = counters.dripped
         let send: @Sendable () -> Void = {
             if response.resets, let options = channel as? SocketOptionProvider {
                 options.setSoLinger(linger(l_onoff: 1, l_linger: 0)).whenComplete { _ in channel.close(promise: nil) }
@@ -256,7 +291,7 @@ final class RecordingHandler: ChannelInboundHandler, RemovableChannelHandler {
             let head = HTTPResponseHead(version: .http1_1, status: .init(statusCode: response.status), headers: headers)
             channel.write(HTTPServerResponsePart.head(head), promise: nil)
             if let drip = response.drip {
-                Self.drip(drip.chunks[...], every: drip.interval, on: channel)
+                Self.drip(drip.chunks[...], every: drip.interval, on: channel, counting: dripped)
                 return
             }
             if !isHead, !response.body.isEmpty {
@@ -288,14 +323,15 @@ final class RecordingHandler: ChannelInboundHandler, RemovableChannelHandler {
         }
     }
 
-    private static func drip(_ chunks: ArraySlice<[UInt8]>, every interval: TimeAmount, on channel: Channel) {
+    private static func drip(_ chunks: ArraySlice<[UInt8]>, every interval: TimeAmount, on channel: Channel, counting dripped: Locked<Int>) {
         guard let first = chunks.first else {
             channel.writeAndFlush(HTTPServerResponsePart.end(nil), promise: nil)
             return
         }
         channel.writeAndFlush(HTTPServerResponsePart.body(.byteBuffer(ByteBuffer(bytes: first))), promise: nil)
+        dripped.withLock { $0 += 1 }
         let rest = chunks.dropFirst()
         guard channel.isActive else { return }
-        channel.eventLoop.scheduleTask(in: interval) { drip(rest, every: interval, on: channel) }
+        channel.eventLoop.scheduleTask(in: interval) { drip(rest, every: interval, on: channel, counting: dripped) }
     }
 }
