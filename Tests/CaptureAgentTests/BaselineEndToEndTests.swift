@@ -126,7 +126,7 @@ final class BaselineEndToEndTests: XCTestCase, @unchecked Sendable {
         let binary = NetinspectBinary.url.path
         let file = scratch.appendingPathComponent("one.jsonl").path
         let flow = NetworkLog(request: WireProtocol.Request(method: "GET", url: "http://127.0.0.1:1/"), timing: Timing(startedAt: Date()), state: .completed)
-        FileManager.default.createFile(atPath: file, contents: flow.jsonLine() + Data("\n".utf8))
+        XCTAssertTrue(FileManager.default.createFile(atPath: file, contents: flow.jsonLine() + Data("\n".utf8)))
         for (arguments, why) in [
             (["--dump", "--read", file, "--baseline", file, "--fail-on-change", "slow"], "'slow' is not a change kind"),
             (["--dump", "--read", file, "--changes", "-"], "add --baseline FILE"),
