@@ -83,7 +83,14 @@ class AgentTestCase: XCTestCase, @unchecked Sendable {
         let (request, _) = try make()
         let suffix = logSuffix ?? request.url!.absoluteString
         var log: NetworkLog?
-        eventually { log = inspector.finishedFlows(urlSuffix: suffix).last; return log != nil }
+        eventually {
+            log = inspector.finishedFlows(urlSuffix: suffix).last
+            // A challenge the app answered logs its 401 as a flow of its own,
+            // before the retry's: wait for the flow the app's outcome came
+            // from (a log that never has it still fails the checks below).
+            guard let status = actual.status else { return log != nil }
+            return log?.response?.statusCode == status
+        }
         XCTAssertNotNil(log, "no finished flow for \(suffix)", file: file, line: line)
         return Comparison(outcome: actual, requests: actualRequests, log: log)
     }
