@@ -20,10 +20,10 @@ let package = Package(
     // package that only disabled traits' conditions name, even for targets the
     // app never builds, so every other product dependency of a library or
     // executable target carries a condition (test targets do not count).
-    // The tests and netinspect's own replay client need the defaults.
+    // The tests need the defaults; netinspect itself needs only `Viewer`.
     traits: [
         .trait(name: "Viewer", description: "netinspect itself: the terminal viewer, its OTLP receiver and netinspect-bench (SwiftNIO, swift-argument-parser)"),
-        .trait(name: "AsyncHTTPClient", description: "CaptureAgentAsyncHTTPClient: AsyncHTTPClient and Vapor's client; netinspect's own replay client"),
+        .trait(name: "AsyncHTTPClient", description: "CaptureAgentAsyncHTTPClient: AsyncHTTPClient and Vapor's client"),
         .trait(name: "OpenAPI", description: "CaptureAgentOpenAPI: swift-openapi-generator clients"),
         .trait(name: "Hummingbird", description: "CaptureAgentHummingbird: a Hummingbird 2 service's inbound requests"),
         .trait(name: "Vapor", description: "CaptureAgentVapor: a Vapor 4 service's inbound requests, and req.client through the agent"),
@@ -33,8 +33,8 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        // Only behind the adapters' traits: the server-side client products,
-        // their tests, and netinspect's own replay client.
+        // Only behind the adapters' traits: the server-side client products
+        // and their tests.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
@@ -227,8 +227,6 @@ let package = Package(
                 "CNCursesW",
                 "CaptureAgent",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Viewer"])),
-                // netinspect's own client, for replays the app cannot make.
-                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Viewer"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Viewer"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Viewer"])),
