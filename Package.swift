@@ -177,6 +177,12 @@ let package = Package(
             path: "Examples/ServerClientDemo"
         ),
 
+        // The system's OpenSSL (libssl-dev), for the OTLP receiver's TLS; the
+        // shim wraps what OpenSSL defines as macros. libssl.so.3 is on every
+        // machine that runs FoundationNetworking (its libcurl links it); only
+        // the headers are extra.
+        .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
+
         // ncursesw; the shim turns on the wide-char API. No pkgConfig: its
         // cflags carry -D flags SwiftPM refuses with a warning, and the
         // headers sit in the default include path anyway.
@@ -202,17 +208,17 @@ let package = Package(
         // raw protobuf a viewer shows. No dependencies, so it fuzzes alone.
         .target(name: "ProtobufWire"),
 
-        // OpenTelemetry traces in over OTLP/HTTP, out as flows in the
-        // inspector's inbox: the fleet view (docs/FLEET.md).
+        // OpenTelemetry traces in over OTLP/HTTP (or HTTPS, through the
+        // system's OpenSSL), out as flows in the inspector's inbox: the fleet
+        // view (docs/FLEET.md).
         .target(
             name: "OTLPReceiver",
             dependencies: [
-                "InspectorCore", "ProtobufWire", "WireProtocol",
+                "InspectorCore", "ProtobufWire", "WireProtocol", "COpenSSL",
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Viewer"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Viewer"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Viewer"])),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Viewer"])),
-                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Viewer"])),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras", condition: .when(traits: ["Viewer"])),
             ]
         ),
@@ -271,7 +277,6 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             // The Python exporter script is run through #filePath.
             exclude: ["Fixtures"]
