@@ -34,7 +34,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         // Only behind the adapters' traits: the server-side client products
-        // and their tests.
+        // and their tests. netinspect builds none of these: its own client is
+        // URLSession and its TLS the system's OpenSSL, so its first build
+        // compiles no BoringSSL.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
