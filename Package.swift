@@ -20,10 +20,10 @@ let package = Package(
     // package that only disabled traits' conditions name, even for targets the
     // app never builds, so every other product dependency of a library or
     // executable target carries a condition (test targets do not count).
-    // The tests and netinspect's own replay client need the defaults.
+    // The tests need the defaults; netinspect itself needs only `Viewer`.
     traits: [
         .trait(name: "Viewer", description: "netinspect itself: the terminal viewer, its OTLP receiver and netinspect-bench (SwiftNIO, swift-argument-parser)"),
-        .trait(name: "AsyncHTTPClient", description: "CaptureAgentAsyncHTTPClient: AsyncHTTPClient and Vapor's client; netinspect's own replay client"),
+        .trait(name: "AsyncHTTPClient", description: "CaptureAgentAsyncHTTPClient: AsyncHTTPClient and Vapor's client"),
         .trait(name: "OpenAPI", description: "CaptureAgentOpenAPI: swift-openapi-generator clients"),
         .trait(name: "Hummingbird", description: "CaptureAgentHummingbird: a Hummingbird 2 service's inbound requests"),
         .trait(name: "Vapor", description: "CaptureAgentVapor: a Vapor 4 service's inbound requests, and req.client through the agent"),
@@ -33,8 +33,10 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
-        // Only behind the adapters' traits: the server-side client products,
-        // their tests, and netinspect's own replay client.
+        // Only behind the adapters' traits: the server-side client products
+        // and their tests. netinspect builds none of these: its own client is
+        // URLSession and its TLS the system's OpenSSL, so its first build
+        // compiles no BoringSSL.
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio-http2", from: "1.46.0"),
         .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
@@ -177,6 +179,12 @@ let package = Package(
             path: "Examples/ServerClientDemo"
         ),
 
+        // The system's OpenSSL (libssl-dev), for the OTLP receiver's TLS; the
+        // shim wraps what OpenSSL defines as macros. libssl.so.3 is on every
+        // machine that runs FoundationNetworking (its libcurl links it); only
+        // the headers are extra.
+        .systemLibrary(name: "COpenSSL", providers: [.apt(["libssl-dev"])]),
+
         // ncursesw; the shim turns on the wide-char API. No pkgConfig: its
         // cflags carry -D flags SwiftPM refuses with a warning, and the
         // headers sit in the default include path anyway.
@@ -202,17 +210,17 @@ let package = Package(
         // raw protobuf a viewer shows. No dependencies, so it fuzzes alone.
         .target(name: "ProtobufWire"),
 
-        // OpenTelemetry traces in over OTLP/HTTP, out as flows in the
-        // inspector's inbox: the fleet view (docs/FLEET.md).
+        // OpenTelemetry traces in over OTLP/HTTP (or HTTPS, through the
+        // system's OpenSSL), out as flows in the inspector's inbox: the fleet
+        // view (docs/FLEET.md).
         .target(
             name: "OTLPReceiver",
             dependencies: [
-                "InspectorCore", "ProtobufWire", "WireProtocol",
+                "InspectorCore", "ProtobufWire", "WireProtocol", "COpenSSL",
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Viewer"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Viewer"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Viewer"])),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Viewer"])),
-                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["Viewer"])),
                 .product(name: "NIOHTTPCompression", package: "swift-nio-extras", condition: .when(traits: ["Viewer"])),
             ]
         ),
@@ -227,8 +235,6 @@ let package = Package(
                 "CNCursesW",
                 "CaptureAgent",
                 .product(name: "ArgumentParser", package: "swift-argument-parser", condition: .when(traits: ["Viewer"])),
-                // netinspect's own client, for replays the app cannot make.
-                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Viewer"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Viewer"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Viewer"])),
@@ -273,7 +279,6 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             // The Python exporter script is run through #filePath.
             exclude: ["Fixtures"]

@@ -4,7 +4,6 @@ import NIOCore
 import NIOHTTP1
 import NIOHTTPCompression
 import NIOPosix
-import NIOSSL
 import WireProtocol
 
 /// Receives OpenTelemetry traces over OTLP/HTTP (`POST /v1/traces`,
@@ -36,7 +35,7 @@ package final class OTLPReceiver: Sendable {
     ///   cannot be used; nothing stays bound when it throws.
     package func start() throws -> [Endpoint] {
         try configuration.validate()
-        let sslContext = try configuration.tls.map(Self.sslContext)
+        let tlsContext = try configuration.tls.map(TLSContext.init(files:))
         guard running.withLockedValue({ $0 == nil }) else { throw ListenerError.alreadyStarted }
         // Decoding runs on the loops: up to four decode side by side.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: min(4, System.coreCount))
@@ -46,7 +45,7 @@ package final class OTLPReceiver: Sendable {
             .childChannelInitializer { [ingest, configuration] channel in
                 channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
-                    if let sslContext { try pipeline.addHandler(NIOSSLServerHandler(context: sslContext)) }
+                    if let tlsContext { try pipeline.addHandler(TLSServerHandler(context: tlsContext)) }
                     try pipeline.configureHTTPServerPipeline(withErrorHandling: true)
                     try pipeline.addHandler(NIOHTTPRequestDecompressor(limit: .size(configuration.maximumBodySize)))
                     try pipeline.addHandler(OTLPRequestHandler(ingest: ingest, configuration: configuration))
@@ -77,16 +76,6 @@ package final class OTLPReceiver: Sendable {
         guard let (group, channels) = running.withLockedValue({ running in defer { running = nil }; return running }) else { return }
         for channel in channels { try? channel.close().wait() }
         try? group.syncShutdownGracefully()
-    }
-
-    private static func sslContext(_ files: OTLPReceiverConfiguration.TLSFiles) throws(TLSFilesError) -> NIOSSLContext {
-        do {
-            let chain = try NIOSSLCertificate.fromPEMFile(files.certificatePath).map { NIOSSLCertificateSource.certificate($0) }
-            let key = try NIOSSLPrivateKey(file: files.privateKeyPath, format: .pem)
-            return try NIOSSLContext(configuration: .makeServerConfiguration(certificateChain: chain, privateKey: .privateKey(key)))
-        } catch {
-            throw TLSFilesError(description: "cannot serve TLS with \(files.certificatePath) and \(files.privateKeyPath): \(error)")
-        }
     }
 }
 

@@ -35,4 +35,35 @@ final class DependencyRuleTests: XCTestCase {
         }
         XCTAssertEqual(Set(identities), ["swift-distributed-tracing"], resolved)
     }
+
+    /// netinspect (InspectorTUI and every target it is built from) uses
+    /// SwiftNIO, swift-nio-extras' HTTP compression, swift-argument-parser
+    /// and the agent's tracing API, and none of the adapters' packages: no
+    /// AsyncHTTPClient, no swift-nio-ssl (whose BoringSSL was more than half
+    /// of its first build), no swift-nio-http2.
+    func testNetinspectIsBuiltFromNoAdaptersPackages() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let dump = try ProgramRun.collect(["/usr/bin/env", "swift", "package", "--package-path", root.path, "dump-package"])
+        XCTAssertEqual(dump.status, 0, dump.errorOutput)
+        let manifest = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(dump.output.utf8)) as? [String: Any], dump.output)
+        let targets = try XCTUnwrap(manifest["targets"] as? [[String: Any]])
+        let dependencies = Dictionary(uniqueKeysWithValues: targets.map { target in
+            (target["name"] as? String ?? "", target["dependencies"] as? [[String: [Any]]] ?? [])
+        })
+        var packages: Set<String> = []
+        var seen: Set<String> = []
+        var next = ["InspectorTUI"]
+        while let name = next.popLast() {
+            guard seen.insert(name).inserted else { continue }
+            for dependency in dependencies[name] ?? [] {
+                if let product = dependency["product"], product.count > 1, let package = product[1] as? String {
+                    packages.insert(package)
+                } else if let target = (dependency["byName"] ?? dependency["target"])?.first as? String, dependencies[target] != nil {
+                    next.append(target)
+                }
+            }
+        }
+        XCTAssertTrue(seen.isSuperset(of: ["InspectorCore", "OTLPReceiver", "COpenSSL"]), "\(seen)")
+        XCTAssertEqual(packages, ["swift-nio", "swift-nio-extras", "swift-argument-parser", "swift-distributed-tracing"])
+    }
 }

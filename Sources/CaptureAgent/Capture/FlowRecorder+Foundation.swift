@@ -48,7 +48,9 @@ extension FlowRecorder {
         return sortedHeaders(own) + extra.sorted { $0.name.lowercased() < $1.name.lowercased() }
     }
 
-    static func sortedHeaders(_ fields: [String: String]) -> [HTTPHeader] {
+    /// Foundation's fields sorted by name, case aside: its dictionaries
+    /// keep no order, and a sorted head reads the same every time.
+    package static func sortedHeaders(_ fields: [String: String]) -> [HTTPHeader] {
         // Each name lowercased once, not twice in every comparison.
         fields.map { (order: $0.key.lowercased(), header: HTTPHeader(name: $0.key, value: $0.value)) }
             .sorted { $0.order < $1.order }

@@ -72,7 +72,7 @@ extension FlowRecorder {
     /// decodes what it advertised (corelibs turns automatic decompression on
     /// for every request), so a body that arrived with `Content-Encoding`
     /// other than `identity` reaches everyone decoded.
-    static func isDecoded(_ response: Response) -> Bool {
+    package static func isDecoded(_ response: Response) -> Bool {
         response.headers.contains { header in
             guard HTTPHeader.namesMatch(header.name, "content-encoding") else { return false }
             let coding = String(decoding: trimmed(Substring(header.value).utf8), as: UTF8.self).lowercased()
