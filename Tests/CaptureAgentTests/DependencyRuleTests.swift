@@ -43,7 +43,13 @@ final class DependencyRuleTests: XCTestCase {
     /// of its first build), no swift-nio-http2.
     func testNetinspectIsBuiltFromNoAdaptersPackages() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let dump = try ProgramRun.collect(["/usr/bin/env", "swift", "package", "--package-path", root.path, "dump-package"])
+        // A scratch path of its own: under `swift test`, the package's own
+        // .build is locked by the run itself, and dump-package would wait
+        // for that lock for ever.
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("dump-package-\(getpid())")
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let dump = try ProgramRun.collect(["/usr/bin/env", "swift", "package", "--package-path", root.path, "--scratch-path", scratch.path, "dump-package"],
+                                          timeout: 120)
         XCTAssertEqual(dump.status, 0, dump.errorOutput)
         let manifest = try XCTUnwrap(JSONSerialization.jsonObject(with: Data(dump.output.utf8)) as? [String: Any], dump.output)
         let targets = try XCTUnwrap(manifest["targets"] as? [[String: Any]])
