@@ -28,7 +28,7 @@ struct App {
     /// Every flow in the store, oldest first (for `--har` on exit).
     var allFlows: [NetworkLog] { state.session.store.allRecords.filter { !$0.isDeleted }.map(\.log) }
     /// `--baseline`'s recorded run, for the verdict at the end.
-    var baselineProfile: RunProfile? { state.baseline?.profile }
+    var baseline: BaselineView? { state.baseline }
     /// The marks and comments of the stored flows (for `--har` on exit).
     var annotations: [FlowID: FlowAnnotation] { state.session.store.annotations }
 

@@ -71,23 +71,27 @@ struct BaselineFlags: ParsableArguments {
         }
     }
 
-    /// The baseline's profile, read; nil without `--baseline`.
-    func load() throws -> RunProfile? {
+    /// The baseline read, with the options that shape the comparison; nil without `--baseline`.
+    func load() throws -> BaselineView? {
         guard let file else { return nil }
+        var view: BaselineView
         do {
-            return RunProfile(flows: try FlowFile.read(path: file), options: options)
+            view = BaselineView(name: file, profile: RunProfile(flows: try FlowFile.read(path: file), options: options))
         } catch {
             throw ValidationError("--baseline \(error)")
         }
+        view.options = options
+        view.thresholds = thresholds
+        return view
     }
 
     /// Compares `flows` with the baseline, says what changed on standard
     /// error (and in `--changes`), and whether a `--fail-on-change` kind was found.
-    func report(_ baseline: RunProfile, against flows: [NetworkLog]) throws -> Bool {
-        // The host mapping renames the baseline's hosts only.
-        let current = RunProfile(flows: flows, options: RunProfile.Options(headers: options.headers))
-        let changes = BaselineComparison.changes(from: baseline, to: current, thresholds: thresholds)
-        Headless.warn(RunChangeTable.text(changes, baseline: file ?? "").joined(separator: "\n"))
+    func report(_ baseline: BaselineView, against flows: [NetworkLog]) throws -> Bool {
+        var baseline = baseline
+        baseline.compare(with: flows)
+        let changes = baseline.changes
+        Headless.warn(RunChangeTable.text(changes, baseline: baseline.name).joined(separator: "\n"))
         if let changesFile {
             let lines = changes.reduce(into: Data()) { $0 += $1.jsonLine() + Data("\n".utf8) }
             if changesFile == "-" {

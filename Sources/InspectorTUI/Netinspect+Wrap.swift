@@ -106,7 +106,7 @@ extension Netinspect {
         var headless = Headless(output: .dump, filter: nil, timeZone: .current, saver: nil, keepLimit: nil)
         headless.failing = app.flows(matchingAny: try failOn.map { try FilterExpression.parse($0) })
         headless.report(failOnExpressions: failOn)
-        let changed = try app.baselineProfile.map { try baseline.report($0, against: app.allFlows) } ?? false
+        let changed = try app.baseline.map { try baseline.report($0, against: app.allFlows) } ?? false
         let status = Self.exitStatus(command: app.command?.outcome, failOnMatched: !headless.failing.isEmpty || changed)
         if status != 0 { throw ExitCode(status) }
     }

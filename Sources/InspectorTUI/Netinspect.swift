@@ -232,12 +232,7 @@ struct Netinspect: ParsableCommand {
             terminal: terminal,
             saver: saver
         )
-        if let profile = try baseline.load(), let file = baseline.file {
-            var view = BaselineView(name: file, profile: profile)
-            view.options = baseline.options
-            view.thresholds = baseline.thresholds
-            app.state.baseline = view
-        }
+        app.state.baseline = try baseline.load()
         if let flowsFromFile, let read { app.open(flowsFromFile, from: read) }
         app.serverReplayOptions = serverReplay.options
         if let replay = files.serverReplay {
@@ -266,8 +261,8 @@ struct Netinspect: ParsableCommand {
         if summary { headless.insights = Insights() }
         headless.filterText = filter
         headless.optionsNeedingControl = optionsNeedingControl
-        let baselineProfile = try baseline.load()
-        if baselineProfile != nil { headless.compared = [] }
+        let baselineView = try baseline.load()
+        if baselineView != nil { headless.compared = [] }
         var commandOutcome: ForegroundCommand.Outcome?
         if let flowsFromFile {
             headless.print(flowsFromFile)
@@ -294,7 +289,7 @@ struct Netinspect: ParsableCommand {
         }
         headless.insights?.settle()
         headless.report(failOnExpressions: failOn)
-        let changed = try baselineProfile.map { try baseline.report($0, against: headless.compared ?? []) } ?? false
+        let changed = try baselineView.map { try baseline.report($0, against: headless.compared ?? []) } ?? false
         if let har { try writeHAR(headless.kept, to: har) }
         return Self.exitStatus(command: commandOutcome, failOnMatched: !headless.failing.isEmpty || changed)
     }

@@ -26,9 +26,7 @@ extension FlowRecorder {
         guard !bytes.isEmpty else { return nil }
         if direction == .response, let declared = declaredResponseLength, offset + bytes.count >= declared { return nil }
         let kept = max(0, min(bytes.count, configuration.bodyCaptureLimit - offset))
-        var body = CapturedBody(data: kept > 0 ? Data(bytes.prefix(kept)) : Data(), size: bytes.count, isTruncated: kept < bytes.count)
-        if direction == .response, let response, responseBodyIsDecoded ?? Self.isDecoded(response) { body.isDecoded = true }
-        return .bodyPart(BodyPartEvent(id: id, part: BodyPart(direction: direction, at: elapsed, offset: offset, body: body)))
+        return part(direction, offset: offset, kept: kept > 0 ? Data(bytes.prefix(kept)) : Data(), size: bytes.count)
     }
 
     /// One part for the first `offset` bytes of `body` (what went by before
@@ -37,10 +35,14 @@ extension FlowRecorder {
     /// first byte rather than past a gap. Nil when nothing went by.
     func catchUpPart(_ direction: StreamDirection, body: BodyCapture, upTo offset: Int) -> Message? {
         guard offset > 0 else { return nil }
-        let kept = body.prefix.prefix(min(offset, configuration.bodyCaptureLimit))
-        var part = CapturedBody(data: Data(kept), size: offset, isTruncated: kept.count < offset)
-        if direction == .response, let response, responseBodyIsDecoded ?? Self.isDecoded(response) { part.isDecoded = true }
-        return .bodyPart(BodyPartEvent(id: id, part: BodyPart(direction: direction, at: elapsed, offset: 0, body: part)))
+        return part(direction, offset: 0, kept: Data(body.prefix.prefix(min(offset, configuration.bodyCaptureLimit))), size: offset)
+    }
+
+    /// A part of `size` bytes at `offset`, `kept` of them within the capture limit, stamped now.
+    private func part(_ direction: StreamDirection, offset: Int, kept: Data, size: Int) -> Message {
+        var body = CapturedBody(data: kept, size: size, isTruncated: kept.count < size)
+        if direction == .response, let response, responseBodyIsDecoded ?? Self.isDecoded(response) { body.isDecoded = true }
+        return .bodyPart(BodyPartEvent(id: id, part: BodyPart(direction: direction, at: elapsed, offset: offset, body: body)))
     }
 
     /// The response body length the headers declare, when the bytes
