@@ -62,6 +62,9 @@ count() {
 
 declare -A cost
 index=0
+# Mode h is the control tunnel, AsyncHTTPClient's alone: URLSession has no row for it.
+applies() { [ "$2" != h ] || [ "$1" = ahc ]; }
+
 for bench in "$@"; do
     index=$((index + 1))
     [ -x "$bench" ] || { echo "agent-instructions: no executable $bench" >&2; exit 1; }
@@ -72,6 +75,7 @@ for bench in "$@"; do
     objcopy --strip-debug "$bench" "$copy"
     for client in $CLIENTS; do
         for mode in a $MODES; do
+            applies $client $mode || continue
             once=$(count "$copy" "$netinspect" $client $mode $N)
             twice=$(count "$copy" "$netinspect" $client $mode $((2 * N)))
             cost[$index,$client,$mode]=$(( (twice - once) / N ))
@@ -89,6 +93,7 @@ echo "$header"; echo "$rule"
 for client in $CLIENTS; do
     name=$([ $client = urlsession ] && echo "URLSession GET 1 KiB, c=16" || echo "AsyncHTTPClient GET 1 KiB, c=16")
     for mode in a $MODES; do
+        applies $client $mode || continue
         line="| $name | $(label $mode) |"
         for index in $(seq 1 $#); do
             value=${cost[$index,$client,a]}
