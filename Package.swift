@@ -86,15 +86,17 @@ let package = Package(
             name: "CaptureAgentAsyncHTTPClient",
             dependencies: [
                 "CaptureAgent", "WireProtocol",
-                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
-                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
-                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
+                // Conditioned on Vapor too: Vapor's client is AsyncHTTPClient,
+                // and CaptureAgentVapor reports its failures as this adapter does.
+                .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient", "Vapor"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient", "Vapor"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient", "Vapor"])),
                 // The control tunnel's sockets (ControlTunnel.swift).
-                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient"])),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["AsyncHTTPClient"])),
-                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["AsyncHTTPClient"])),
-                .product(name: "NIOHTTPCompression", package: "swift-nio-extras", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient", "Vapor"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["AsyncHTTPClient", "Vapor"])),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["AsyncHTTPClient", "Vapor"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["AsyncHTTPClient", "Vapor"])),
+                .product(name: "NIOHTTPCompression", package: "swift-nio-extras", condition: .when(traits: ["AsyncHTTPClient", "Vapor"])),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
             ]
         ),
@@ -142,6 +144,7 @@ let package = Package(
             dependencies: [
                 "CaptureAgent", "WireProtocol",
                 .target(name: "CaptureAgentWebSocket", condition: .when(traits: ["Vapor"])),
+                .target(name: "CaptureAgentAsyncHTTPClient", condition: .when(traits: ["Vapor"])),
                 .product(name: "Vapor", package: "vapor", condition: .when(traits: ["Vapor"])),
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Vapor"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Vapor"])),

@@ -11,7 +11,7 @@ extension CaptureAgent {
         guard allowsControl else { return .none }
         return ExchangeControl.Policy(rules: rules.rules, breakpoints: breakpoints,
                                       redactionMarker: configuration.redactionMarker, holdLimit: configuration.bodyCaptureLimit,
-                                      serverReplay: serverReplay.isActive ? serverReplay : nil)
+                                      replays: serverReplay.isActive)
     }
 
     /// Holds flow `id` for the viewer: sends `held`, waits without blocking

@@ -214,15 +214,12 @@ final class TracedRequest: @unchecked Sendable {
     }
 
     /// The flow of a request that never reached a connection.
-    private func makeRecorder(id: FlowID, taskID: Int, method: String, url: String, start: FlowClock.Start?) -> FlowRecorder {
-        var recorder = FlowRecorder(
-            id: id, method: method, url: url, headers: [],
-            sessionID: client.clientID, taskID: taskID,
-            configuration: client.configuration, clock: client.agent.clock, start: start
-        )
-        recorder.source = CaptureSource(client: .asyncHTTPClient, path: .tracer)
-        recorder.parentID = parentID
-        return recorder
+    private func flowStart(taskID: Int, method: String, url: String, start: FlowClock.Start?) -> FlowStart {
+        var flowStart = FlowStart(method: method, url: url, headers: [], sessionID: client.clientID, taskID: taskID)
+        flowStart.startedAt = start
+        flowStart.source = CaptureSource(client: .asyncHTTPClient, path: .tracer)
+        flowStart.parentID = parentID
+        return flowStart
     }
 
     var isOpen: Bool { lock.withLock { !ended } }
@@ -277,16 +274,9 @@ final class TracedRequest: @unchecked Sendable {
         if unsent, let key { client.withdraw(self, key: key) }
         if let error, unsent, let url, let parsed = URL(string: url), client.shouldCapture(parsed) {
             // Never reached a connection: refused, DNS, connect or pool timeout, cancelled while waiting.
-            let taskID = client.nextTaskID()
-            let hops = key.flatMap { client.claimRedirect(key: $0) }
-            let flow = FlowRecording(agent: client.agent) { id in
-                var recorder = makeRecorder(id: id, taskID: taskID, method: method, url: url, start: start)
-                if let hops { recorder.continuing(after: hops) }
-                return recorder
-            }
-            flow.finish { recorder, _ in
-                recorder.finished(state: ErrorDescription.state(for: error), error: FlowFailure.describe(error), requestBody: nil)
-            }
+            var flowStart = flowStart(taskID: client.nextTaskID(), method: method, url: url, start: start)
+            flowStart.hops = key.flatMap { client.claimRedirect(key: $0) }
+            FlowRecording(agent: client.agent, start: flowStart, configuration: client.configuration).finish(.thrownByAsyncHTTPClient(error))
         }
         for waiter in waiters { waiter(error) }
     }

@@ -233,11 +233,12 @@ final class ClientCapture: Sendable {
     }
 }
 
-/// AsyncHTTPClient's errors in the log: described as every client's are
-/// (``FlowFailure``), with its own cancellation error counted as one.
-enum ErrorDescription {
-    static func state(for error: Error) -> FlowState {
-        FlowFailure.isCancellation(error) || (error as? HTTPClientError) == .cancelled ? .cancelled : .failed
+extension FlowEnd {
+    /// How a flow ends with an error AsyncHTTPClient (or Vapor's client)
+    /// reported: described as every client's are (``FlowFailure``), with its
+    /// own cancellation error counted as one.
+    package static func thrownByAsyncHTTPClient(_ error: Error) -> FlowEnd {
+        .thrown(error, cancelled: (error as? HTTPClientError) == .cancelled)
     }
 }
 

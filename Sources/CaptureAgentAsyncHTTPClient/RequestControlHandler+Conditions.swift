@@ -133,24 +133,27 @@ extension RequestControlHandler {
     /// gets the error it gets for the same failure of a real connection, and
     /// the connection closes.
     func failAfterLatency(_ failure: NetworkFailure, context: ChannelHandlerContext) {
-        let latency = exchange.control?.effect.latency ?? .zero
+        let latency = exchange.controlled?.effect.latency ?? .zero
         let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
         // Never inside AsyncHTTPClient's own write: at the earliest, after it returns.
         failureTimer = context.eventLoop.scheduleTask(in: .nanoseconds(latency.nanoseconds)) {
             let (handler, context) = bound.value
             handler.failureTimer = nil
-            context.fireErrorCaught(Self.error(for: failure))
+            context.fireErrorCaught(failure.asyncHTTPClientError)
             context.close(promise: nil)
             handler.tellDeferredClose(context: context)
         }
     }
+}
 
-    /// What AsyncHTTPClient reports for the same failure: a reset is the
-    /// socket's read error, passed on as it is (AsyncHTTPClient's request
-    /// state machine fails the request with the error it is given); a
-    /// timeout is its read timeout; no network is the connect error.
-    static func error(for failure: NetworkFailure) -> Error {
-        switch failure {
+extension NetworkFailure {
+    /// What AsyncHTTPClient (and so Vapor's client) reports for the same
+    /// failure: a reset is the socket's read error, passed on as it is
+    /// (AsyncHTTPClient's request state machine fails the request with the
+    /// error it is given); a timeout is its read timeout; no network is the
+    /// connect error.
+    package var asyncHTTPClientError: Error {
+        switch self {
         case .reset: IOError(errnoCode: ECONNRESET, reason: "read(descriptor:pointer:size:)")
         case .timeout: HTTPClientError.readTimeout
         case .offline: IOError(errnoCode: ENETUNREACH, reason: "connect")

@@ -97,7 +97,7 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
             promise?.succeed(())
             if case .answering(.remote) = mode, case .byteBuffer(var buffer) = part { body.writeBuffer(&buffer) }
             guard case .collecting = mode else { return }
-            guard case .byteBuffer(var buffer) = part, body.readableBytes + buffer.readableBytes <= exchange.control?.holdLimit ?? 0 else {
+            guard case .byteBuffer(var buffer) = part, body.readableBytes + buffer.readableBytes <= exchange.controlled?.holdLimit ?? 0 else {
                 // Too large (or a file) to hold: it goes on as it is, unheld.
                 bodyIsStreamed = true
                 flushKept(context: context)
@@ -182,11 +182,12 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
         if wholeBody == nil { reset() } else { mode = .passing }
         let agent = exchange.client.agent
         guard agent.allowsControl, let flow = exchange.flow, !flow.recording.isFinished, let url = URL(string: flow.url) else {
-            exchange.control = nil
+            exchange.controlled = nil
             return context.write(wrapOutboundOut(.head(appHead)), promise: promise)
         }
-        var control = ExchangeControl(policy: agent.controlPolicy)
-        if wholeBody == nil, deferrable, control.policy.serverReplay != nil, Self.declaresBody(appHead) {
+        let controlled = ControlledFlow(recording: flow.recording, agent: agent, policy: agent.controlPolicy,
+                                        ends: ChannelExchange.heldAndCancelled)
+        if wholeBody == nil, deferrable, controlled.replays, Self.declaresBody(appHead) {
             mode = .awaitingBody
             head = appHead
             replayBody = ByteBuffer()
@@ -200,27 +201,27 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
         var head = appHead
         stopPacing()
         stopUpload()
-        if control.policy.canChange {
-            switch control.start(request) {
+        if controlled.isControlled {
+            // The flow records what the rules changed.
+            switch controlled.decide(request) {
             case .answer(let response):
                 mode = .answering(.local(response))
             case .fail(let failure):
                 mode = .answering(.failure(failure))
-            case .send(let sent) where control.changes != nil && !Self.sameOrigin(sent.url, url):
+            case .send(let sent) where controlled.changes != nil && !Self.sameOrigin(sent.url, url):
                 // Another origin: this connection cannot reach it.
                 mode = .answering(.remote(sent))
             case .send(let sent):
-                if control.changes != nil { head = Self.head(appHead, carrying: sent) }
+                if controlled.changes != nil { head = Self.head(appHead, carrying: sent) }
             }
-            exchange.recordChanges(control.changes, request: control.request)
-            pace = InboundPace(control.effect)
-            if case .passing = mode, !control.policy.intercepts {
-                upload = control.effect.upBytesPerSecond.map(OutboundPace.init(bytesPerSecond:))
+            pace = InboundPace(controlled.effect)
+            if case .passing = mode, !controlled.intercepts {
+                upload = controlled.effect.upBytesPerSecond.map(OutboundPace.init(bytesPerSecond:))
             }
         }
-        exchange.control = control
+        exchange.controlled = controlled
         self.head = head
-        if case .passing = mode, control.policy.intercepts { mode = .collecting }
+        if case .passing = mode, controlled.intercepts { mode = .collecting }
         guard wholeBody == nil else {
             // The request is whole: on as if it had just ended.
             if case .passing = mode { return flushKept(context: context, end: true) }
@@ -282,25 +283,24 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
             }
         case .collecting:
             let ready = bodyIsStreamed ? ExchangeControl.RequestAction.send : exchange.requestReady(body: body)
-            guard ready == .hold, let id = exchange.flow?.recording.id else { return flushKept(context: context, end: true) }
-            mode = .held(id)
+            guard ready == .hold, let controlled = exchange.controlled else { return flushKept(context: context, end: true) }
+            mode = .held(controlled.id)
             detached = detachFromServer(context: context)
             let loop = context.eventLoop
             let bound = NIOLoopBound((self, context), eventLoop: loop)
-            exchange.client.agent.hold(id, phase: .request) { decision in
-                loop.execute { bound.value.0.released(decision, context: bound.value.1) }
+            // The flow records the decision (an edit, a kill) as it comes.
+            controlled.holdRequest { release in
+                loop.execute { bound.value.0.released(release, context: bound.value.1) }
             }
         }
     }
 
-    private func released(_ decision: Breakpoints.Decision, context: ChannelHandlerContext) {
-        guard case .held = mode, var control = exchange.control, var head else { return }
-        let outcome = control.requestDecided(decision)
-        exchange.control = control
+    private func released(_ outcome: ExchangeControl.RequestRelease, context: ChannelHandlerContext) {
+        guard case .held = mode, var head else { return }
         switch outcome {
         case .kill:
             reset()
-            exchange.killed()
+            exchange.flow = nil
             context.fireErrorCaught(HTTPClientError.cancelled)
             context.close(promise: nil)
         case .cancelled:
@@ -313,7 +313,6 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
                     head.headers.remove(name: "transfer-encoding")
                     head.headers.replaceOrAdd(name: "content-length", value: String(body.readableBytes))
                 }
-                exchange.recordEdit(control.changes, request: sent)
             }
             self.head = head
             guard let detached else { return flushKept(context: context, end: true) }

@@ -57,23 +57,28 @@ final class ResponseControlHandler: ChannelDuplexHandler, RemovableChannelHandle
             guard var kept = held, !kept.waiting else { return context.fireChannelRead(data) }
             kept.body.writeBuffer(&buffer)
             held = kept
-            if kept.body.readableBytes > exchange.control?.holdLimit ?? 0 {
+            if kept.body.readableBytes > exchange.controlled?.holdLimit ?? 0 {
                 // Too large to hold whole: the app gets it unheld, as it comes,
                 // so a breakpoint never costs more memory than the capture.
-                exchange.control?.bodyOutgrewHold()
+                exchange.controlled?.bodyOutgrewHold()
                 kept.flow.isHeldByControl = false
                 held = nil
                 context.fireChannelRead(wrapInboundOut(.head(kept.head)))
                 context.fireChannelRead(wrapInboundOut(.body(kept.body)))
             }
         case .end:
-            guard var kept = held, !kept.waiting, kept.flow.recording.isBuilt else { return context.fireChannelRead(data) }
+            guard var kept = held, !kept.waiting, kept.flow.recording.isBuilt, let controlled = exchange.controlled else {
+                return context.fireChannelRead(data)
+            }
             kept.waiting = true
             held = kept
             let loop = context.eventLoop
             let bound = NIOLoopBound((self, context), eventLoop: loop)
-            exchange.client.agent.hold(kept.flow.recording.id, phase: .response, response: kept.flow.recording.log?.response) { decision in
-                loop.execute { bound.value.0.released(decision, context: bound.value.1) }
+            let arrived = ExchangeResponse(statusCode: Int(kept.head.status.code), headers: kept.head.headers.list,
+                                           body: Data(kept.body.readableBytesView))
+            // The flow records the decision (an edit, a kill) as it comes.
+            controlled.holdResponse(arrived) { release in
+                loop.execute { bound.value.0.released(release, context: bound.value.1) }
             }
         }
     }
@@ -87,7 +92,7 @@ final class ResponseControlHandler: ChannelDuplexHandler, RemovableChannelHandle
     func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         if let kept = held {
             held = nil
-            exchange.finishHeld(kept.flow, as: .cancelled)
+            exchange.finishHeld(kept.flow, completed: false)
             if kept.waiting { exchange.client.agent.breakpoints.decide(kept.flow.recording.id, .release(.cancelled)) }
         }
         context.close(mode: mode, promise: promise)
@@ -110,7 +115,7 @@ final class ResponseControlHandler: ChannelDuplexHandler, RemovableChannelHandle
             if let kept = held {
                 // Closed before the response ended: the app gets what came, then the close.
                 held = nil
-                exchange.finishHeld(kept.flow, as: .cancelled)
+                exchange.finishHeld(kept.flow, completed: false)
                 context.fireChannelRead(wrapInboundOut(.head(kept.head)))
                 context.fireChannelRead(wrapInboundOut(.body(kept.body)))
             }
@@ -120,21 +125,16 @@ final class ResponseControlHandler: ChannelDuplexHandler, RemovableChannelHandle
         held = kept
     }
 
-    private func released(_ decision: Breakpoints.Decision, context: ChannelHandlerContext) {
-        guard let kept = held, kept.waiting, var control = exchange.control else { return }
+    private func released(_ outcome: ExchangeControl.ResponseRelease, context: ChannelHandlerContext) {
+        guard let kept = held, kept.waiting else { return }
         held = nil
-        let arrived = ExchangeResponse(statusCode: Int(kept.head.status.code), headers: kept.head.headers.list,
-                                       body: Data(kept.body.readableBytesView))
-        let outcome = control.responseDecided(decision, held: arrived, original: kept.flow.recording.log?.response)
-        exchange.control = control
+        kept.flow.isHeldByControl = false
         switch outcome {
         case .kill:
-            exchange.finishHeld(kept.flow, as: .killed)
             context.fireErrorCaught(HTTPClientError.cancelled)
             context.close(promise: nil)
             if kept.inactive { context.fireChannelInactive() }
         case .cancelled:
-            exchange.finishHeld(kept.flow, as: .cancelled)
             if kept.inputClosed { context.close(promise: nil) }
         case .deliver(let response, let edited):
             var head = kept.head
@@ -143,9 +143,8 @@ final class ResponseControlHandler: ChannelDuplexHandler, RemovableChannelHandle
                 head.status = HTTPResponseStatus(statusCode: response.statusCode)
                 head.headers = HTTPHeaders(response.headers.map { ($0.name, $0.value) })
                 body = ByteBuffer(bytes: response.body)
-                exchange.recordEdit(control.changes, response: response, of: kept.flow)
             }
-            exchange.finishHeld(kept.flow, as: .completed)
+            exchange.finishHeld(kept.flow, completed: true)
             context.fireChannelRead(wrapInboundOut(.head(head)))
             if body.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(.body(body))) }
             context.fireChannelRead(wrapInboundOut(.end(nil)))

@@ -21,8 +21,8 @@ final class ChannelExchange: @unchecked Sendable {
     /// The request head as it left AsyncHTTPClient, before the decompressor
     /// added `Accept-Encoding` (only with a decompressor).
     var headBeforeDecompressor: HTTPRequestHead?
-    /// The viewer's control of the exchange now; nil unless the app allows control.
-    var control: ExchangeControl?
+    /// The current flow under the viewer's control; nil unless the app allows control.
+    var controlled: ControlledFlow?
     /// The request as the app's client wrote it (control allowed only): what a replay sends.
     var app: ExchangeRequest?
 
@@ -44,44 +44,31 @@ final class ChannelExchange: @unchecked Sendable {
         guard !isDisabled else { return }
         if let flow, !flow.recording.isFinished {
             // A new request on a channel that never finished the last one.
-            finish(flow, state: .failed, error: FlowError(
+            flow.recording.finish(.failed(FlowError(
                 domain: "CaptureAgent", code: 0,
                 message: "AsyncHTTPClient started another request on this connection before the response ended"
-            ))
+            )))
         }
         flow = nil
         let appHead = headBeforeDecompressor ?? head
         headBeforeDecompressor = nil
         guard let target = target(of: head), shouldCapture(target) else { return }
         let claimed = client.claim(key: target.key)
-        let recording = FlowRecording(agent: client.agent) { id in
-            let (appHeaders, added) = Self.split(wire: head.headers, app: appHead.headers)
-            let start = client.agent.clock.start()
-            var recorder = FlowRecorder(
-                id: id,
-                method: head.method.rawValue,
-                url: target.url,
-                headers: appHeaders,
-                sessionID: client.clientID,
-                taskID: claimed.taskID,
-                configuration: client.configuration,
-                clock: client.agent.clock,
-                start: start
-            )
-            recorder.setClientHeaders(added)
-            recorder.source = CaptureSource(client: .asyncHTTPClient, path: .wire)
-            recorder.parentID = claimed.traced?.parentID
-            recorder.localAddress = localAddress.flatMap { address in
-                address.ipAddress.flatMap { ip in address.port.map { PeerAddress.text(host: ip, port: $0) } }
-            }
-            // An async request's wait for this connection (connecting
-            // included: AsyncHTTPClient does not say which) is `blocked`.
-            let blocked = claimed.traced?.waitStart.map { FlowClock.seconds(from: $0, to: start) }
-            recorder.measurePhases(source: "AsyncHTTPClient", blocked: blocked)
-            if let hops = claimed.hops { recorder.continuing(after: hops) }
-            if let origin = client.replayOrigin { recorder.setChanges(origin.changes) }
-            return recorder
+        let (appHeaders, added) = Self.split(wire: head.headers, app: appHead.headers)
+        var start = FlowStart(method: head.method.rawValue, url: target.url, headers: appHeaders,
+                              sessionID: client.clientID, taskID: claimed.taskID)
+        start.clientHeaders = added
+        start.source = CaptureSource(client: .asyncHTTPClient, path: .wire)
+        start.parentID = claimed.traced?.parentID
+        start.localAddress = localAddress.flatMap { address in
+            address.ipAddress.flatMap { ip in address.port.map { PeerAddress.text(host: ip, port: $0) } }
         }
+        // An async request's wait for this connection (connecting included:
+        // AsyncHTTPClient does not say which) is `blocked`.
+        start.measuredPhases = ("AsyncHTTPClient", claimed.traced?.waitStart)
+        start.hops = claimed.hops
+        start.changes = client.replayOrigin?.changes
+        let recording = FlowRecording(agent: client.agent, start: start, configuration: client.configuration)
         let flow = WireFlow(recording: recording, method: head.method.rawValue, url: target.url, eventLoop: eventLoop)
         if let traced = claimed.traced {
             flow.traced = traced
@@ -154,8 +141,8 @@ final class ChannelExchange: @unchecked Sendable {
 
     func responseEnd() {
         guard let flow else { return }
-        // A response held at a breakpoint ends when the viewer lets it go (``finishHeld(_:as:)``).
-        if !flow.isHeldByControl { finish(flow, state: .completed, error: nil) }
+        // A response held at a breakpoint ends when the viewer lets it go (``finishHeld(_:completed:)``).
+        if !flow.isHeldByControl { flow.recording.finish(.completed) }
         self.flow = nil
     }
 
@@ -177,18 +164,19 @@ final class ChannelExchange: @unchecked Sendable {
             // AsyncHTTPClient follows a redirect as soon as its head arrives
             // and drops the rest of that response, closing the connection
             // when the body had not all arrived: the hop itself is complete.
-            return finish(flow, state: .completed, error: nil)
+            flow.recording.finish(.completed)
+            return
         }
-        let fallback: (FlowState, FlowError)
+        let fallback: FlowEnd
         if let error = flow.channelError {
-            fallback = (ErrorDescription.state(for: error), FlowFailure.describe(error))
+            fallback = .thrownByAsyncHTTPClient(error)
         } else if byClient {
-            fallback = (.cancelled, FlowError(
+            fallback = .cancelled(FlowError(
                 domain: "AsyncHTTPClient", code: 0,
                 message: "AsyncHTTPClient closed the connection before the response ended (cancelled, or a timeout or deadline expired)"
             ))
         } else {
-            fallback = (.failed, FlowError(
+            fallback = .failed(FlowError(
                 domain: "AsyncHTTPClient", code: 0,
                 message: "the connection closed before the response ended"
             ))
@@ -197,25 +185,17 @@ final class ChannelExchange: @unchecked Sendable {
         // real reason (read timeout, deadline, cancellation) in a moment.
         if let traced = flow.traced, traced.isOpen {
             let timeout = flow.eventLoop.scheduleTask(in: .seconds(2)) {
-                self.finish(flow, state: fallback.0, error: fallback.1)
+                flow.recording.finish(fallback)
             }
             traced.whenEnded { error in
                 flow.eventLoop.execute {
                     timeout.cancel()
-                    if let error {
-                        self.finish(flow, state: ErrorDescription.state(for: error), error: FlowFailure.describe(error))
-                    } else {
-                        self.finish(flow, state: fallback.0, error: fallback.1)
-                    }
+                    flow.recording.finish(error.map(FlowEnd.thrownByAsyncHTTPClient) ?? fallback)
                 }
             }
             return
         }
-        finish(flow, state: fallback.0, error: fallback.1)
-    }
-
-    func finish(_ flow: WireFlow, state: FlowState, error: FlowError?) {
-        flow.recording.finish { recorder, parts in recorder.finished(state: state, error: error, requestBody: parts.requestBody) }
+        flow.recording.finish(fallback)
     }
 
     // MARK: Helpers

@@ -6,8 +6,8 @@ import GRPCCore
 import WireProtocol
 
 /// A viewer's breakpoints over one gRPC call, client or server side:
-/// ``ExchangeControl`` decides, this holds where it says and tells the
-/// transport wrapper how the call goes on. It exists only for an app that
+/// ``ControlledFlow`` decides and holds, this tells the transport wrapper
+/// how the call goes on. It exists only for an app that
 /// allows control, while the viewer asks for breakpoints.
 ///
 /// Traffic rules do not apply to gRPC calls (the policy's rules are left
@@ -33,31 +33,29 @@ final class CallControl: Sendable {
     /// What a write after a kill (or a cancellation at a hold) throws.
     static let stoppedError = RPCError(code: .cancelled, message: "the call was stopped at a breakpoint")
 
-    private let agent: CaptureAgent
-    private let control: Locked<ExchangeControl>
+    private let flow: ControlledFlow
 
     /// Nil when nothing may hold `call`: control not allowed, no
     /// breakpoints asked for now, or no flow built (no viewer).
     init?(agent: CaptureAgent, call: GRPCCallRecording) {
         var policy = agent.controlPolicy
         policy.rules = .empty
+        policy.replays = false   // a recorded HTTP response is no gRPC answer
         guard policy.intercepts, let log = call.log, let url = URL(string: log.request.url) else { return nil }
-        var control = ExchangeControl(policy: policy)
-        _ = control.start(ExchangeRequest(method: log.request.method, url: url, headers: log.request.headers, bodyStreams: true,
-                                          direction: log.direction ?? .outbound))
-        self.agent = agent
-        self.control = Locked(control)
+        // The call's end carries its status, so the transport wrapper ends it.
+        flow = ControlledFlow(recording: call.flow, agent: agent, policy: policy, ends: .onlyHolds)
+        _ = flow.decide(ExchangeRequest(method: log.request.method, url: url, headers: log.request.headers, bodyStreams: true,
+                                        direction: log.direction ?? .outbound))
     }
 
     /// The most message bytes a held response keeps back.
-    var holdLimit: Int { control.withLock { $0.holdLimit } }
+    var holdLimit: Int { flow.holdLimit }
 
     /// The request is about to go out (client) or to the handler (server):
     /// held when the breakpoint filter matches the flow as it stands.
     func holdRequest(_ call: GRPCCallRecording) async -> Outcome {
-        guard let log = call.log, control.withLock({ $0.requestReady(log) }) == .hold else { return .proceed }
-        let decision = Self.withoutEdits(await agent.hold(call.id, phase: .request))
-        switch control.withLock({ $0.requestDecided(decision) }) {
+        guard flow.requestReady() == .hold else { return .proceed }
+        switch await flow.holdRequest() {
         case .send: return .proceed
         case .kill: return .kill
         case .cancelled: return .cancelled
@@ -67,32 +65,22 @@ final class CallControl: Sendable {
     /// The response head arrived (initial metadata, or a status with no
     /// messages): whether to keep the response back until its status.
     func holdsResponse(_ call: GRPCCallRecording) -> Bool {
-        guard let log = call.log else { return false }
-        return control.withLock { $0.responseArrived(log) } == .hold
+        flow.responseArrived() == .hold
     }
 
     /// The kept messages grew past ``holdLimit``: they go on unheld.
     func responseOutgrewHold() {
-        control.withLock { $0.bodyOutgrewHold() }
+        flow.bodyOutgrewHold()
     }
 
     /// The whole response is kept back: holds it for the viewer.
     func holdResponse(_ call: GRPCCallRecording) async -> Outcome {
-        let response = call.log?.response
-        let decision = Self.withoutEdits(await agent.hold(call.id, phase: .response, response: response))
-        let held = ExchangeResponse(statusCode: 200, headers: response?.headers ?? [], body: Data())
-        switch control.withLock({ $0.responseDecided(decision, held: held, original: response) }) {
+        let held = ExchangeResponse(statusCode: 200, headers: call.log?.response?.headers ?? [], body: Data())
+        switch await flow.holdResponse(held) {
         case .deliver: return .proceed
         case .kill: return .kill
         case .cancelled: return .cancelled
         }
-    }
-
-    /// A resume with an edit goes on unedited (edits of gRPC calls are not
-    /// built), so the log never claims a change that was not made.
-    private static func withoutEdits(_ decision: Breakpoints.Decision) -> Breakpoints.Decision {
-        if case .resume = decision { return .resume(nil) }
-        return decision
     }
 }
 #endif

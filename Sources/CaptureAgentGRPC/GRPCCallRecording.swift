@@ -15,7 +15,7 @@ import WireProtocol
 /// Thread-safe: a call's request parts are written on one task and its
 /// response parts read on another, and either may end it.
 struct GRPCCallRecording: Sendable {
-    private let flow: FlowRecording
+    let flow: FlowRecording
     private let agent: CaptureAgent
 
     /// The flow's id: what a server handler's client calls name as their parent.
@@ -30,17 +30,14 @@ struct GRPCCallRecording: Sendable {
         let url = endpoint.url(for: descriptor)
         guard agent.isCapturing, agent.configuration.shouldCapture(host: endpoint.host, url: url) else { return nil }
         self.agent = agent
-        flow = FlowRecording(agent: agent) { id in
-            var flow = FlowRecorder(id: id, method: "POST", url: url, headers: metadata.headers, sessionID: sessionID, taskID: taskID,
-                                    configuration: agent.configuration, clock: agent.clock)
-            flow.source = CaptureSource(client: .grpcSwift, path: .inPlace)
-            flow.direction = direction
-            flow.parentID = parentID
-            flow.peer = endpoint.peer
-            flow.grpc = GRPCCall(service: descriptor.service.fullyQualifiedService, method: descriptor.method,
-                                 kind: descriptor.type.map(GRPCCallKind.init))
-            return flow
-        }
+        var start = FlowStart(method: "POST", url: url, headers: metadata.headers, sessionID: sessionID, taskID: taskID)
+        start.source = CaptureSource(client: .grpcSwift, path: .inPlace)
+        start.direction = direction
+        start.parentID = parentID
+        start.peer = endpoint.peer
+        start.grpc = GRPCCall(service: descriptor.service.fullyQualifiedService, method: descriptor.method,
+                              kind: descriptor.type.map(GRPCCallKind.init))
+        flow = FlowRecording(agent: agent, start: start)
     }
 
     /// The flow as it stands, for a breakpoint's filter; nil when unbuilt.

@@ -9,8 +9,8 @@ import WireProtocol
 /// body is a sequence that hands on slices no faster than the pace.
 extension CaptureMiddleware {
     /// Waits for the condition's latency.
-    static func waitForLatency(of control: ExchangeControl) async throws {
-        let latency = control.effect.latency
+    static func waitForLatency(of flow: ControlledFlow) async throws {
+        let latency = flow.effect.latency
         if latency > .zero { try await Task.sleep(for: latency) }
     }
 
@@ -19,19 +19,6 @@ extension CaptureMiddleware {
         guard let body, let bytesPerSecond else { return body }
         return HTTPBody(PacedSequence(base: body, bytesPerSecond: bytesPerSecond), length: body.length,
                         iterationBehavior: body.iterationBehavior)
-    }
-
-    /// The middleware stands in front of whatever transport the app chose,
-    /// so a condition's failure is the error URLSession (and its transport)
-    /// reports for the same thing; the runtime wraps it in its `ClientError`
-    /// as it wraps a transport's.
-    static func error(for failure: NetworkFailure, url: URL) -> URLError {
-        let code: URLError.Code = switch failure {
-        case .reset: .networkConnectionLost
-        case .timeout: .timedOut
-        case .offline: .notConnectedToInternet
-        }
-        return URLError(code, userInfo: [NSURLErrorFailingURLErrorKey: url])
     }
 }
 

@@ -51,21 +51,12 @@ extension CaptureMiddleware {
         }
     }
 
-    /// Holds a request the breakpoint filter matched; the log shows an edit.
-    /// Throws `CancellationError` for a kill or the task's cancellation.
-    func holdRequest(_ outgoing: inout Outgoing, control: inout ExchangeControl, flow: OpenAPIFlow) async throws {
-        let decision = await agent.hold(flow.id, phase: .request)
-        switch control.requestDecided(decision) {
-        case .kill:
-            flow.finish(state: .cancelled, error: FlowFailure.killed)
-            throw CancellationError()
-        case .cancelled:
-            flow.finish(state: .cancelled, error: FlowFailure.describe(CancellationError()))
-            throw CancellationError()
-        case .send(let exchange, let edited):
-            guard edited else { return }
-            outgoing.apply(exchange)
-            flow.replaceRequest(exchange, changes: control.changes)
+    /// Holds a request the breakpoint filter matched; the flow records an
+    /// edit. Throws `CancellationError` for a kill or the task's cancellation.
+    func holdRequest(_ outgoing: inout Outgoing, flow: ControlledFlow) async throws {
+        switch await flow.holdRequest() {
+        case .kill, .cancelled: throw CancellationError()
+        case .send(let exchange, let edited): if edited { outgoing.apply(exchange) }
         }
     }
 
@@ -73,39 +64,31 @@ extension CaptureMiddleware {
     /// it; nil when it does not match, or when its body could not be read
     /// whole without changing what the app gets (a body read once, of
     /// unknown or excessive length, goes on unheld).
-    func holdResponse(_ response: HTTPResponse, body: HTTPBody?, flow: OpenAPIFlow,
-                      control: inout ExchangeControl) async throws -> (HTTPResponse, HTTPBody?)? {
-        guard flow.withLog({ control.responseArrived($0()) }) == .hold else { return nil }
+    func holdResponse(_ response: HTTPResponse, body: HTTPBody?, flow: ControlledFlow) async throws -> (HTTPResponse, HTTPBody?)? {
+        guard flow.responseArrived() == .hold else { return nil }
+        let tap = OpenAPIFlow(flow.recording)
         var data = Data()
         if let body {
             switch body.length {
-            case .known(let length) where length <= control.holdLimit: break
+            case .known(let length) where length <= flow.holdLimit: break
             default: guard body.iterationBehavior == .multiple else { return nil }
             }
             do {
-                data = try await Data(collecting: body, upTo: control.holdLimit)
+                data = try await Data(collecting: body, upTo: flow.holdLimit)
             } catch {
-                flow.finish(error: error)
+                tap.finish(error: error)
                 throw error
             }
         }
-        data.withUnsafeBytes { flow.responseChunk(ArraySlice($0)) }
+        data.withUnsafeBytes { tap.responseChunk(ArraySlice($0)) }
         let held = ExchangeResponse(statusCode: response.status.code, headers: response.headerFields.headers, body: data)
-        let original = flow.log?.response
-        let decision = await agent.hold(flow.id, phase: .response, response: original)
-        switch control.responseDecided(decision, held: held, original: original) {
+        switch await flow.holdResponse(held) {
         case .kill, .cancelled:
-            flow.finish(error: CancellationError())
             throw CancellationError()
-        case .deliver(let delivered, let edited):
-            var result = (response, data)
-            if edited {
-                result = (HTTPResponse(status: HTTPResponse.Status(code: delivered.statusCode), headerFields: HTTPFields(delivered.headers)),
-                          delivered.body)
-                flow.replaceResponse(result.0, body: result.1, changes: control.changes)
-            }
-            flow.finish(error: nil)
-            return (result.0, body == nil && result.1.isEmpty ? nil : HTTPBody(result.1))
+        case .deliver(let delivered, _):
+            flow.recording.finish(.completed)
+            let head = HTTPResponse(status: HTTPResponse.Status(code: delivered.statusCode), headerFields: HTTPFields(delivered.headers))
+            return (head, body == nil && delivered.body.isEmpty ? nil : HTTPBody(delivered.body))
         }
     }
 }

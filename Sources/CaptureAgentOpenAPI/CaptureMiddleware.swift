@@ -61,44 +61,40 @@ public struct CaptureMiddleware: ClientMiddleware {
             return try await next(request, body, baseURL)
         }
         var outgoing = Outgoing(request: request, body: body, baseURL: baseURL, url: url)
-        var control = ExchangeControl(policy: agent.controlPolicy)
-        if control.policy.canChange {
-            switch control.start(outgoing.exchange) {
-            case .send(let exchange):
-                if control.changes != nil { outgoing.apply(exchange) }
-            case .answer(let response):
-                try await Self.waitForLatency(of: control)
-                let (head, body) = answer(response, for: outgoing, changes: control.changes, operationID: operationID)
-                return (head, Self.paced(body, bytesPerSecond: control.effect.downBytesPerSecond))
-            case .fail(let failure):
-                try await Self.waitForLatency(of: control)
-                throw failed(failure, for: outgoing, changes: control.changes, operationID: operationID)
-            }
+        let (controlled, action) = ControlledFlow.start(outgoing.exchange, as: flowStart(for: outgoing, operationID: operationID), agent: agent)
+        let flow = OpenAPIFlow(controlled.recording)
+        switch action {
+        case .send(let exchange):
+            if controlled.changes != nil { outgoing.apply(exchange) }
+        case .answer(let response):
+            try await controlled.wait(controlled.effect.latency)
+            flow.recording.answered(with: response)
+            let head = HTTPResponse(status: HTTPResponse.Status(code: response.statusCode), headerFields: HTTPFields(response.headers))
+            return (head, Self.paced(HTTPBody(response.body), bytesPerSecond: controlled.effect.downBytesPerSecond))
+        case .fail(let failure):
+            try await controlled.wait(controlled.effect.latency)
+            let error = failure.urlError(url: outgoing.url)
+            flow.recording.finish(.failed(FlowFailure.describe(error)))
+            throw error
         }
-        // The viewer's control needs the log even with no inspector to see it.
-        let taskID = flowNumbers.next()
-        let flow = OpenAPIFlow(FlowRecording(agent: agent, building: control.policy.canChange) { id in
-            var recorder = makeRecorder(id: id, taskID: taskID, for: outgoing, operationID: operationID)
-            if let changes = control.changes { recorder.setChanges(changes) }
-            return recorder
-        })
-        if flow.withLog({ control.requestReady($0()) }) == .hold {
-            try await holdRequest(&outgoing, control: &control, flow: flow)
+        if controlled.requestReady() == .hold {
+            try await holdRequest(&outgoing, flow: controlled)
         }
 
-        let sentBody = Self.paced(outgoing.body.map { flow.tee($0, side: .request) }, bytesPerSecond: control.effect.upBytesPerSecond)
+        let effect = controlled.effect
+        let sentBody = Self.paced(outgoing.body.map { flow.tee($0, side: .request) }, bytesPerSecond: effect.upBytesPerSecond)
         let response: HTTPResponse
         let responseBody: HTTPBody?
         do {
             let (head, body) = try await next(outgoing.request, sentBody, outgoing.baseURL)
-            try await Self.waitForLatency(of: control)
-            (response, responseBody) = (head, Self.paced(body, bytesPerSecond: control.effect.downBytesPerSecond))
+            try await Self.waitForLatency(of: controlled)
+            (response, responseBody) = (head, Self.paced(body, bytesPerSecond: effect.downBytesPerSecond))
         } catch {
             flow.finish(error: error)
             throw error
         }
         flow.received(response)
-        if let held = try await holdResponse(response, body: responseBody, flow: flow, control: &control) {
+        if let held = try await holdResponse(response, body: responseBody, flow: controlled) {
             return held
         }
         guard let responseBody, flow.isBuilt else {
@@ -110,56 +106,13 @@ public struct CaptureMiddleware: ClientMiddleware {
         return (response, flow.tee(responseBody, side: .response))
     }
 
-    func makeRecorder(id: FlowID, taskID: Int, for outgoing: Outgoing, operationID: String) -> FlowRecorder {
-        var recorder = FlowRecorder(
-            id: id,
-            method: outgoing.request.method.rawValue,
-            url: outgoing.url,
-            headers: outgoing.request.headerFields.headers,
-            sessionID: clientID,
-            taskID: taskID,
-            configuration: agent.configuration,
-            clock: agent.clock
-        )
-        recorder.source = CaptureSource(client: .openAPI, operationID: operationID)
-        recorder.parentID = CaptureAgent.currentInboundFlowID   // the middleware runs on the caller's task
-        return recorder
-    }
-
-    /// A map-local rule answered: no transport, no network.
-    private func answer(_ response: ExchangeResponse, for outgoing: Outgoing, changes: FlowChanges?,
-                        operationID: String) -> (HTTPResponse, HTTPBody?) {
-        let taskID = flowNumbers.next()
-        let flow = FlowRecording(agent: agent, building: true) { id in
-            var recorder = makeRecorder(id: id, taskID: taskID, for: outgoing, operationID: operationID)
-            if let changes { recorder.setChanges(changes) }
-            return recorder
-        }
-        flow.requestEnded()
-        flow.respond { recorder in
-            let event = recorder.received(statusCode: response.statusCode, headers: response.headers,
-                                          mimeType: mimeType(of: response.headers.first("Content-Type")))
-            response.body.withUnsafeBytes { recorder.receivedBody($0) }
-            return event
-        }
-        flow.finish { recorder, _ in recorder.finished(state: .completed, error: nil, requestBody: nil) }
-        let head = HTTPResponse(status: HTTPResponse.Status(code: response.statusCode), headerFields: HTTPFields(response.headers))
-        return (head, HTTPBody(response.body))
-    }
-
-    /// A network condition failed the request: no transport, no network;
-    /// the flow ends with the error thrown.
-    private func failed(_ failure: NetworkFailure, for outgoing: Outgoing, changes: FlowChanges?, operationID: String) -> URLError {
-        let error = Self.error(for: failure, url: outgoing.url)
-        let taskID = flowNumbers.next()
-        let flow = FlowRecording(agent: agent, building: true) { id in
-            var recorder = makeRecorder(id: id, taskID: taskID, for: outgoing, operationID: operationID)
-            if let changes { recorder.setChanges(changes) }
-            return recorder
-        }
-        flow.start()
-        flow.finish { recorder, _ in recorder.finished(state: .failed, error: FlowFailure.describe(error), requestBody: nil) }
-        return error
+    /// The flow of one operation, as it starts.
+    private func flowStart(for outgoing: Outgoing, operationID: String) -> FlowStart {
+        var start = FlowStart(method: outgoing.request.method.rawValue, url: outgoing.url.absoluteString,
+                              headers: outgoing.request.headerFields.headers, sessionID: clientID, taskID: flowNumbers.next())
+        start.source = CaptureSource(client: .openAPI, operationID: operationID)
+        start.parentID = CaptureAgent.currentInboundFlowID   // the middleware runs on the caller's task
+        return start
     }
 
     /// The URL the transports build: the base URL's path, then the request's
@@ -180,10 +133,11 @@ public struct CaptureMiddleware: ClientMiddleware {
 /// and the app pull bodies on tasks of their own). Kept alive by the body
 /// taps until the response body is done with.
 struct OpenAPIFlow: Sendable {
-    private let flow: FlowRecording
+    let recording: FlowRecording
+    private var flow: FlowRecording { recording }
 
-    init(_ flow: FlowRecording) {
-        self.flow = flow
+    init(_ recording: FlowRecording) {
+        self.recording = recording
     }
 
     var id: FlowID { flow.id }
@@ -201,28 +155,6 @@ struct OpenAPIFlow: Sendable {
     func tee(_ body: HTTPBody, side: BodyTap.Side) -> HTTPBody {
         guard flow.isBuilt else { return body }
         return BodyTap(flow: self, side: side).tee(body)
-    }
-
-    /// A person edited the request at a breakpoint: the log shows what is sent instead.
-    func replaceRequest(_ exchange: ExchangeRequest, changes: FlowChanges?) {
-        flow.update { recorder in
-            recorder.replaceRequest(method: exchange.method, url: exchange.url, headers: exchange.headers,
-                                    body: exchange.bodyStreams ? nil : exchange.body.map { CapturedBody(data: $0) })
-            if let changes { recorder.setChanges(changes) }
-        }
-        flow.restart()
-    }
-
-    /// A person edited the response at a breakpoint: the log shows what the
-    /// app gets, and (`changes`) what the server had answered.
-    func replaceResponse(_ response: HTTPResponse, body: Data, changes: FlowChanges?) {
-        flow.respond(replacing: true) { recorder in
-            if let changes { recorder.setChanges(changes, afterStart: true) }
-            let event = recorder.received(statusCode: response.status.code, headers: response.headerFields.headers,
-                                          mimeType: mimeType(of: response.headerFields[.contentType]))
-            body.withUnsafeBytes { recorder.receivedBody($0) }
-            return event
-        }
     }
 
     func requestChunk(_ chunk: ArraySlice<UInt8>) {
@@ -253,23 +185,20 @@ struct OpenAPIFlow: Sendable {
         case .failed(let error):
             finish(error: error)
         case .abandoned(let bytes):
-            finish(state: .cancelled, error: FlowError(
+            flow.finish(.cancelled(FlowError(
                 domain: "CaptureAgent", code: 0,
                 message: "the app stopped reading the response body after \(bytes) bytes"
-            ))
+            )))
         }
     }
 
     func finish(error: Error?) {
-        guard let error else { return finish(state: .completed, error: nil) }
+        guard let error else {
+            flow.finish(.completed)
+            return
+        }
         // The runtime wraps the transport's error; the log names the cause.
-        let cause = (error as? ClientError)?.underlyingError ?? error
-        let cancelled = Task.isCancelled || FlowFailure.isCancellation(cause)
-        finish(state: cancelled ? .cancelled : .failed, error: FlowFailure.describe(cause))
-    }
-
-    func finish(state: FlowState, error: FlowError?) {
-        flow.finish { recorder, parts in recorder.finished(state: state, error: error, requestBody: parts.requestBody) }
+        flow.finish(.thrown((error as? ClientError)?.underlyingError ?? error, cancelled: Task.isCancelled))
     }
 }
 

@@ -4,11 +4,6 @@ import AsyncHTTPClient
 import CaptureAgent
 import Foundation
 import NIOCore
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 
 /// A network condition in the terms of Vapor's client, which hands the app
 /// a whole response: the latency is waited before the app gets it, and a
@@ -24,28 +19,6 @@ extension VaporClientFlows {
     /// Waits `duration`, if any; throws when the request is cancelled.
     static func pause(_ duration: Duration) async throws {
         if duration > .zero { try await Task.sleep(for: duration) }
-    }
-
-    /// Waits `duration`; a cancelled request ends its flow as cancelled and throws.
-    static func wait(_ duration: Duration, flow: FlowRecording) async throws {
-        guard duration > .zero else { return }
-        do {
-            try await Task.sleep(for: duration)
-        } catch {
-            flow.finish { recorder, _ in recorder.finished(state: .cancelled, error: FlowFailure.describe(error), requestBody: nil) }
-            throw error
-        }
-    }
-
-    /// What Vapor's client (AsyncHTTPClient) reports for the same failure:
-    /// as the AsyncHTTPClient adapter's `RequestControlHandler.error(for:)`,
-    /// which this target cannot reach (it does not depend on that adapter).
-    static func error(for failure: NetworkFailure) -> Error {
-        switch failure {
-        case .reset: IOError(errnoCode: ECONNRESET, reason: "read(descriptor:pointer:size:)")
-        case .timeout: HTTPClientError.readTimeout
-        case .offline: IOError(errnoCode: ENETUNREACH, reason: "connect")
-        }
     }
 }
 #endif

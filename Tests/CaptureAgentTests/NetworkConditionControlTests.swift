@@ -14,6 +14,9 @@ final class NetworkConditionControlTests: XCTestCase {
         return ExchangeControl.Policy(rules: RuleSet(compiling: rules), breakpoints: nil, redactionMarker: "<redacted>", holdLimit: 1024)
     }
 
+    /// Each condition rule's own generator, as the agent draws from it.
+    private let generators = ExchangeControl.StartInputs(draw: { $0.draws.next() })
+
     private func request(_ path: String = "/api/items") -> ExchangeRequest {
         ExchangeRequest(method: "GET", url: URL(string: "http://127.0.0.1:9\(path)")!, headers: [])
     }
@@ -37,15 +40,17 @@ final class NetworkConditionControlTests: XCTestCase {
 
     func testFailuresAreReturnedByStartAndAStatusIsAnEmptyAnswer() throws {
         var reset = ExchangeControl(policy: try policy(["||latency=50ms fail=100%:reset"]))
-        XCTAssertEqual(reset.start(request()), .fail(.reset))
+        // A draw just under 1 still fails a 100% share.
+        let late = ExchangeControl.StartInputs(draw: { _ in 0.999 })
+        XCTAssertEqual(reset.start(request(), inputs: late), .fail(.reset))
         XCTAssertEqual(reset.effect.latency, .milliseconds(50), "the failure comes after the latency")
         XCTAssertEqual(reset.changes?.condition?.failure, "reset")
         var timeout = ExchangeControl(policy: try policy(["||fail=100%:timeout"]))
-        XCTAssertEqual(timeout.start(request()), .fail(.timeout))
+        XCTAssertEqual(timeout.start(request(), inputs: late), .fail(.timeout))
         var offline = ExchangeControl(policy: try policy(["||offline"]))
-        XCTAssertEqual(offline.start(request()), .fail(.offline))
+        XCTAssertEqual(offline.start(request(), inputs: late), .fail(.offline))
         var status = ExchangeControl(policy: try policy(["||fail=100%:503"]))
-        XCTAssertEqual(status.start(request()),
+        XCTAssertEqual(status.start(request(), inputs: late),
                        .answer(ExchangeResponse(statusCode: 503, headers: [HTTPHeader(name: "Content-Length", value: "0")], body: Data())))
         XCTAssertEqual(status.changes?.condition?.failure, "503")
     }
@@ -66,7 +71,7 @@ final class NetworkConditionControlTests: XCTestCase {
             let policy = try policy(["||fail=50%:reset seed=42"])
             return (0..<64).map { _ in
                 var control = ExchangeControl(policy: policy)
-                return control.start(request()) == .fail(.reset)
+                return control.start(request(), inputs: generators) == .fail(.reset)
             }
         }
         let first = try run()
@@ -80,7 +85,7 @@ final class NetworkConditionControlTests: XCTestCase {
         let policy = try policy(["||fail=5%:reset seed=1"])
         let failed = (0..<10_000).count { _ in
             var control = ExchangeControl(policy: policy)
-            return control.start(request()) == .fail(.reset)
+            return control.start(request(), inputs: generators) == .fail(.reset)
         }
         XCTAssertTrue((350...650).contains(failed), "\(failed) of 10,000")
     }

@@ -95,7 +95,7 @@ final class CaptureURLProtocol: URLProtocol {
         var control = ExchangeControl(policy: policy)
         var started: ExchangeControl.StartAction?
         if policy.canChange, let exchange = ExchangeRequest(task.originalRequest ?? request, taskBody: internals.body) {
-            started = control.start(exchange)
+            started = control.start(exchange, inputs: agent.map(ExchangeControl.StartInputs.init(agent:)) ?? .init())
         }
         if let agent, control.changes == nil, !policy.intercepts,
            CapturePath.choose(for: task, request: request, internals: internals) == .inPlace,

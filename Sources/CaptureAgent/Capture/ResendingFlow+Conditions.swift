@@ -129,7 +129,7 @@ extension ResendingFlow {
     /// flow says so; nothing goes on the network.
     func failByCondition(_ failure: NetworkFailure, task: URLSessionTask, request: URLRequest, internals: TaskInternals, changes: FlowChanges) {
         guard let agent else { return }
-        let error = Self.error(for: failure, url: request.url)
+        let error = failure.urlError(url: request.url)
         let flow = recordingWithoutNetwork(task: task, request: request, internals: internals, changes: changes, agent: agent)
         flow.start()
         afterLatency {
@@ -137,24 +137,5 @@ extension ResendingFlow {
             self.task = nil
             self.fail(error)
         }
-    }
-
-    /// The error corelibs reports for the same failure of a real transfer:
-    /// libcurl's receive error on `ECONNRESET` and its timeouts map to these
-    /// codes in corelibs' `_EasyHandle.urlErrorCode(for:)`
-    /// (Sources/FoundationNetworking/URLSession/libcurl/MultiHandle.swift),
-    /// with the failing URL as `NativeProtocol.failWith` adds it (less its
-    /// string twin, which Foundation deprecates). corelibs
-    /// never reports `notConnectedToInternet` itself; it is the code Apple's
-    /// URLSession gives, and the one apps test for.
-    static func error(for failure: NetworkFailure, url: URL?) -> URLError {
-        let (code, text): (URLError.Code, String) = switch failure {
-        case .reset: (.networkConnectionLost, "Recv failure: Connection reset by peer")
-        case .timeout: (.timedOut, "Operation timed out")
-        case .offline: (.notConnectedToInternet, "The Internet connection appears to be offline.")
-        }
-        var info: [String: Any] = [NSLocalizedDescriptionKey: text]
-        if let url { info[NSURLErrorFailingURLErrorKey] = url }
-        return URLError(code, userInfo: info)
     }
 }

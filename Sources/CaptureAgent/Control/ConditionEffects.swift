@@ -45,6 +45,29 @@ package enum NetworkFailure: Sendable, Equatable {
     case offline
 }
 
+extension NetworkFailure {
+    /// The error URLSession reports for the same failure of a real transfer,
+    /// for every client that stands on Foundation's errors (URLSession, and
+    /// an OpenAPI client whatever its transport): libcurl's receive error on
+    /// `ECONNRESET` and its timeouts map to these
+    /// codes in corelibs' `_EasyHandle.urlErrorCode(for:)`
+    /// (Sources/FoundationNetworking/URLSession/libcurl/MultiHandle.swift),
+    /// with the failing URL as `NativeProtocol.failWith` adds it (less its
+    /// string twin, which Foundation deprecates). corelibs
+    /// never reports `notConnectedToInternet` itself; it is the code Apple's
+    /// URLSession gives, and the one apps test for.
+    package func urlError(url: URL?) -> URLError {
+        let (code, text): (URLError.Code, String) = switch self {
+        case .reset: (.networkConnectionLost, "Recv failure: Connection reset by peer")
+        case .timeout: (.timedOut, "Operation timed out")
+        case .offline: (.notConnectedToInternet, "The Internet connection appears to be offline.")
+        }
+        var info: [String: Any] = [NSLocalizedDescriptionKey: text]
+        if let url { info[NSURLErrorFailingURLErrorKey] = url }
+        return URLError(code, userInfo: info)
+    }
+}
+
 /// One `condition` rule's draws: whether each matching request fails, from
 /// a generator of its own, advanced once per matching request, so a seed
 /// gives the same failures in the same order every run.
@@ -75,11 +98,12 @@ package struct ConditionMatch: Sendable {
     package var condition: NetworkCondition
     package var draws: ConditionDraws
 
-    /// What the condition does to this request: draws once for a failure,
-    /// and says what the log is to show.
-    package func decide() -> (effect: NetworkEffect, failure: NetworkCondition.FailureKind?, applied: AppliedCondition) {
+    /// What the condition does to this request, given its generator's next
+    /// `draw` (in [0, 1): the request fails when it is below the failure's
+    /// share), and what the log is to show.
+    package func decide(draw: Double) -> (effect: NetworkEffect, failure: NetworkCondition.FailureKind?, applied: AppliedCondition) {
         var failure: NetworkCondition.FailureKind?
-        if let chance = condition.failure, draws.next() < chance.share { failure = chance.kind }
+        if let chance = condition.failure, draw < chance.share { failure = chance.kind }
         let effect = NetworkEffect(latency: condition.latency,
                                    downBytesPerSecond: failure == nil ? condition.downBitsPerSecond.map { max(1, $0 / 8) } : nil,
                                    upBytesPerSecond: failure == nil ? condition.upBitsPerSecond.map { max(1, $0 / 8) } : nil)

@@ -6,13 +6,15 @@ import WireProtocol
 /// capture adapter: traffic rules, breakpoints on the request and the
 /// response and their edits, kill, and the change record the log shows.
 ///
-/// It does no I/O and never waits. An adapter feeds it events in order and
-/// carries out the action each returns (the shape of swift-nio's
-/// `…StateMachine` beside its handler):
+/// It does no I/O, never waits and holds no lock: what the agent's locked
+/// stores answer (server replay's recorded response, a condition's draw)
+/// comes in as ``StartInputs``. ``ControlledFlow`` feeds it events in order
+/// and carries out, with the flow's recording, the action each returns (the
+/// shape of swift-nio's `…StateMachine` beside its handler):
 ///
 /// ```swift
 /// var control = ExchangeControl(policy: agent.controlPolicy)
-/// switch control.start(request) {
+/// switch control.start(request, inputs: StartInputs(agent: agent)) {
 /// case .answer(let response): …            // map local: no network
 /// case .send(let request):
 ///     if control.requestReady(recorder.log) == .hold { … agent.hold(…) { control.requestDecided($0) } }
@@ -34,23 +36,24 @@ package struct ExchangeControl: Sendable {
         package var redactionMarker: String
         /// The most of a response body a breakpoint holds back.
         package var holdLimit: Int
-        /// The viewer's recorded responses, while a server replay is in force.
-        package var serverReplay: ServerReplayStore?
+        /// Whether a server replay is in force: an outbound request asks
+        /// ``StartInputs/replay`` for its recorded response.
+        package var replays: Bool
 
         package init(rules: RuleSet, breakpoints: Breakpoints?, redactionMarker: String, holdLimit: Int,
-                     serverReplay: ServerReplayStore? = nil) {
+                     replays: Bool = false) {
             self.rules = rules
             self.breakpoints = breakpoints
             self.redactionMarker = redactionMarker
             self.holdLimit = holdLimit
-            self.serverReplay = serverReplay
+            self.replays = replays
         }
 
         /// An app that did not opt in: nothing is ever changed or held.
         package static let none = Policy(rules: .empty, breakpoints: nil, redactionMarker: "", holdLimit: 0)
 
         /// Whether anything at all can change this exchange, now.
-        package var canChange: Bool { !rules.isEmpty || intercepts || serverReplay != nil }
+        package var canChange: Bool { !rules.isEmpty || intercepts || replays }
 
         /// Whether the viewer asks for breakpoints now.
         package var intercepts: Bool { breakpoints?.isActive ?? false }
@@ -94,14 +97,32 @@ package struct ExchangeControl: Sendable {
         case fail(NetworkFailure)
     }
 
+    /// What the agent's locked stores answer for one exchange, asked only
+    /// when the decision needs them; their owner (``ControlledFlow``) gives
+    /// them, so the decisions themselves stay plain values a table test covers.
+    package struct StartInputs {
+        /// Server replay's answer for the request as it would go out (the
+        /// store takes it: each recorded response answers once); nil: none.
+        package var replay: (ExchangeRequest) -> ServerReplayStore.Answer?
+        /// The next draw, in [0, 1), of the generator of the condition that matched.
+        package var draw: (ConditionMatch) -> Double
+
+        package init(replay: @escaping (ExchangeRequest) -> ServerReplayStore.Answer? = { _ in nil },
+                     draw: @escaping (ConditionMatch) -> Double = { _ in 1 }) {
+            self.replay = replay
+            self.draw = draw
+        }
+    }
+
     /// The app made `request`: the rules decide first, then server replay
     /// answers what they would send, when it has a recorded response (the
     /// request as it would go out is the one a recording under the same
     /// rules holds); then a network condition may fail it or slow it (``effect``).
-    package mutating func start(_ request: ExchangeRequest) -> StartAction {
-        let action = startByRules(request)
+    package mutating func start(_ request: ExchangeRequest, inputs: StartInputs = StartInputs()) -> StartAction {
+        let action = startByRules(request, inputs: inputs)
         guard let match = policy.rules.condition(for: request) else { return action }
-        let (effect, failure, applied) = match.decide()
+        // A condition that cannot fail does not advance its generator.
+        let (effect, failure, applied) = match.decide(draw: match.condition.failure == nil ? 1 : inputs.draw(match))
         guard failure != nil || !effect.isNone else { return action }
         // Added to a server replay's recorded wait, when it keeps one.
         let replayWait = self.effect.latency
@@ -116,7 +137,7 @@ package struct ExchangeControl: Sendable {
         return Self.action(failing: failure)
     }
 
-    private mutating func startByRules(_ request: ExchangeRequest) -> StartAction {
+    private mutating func startByRules(_ request: ExchangeRequest, inputs: StartInputs) -> StartAction {
         precondition(state == .idle, "an exchange starts once")
         appRequest = request
         var sent = request
@@ -133,7 +154,7 @@ package struct ExchangeControl: Sendable {
             return .answer(response)
         }
         self.request = sent
-        if sent.direction == .outbound, let answer = policy.serverReplay?.answer(for: sent) {
+        if policy.replays, sent.direction == .outbound, let answer = inputs.replay(sent) {
             return replayed(answer)
         }
         state = .started

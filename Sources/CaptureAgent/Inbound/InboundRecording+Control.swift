@@ -13,8 +13,8 @@ package enum InboundAction: Sendable, Equatable {
 }
 
 /// The viewer's control over a received request, for every server
-/// framework's middleware: ``ExchangeControl`` decides, this records what it
-/// decided and waits where it holds. The middleware carries the outcome out
+/// framework's middleware: its ``ControlledFlow`` decides, records what it
+/// decided and waits where it holds; this says it in a middleware's terms. The middleware carries the outcome out
 /// in its framework's terms:
 ///
 /// ```swift
@@ -27,38 +27,40 @@ package enum InboundAction: Sendable, Equatable {
 /// }
 /// ```
 extension InboundRecording {
-    /// The control an inbound exchange starts with, the rules applied, and
-    /// a map-local rule's answer when one gives it: nil (nothing to decide)
-    /// unless the app allows control and the viewer has rules or breakpoints
-    /// now. A service answers its own requests, so map-remote rules do not
-    /// apply to them (ControlPowers.swift).
-    static func startControl(of agent: CaptureAgent, method: String, url: String,
-                             headers: [HTTPHeader]) -> (control: ExchangeControl, answer: ExchangeResponse?)? {
+    /// How a stopped inbound flow ends: its client was answered 503.
+    private static let ends = ControlledFlow.HoldEnds(killed: .cancelled(.killedInbound), cancelled: .cancelled(.killedInbound))
+
+    /// Starts the flow under the viewer's control, the rules applied, with
+    /// a map-local rule's answer when one gives it. A service answers its
+    /// own requests, so map-remote rules do not apply to them (ControlPowers.swift).
+    static func start(_ start: FlowStart, agent: CaptureAgent) -> (ControlledFlow, ExchangeResponse?) {
         var policy = agent.controlPolicy
-        guard policy.canChange, let url = URL(string: url) else { return nil }
+        guard let url = URL(string: start.url) else {
+            return (ControlledFlow(recording: FlowRecording(agent: agent, start: start), agent: agent, policy: .none), nil)
+        }
         policy.rules = policy.rules.excluding(.mapRemote)
-        var control = ExchangeControl(policy: policy)
-        let request = ExchangeRequest(method: method, url: url, headers: headers, bodyStreams: true, direction: .inbound)
-        switch control.start(request) {
-        case .answer(let response): return (control, response)
+        let request = ExchangeRequest(method: start.method, url: url, headers: start.headers, bodyStreams: true, direction: .inbound)
+        let (flow, action) = ControlledFlow.start(request, as: start, agent: agent, policy: policy, ends: ends)
+        switch action {
+        case .answer(let response): return (flow, response)
         // A middleware cannot drop its client's connection: a condition's
         // failure is answered as a kill is.
-        case .fail: return (control, .killedInbound)
-        case .send: return (control, nil)
+        case .fail: return (flow, .killedInbound)
+        case .send: return (flow, nil)
         }
     }
 
     /// Whether the viewer may change or hold this exchange: only then does
     /// the middleware ask ``decideRequest(body:)`` and ``decideResponse(_:)``.
-    package var isControlled: Bool { control != nil }
+    package var isControlled: Bool { controlled.isControlled }
 
     /// Whether a request breakpoint may hold the request: the middleware
     /// reads a body of at most ``holdLimit`` bytes first, so the person
     /// sees and can edit it.
-    package var mayHoldRequest: Bool { control?.withLock { $0.control.policy.intercepts } ?? false }
+    package var mayHoldRequest: Bool { controlled.intercepts }
 
     /// The most body a breakpoint holds back, request or response.
-    package var holdLimit: Int { control?.withLock { $0.control.holdLimit } ?? 0 }
+    package var holdLimit: Int { controlled.holdLimit }
 
     /// Decides the request before the handler runs: a map-local answer, a
     /// breakpoint (held until the viewer, the timeout or the viewer's
@@ -67,7 +69,7 @@ extension InboundRecording {
     /// middleware read it first (recorded here); nil when it could not, and
     /// then the request is not held (the person could not see its body).
     package func decideRequest(body: Data?) async -> InboundAction {
-        guard let control else { return .handle(nil) }
+        guard controlled.isControlled else { return .handle(nil) }
         if let body {
             flow.wholeRequestBody(body)
             flow.update { recorder in
@@ -75,46 +77,28 @@ extension InboundRecording {
             }
             flow.requestEnded()
         }
-        // The flow's lock, then the control's: a breakpoint's filter reads the log.
-        let asked = flow.withLog { log in
-            control.withLock { state -> (answer: ExchangeResponse?, hold: Bool, changed: ExchangeRequest?) in
-                if let answer = state.localAnswer { return (answer, false, nil) }
-                var hold = state.control.requestReady(log()) == .hold
-                if hold && body == nil {
-                    _ = state.control.requestDecided(.resume(nil))
-                    hold = false
-                }
-                return (nil, hold, state.control.changes == nil ? nil : state.control.request.map { Self.withBody($0, body) })
-            }
+        var hold = localAnswer == nil && controlled.requestReady() == .hold
+        if hold && body == nil {
+            _ = controlled.requestDecided(.resume(nil))
+            hold = false
         }
-        guard let first = asked else { return .handle(nil) }
+        let changed = controlled.changes == nil ? nil : controlled.request.map { Self.withBody($0, body) }
         // A network condition's latency: the response starts that much later
         // (a cancelled request stops waiting).
-        let latency = control.withLock { $0.control.effect.latency }
+        let latency = controlled.effect.latency
         if latency > .zero { try? await Task.sleep(for: latency) }
-        if let answer = first.answer {
+        if let answer = localAnswer {
             answerLocally(answer)
             return .answer(answer)
         }
-        guard first.hold else { return .handle(first.changed) }
+        guard hold else { return .handle(changed) }
         // The viewer shows the held request with the body read for it.
         if body?.isEmpty == false { flow.restart() }
-        let decision = await agent.hold(id, phase: .request)
-        let decided = control.withLock { state in (state.control.requestDecided(decision), state.control.changes) }
-        switch decided.0 {
+        switch await controlled.holdRequest() {
         case .kill, .cancelled:
-            finished(error: .killedInbound, state: .cancelled)
             return .answer(.killedInbound)
         case .send(let request, let edited):
-            guard edited else { return .handle(first.changed) }
-            let sent = Self.withBody(request, body)
-            flow.wholeRequestBody(sent.body ?? Data())
-            flow.update { recorder in
-                recorder.replaceRequest(method: sent.method, url: sent.url, headers: sent.headers, body: sent.body.map(recorder.capped))
-                if let changes = decided.1 { recorder.setChanges(changes) }
-            }
-            flow.restart()
-            return .handle(sent)
+            return .handle(edited ? Self.withBody(request, body) : changed)
         }
     }
 
@@ -125,14 +109,13 @@ extension InboundRecording {
     /// ``deliverUnheld()`` and streams it as usual.
     package func respondedMayHold(statusCode: Int, headers: [HTTPHeader]) -> Bool {
         responded(statusCode: statusCode, headers: headers)
-        guard let control else { return false }
-        return flow.withLog { log in control.withLock { $0.control.responseArrived(log()) == .hold } } ?? false
+        return controlled.responseArrived() == .hold
     }
 
     /// A held response's body could not be read whole (too long, or of
     /// unknown length): it goes to the client unheld.
     package func deliverUnheld() {
-        control?.withLock { $0.control.bodyOutgrewHold() }
+        controlled.bodyOutgrewHold()
     }
 
     /// Holds the handler's whole response for the viewer; returns what the
@@ -140,25 +123,10 @@ extension InboundRecording {
     /// The flow is finished here: the middleware writes the answer as it is.
     package func decideResponse(_ held: ExchangeResponse) async -> ExchangeResponse {
         held.body.withUnsafeBytes { flow.responseBody($0) }
-        let recorded = flow.log?.response
-        let decision = await agent.hold(id, phase: .response, response: recorded)
-        guard let control else {
-            finished()
-            return held
-        }
-        let decided = control.withLock { state in (state.control.responseDecided(decision, held: held, original: recorded), state.control.changes) }
-        switch decided.0 {
+        switch await controlled.holdResponse(held) {
         case .kill, .cancelled:
-            finished(error: .killedInbound, state: .cancelled)
             return .killedInbound
-        case .deliver(let delivered, let edited):
-            if edited {
-                flow.update { recorder in
-                    recorder.replaceResponse(statusCode: delivered.statusCode, headers: delivered.headers,
-                                             mimeType: mimeType(of: delivered.headers.first("Content-Type")), body: delivered.body)
-                    if let changes = decided.1 { recorder.setChanges(changes, afterStart: true) }
-                }
-            }
+        case .deliver(let delivered, _):
             finished()
             return delivered
         }

@@ -17,21 +17,17 @@ import WireProtocol
 /// flow.finished()
 /// ```
 package final class InboundRecording: Sendable {
-    /// The viewer's control over this exchange (InboundRecording+Control.swift).
-    struct Control {
-        var control: ExchangeControl
-        /// A map-local rule's answer, given instead of running the handler.
-        var localAnswer: ExchangeResponse?
-    }
-
     /// The inbound flow's id: what the handler's outbound flows name as
     /// their `parentID`.
     package var id: FlowID { flow.id }
     let agent: CaptureAgent
-    let flow: FlowRecording
-    /// Nil unless the app allows control and the viewer had rules or
-    /// breakpoints as the request arrived.
-    let control: Locked<Control>?
+    var flow: FlowRecording { controlled.recording }
+    /// The flow under the viewer's control (InboundRecording+Control.swift):
+    /// not controlled unless the app allows control and the viewer had
+    /// rules or breakpoints as the request arrived.
+    let controlled: ControlledFlow
+    /// A map-local rule's answer, given instead of running the handler.
+    let localAnswer: ExchangeResponse?
 
     /// Starts recording a received request and sends `flowStarted`; nil when
     /// the agent is not capturing or the request is excluded. `url` is the
@@ -48,26 +44,14 @@ package final class InboundRecording: Sendable {
         sessionID: Int,
         taskID: Int
     ) {
-        let configuration = agent.configuration
         let host = URLAuthority(url: url).host
-        guard agent.isCapturing, configuration.shouldCapture(host: host, url: url) else { return nil }
+        guard agent.isCapturing, agent.configuration.shouldCapture(host: host, url: url) else { return nil }
         self.agent = agent
-        let started = Self.startControl(of: agent, method: method, url: url, headers: headers)
-        control = started.map { Locked(Control(control: $0.control, localAnswer: $0.answer)) }
-        // A controlled exchange is built even with no inspector: its control needs the log.
-        flow = FlowRecording(agent: agent, building: started != nil) { id in
-            var flow = FlowRecorder(id: id, method: method, url: url, headers: headers, sessionID: sessionID,
-                                    taskID: taskID, configuration: configuration, clock: agent.clock)
-            flow.source = CaptureSource(client: server, path: .inPlace)
-            flow.responseBodyIsDecoded = false
-            flow.direction = .inbound
-            flow.peer = peer
-            if let changes = started?.control.changes, let request = started?.control.request {
-                flow.replaceRequest(method: request.method, url: request.url, headers: request.headers, body: nil)
-                flow.setChanges(changes)
-            }
-            return flow
-        }
+        var start = FlowStart(method: method, url: url, headers: headers, sessionID: sessionID, taskID: taskID)
+        start.source = CaptureSource(client: server, path: .inPlace)
+        start.direction = .inbound
+        start.peer = peer
+        (controlled, localAnswer) = Self.start(start, agent: agent)
     }
 
     /// Request body bytes as the handler reads them, counted in full and
@@ -97,10 +81,8 @@ package final class InboundRecording: Sendable {
     /// The response went out whole (`error` nil), or writing it failed:
     /// the client went away, or the handler's body threw; `state` says
     /// otherwise (a kill). Sends `flowFinished` the first time only.
-    package func finished(error: FlowError? = nil, state final: FlowState? = nil) {
-        flow.finish { recorder, parts in
-            recorder.finished(state: final ?? (error == nil ? .completed : .failed), error: error, requestBody: parts.requestBody)
-        }
+    package func finished(error: FlowError? = nil) {
+        flow.finish(error.map(FlowEnd.failed) ?? .completed)
     }
 }
 
