@@ -8,13 +8,18 @@ import WireProtocol
 /// held response let go (as it came, edited, or killed), or a map-local
 /// rule's file. On `queue`, as all of ``ResendingFlow``.
 extension ResendingFlow {
-    /// The viewer (or a timeout, or the app) decided about a held response.
-    func endResponseHold(_ decision: Breakpoints.Decision) {
+    /// The whole held response, as the control core sees it.
+    func heldExchangeResponse(_ held: HeldResponse) -> ExchangeResponse {
+        (held.head as? HTTPURLResponse).map { ExchangeResponse($0, body: held.body) } ?? ExchangeResponse(statusCode: 0, headers: [], body: held.body)
+    }
+
+    /// The viewer (or a timeout, or the app) decided about a held response;
+    /// the flow recorded an edit.
+    func endResponseHold(_ release: ExchangeControl.ResponseRelease) {
         guard let held = heldResponse, held.complete, let flow else { return }
         heldResponse = nil
         let http = held.head as? HTTPURLResponse
-        let arrived = http.map { ExchangeResponse($0, body: held.body) } ?? ExchangeResponse(statusCode: 0, headers: [], body: held.body)
-        switch control.responseDecided(decision, held: arrived, original: flow.log?.response) {
+        switch release {
         case .kill:
             return endHeld(cancellingTask: true)
         case .cancelled:
@@ -26,11 +31,6 @@ extension ResendingFlow {
             if edited, let url = http?.url, let made = response.urlResponse(for: url) {
                 head = made
                 body = response.body
-                let changes = control.changes
-                flow.update { recorder in
-                    recorder.replaceResponse(made, body: response.body)
-                    if let changes { recorder.setChanges(changes, afterStart: true) }
-                }
             }
             let streamed = requestStream.current?.captured
             flow.finish { recorder, _ in recorder.finished(error: nil, requestBody: streamed) }

@@ -40,14 +40,14 @@ extension ResendingFlow {
 
     /// Sets the pace for the response of a request about to be sent.
     func paceResponse() {
-        let effect = control.effect
+        let effect = started.effect
         guard effect.latency > .zero || effect.downBytesPerSecond != nil else { return }
         responsePace = ResponsePace(latency: effect.latency, pacer: effect.downBytesPerSecond.map(Pacer.init(bytesPerSecond:)))
     }
 
     /// Runs `body` on `queue` after the condition's latency (at once without one).
     func afterLatency(_ body: @escaping @Sendable () -> Void) {
-        let latency = control.effect.latency
+        let latency = started.effect.latency
         guard latency > .zero else { return body() }
         queue.asyncAfter(deadline: .now() + .nanoseconds(Int(latency.nanoseconds)), execute: body)
     }

@@ -96,7 +96,7 @@ extension ResendingFlow {
             self.countResponseHead()
             self.flow?.respond(replacing: true) { $0.received(response) }
             // A breakpoint decides on the response head; the app sees it once the hold ends.
-            if self.flow?.withLog({ self.control.responseArrived($0()) }) == .hold {
+            if self.controlled?.responseArrived() == .hold {
                 self.heldResponse = HeldResponse(head: response)
                 return
             }
@@ -115,14 +115,14 @@ extension ResendingFlow {
             data.withUnsafeBytes { self.flow?.responseBody($0) }
             if var held = self.heldResponse {
                 held.body.append(data)
-                guard held.body.count > self.control.holdLimit else {
+                guard held.body.count > self.controlled?.holdLimit ?? 0 else {
                     self.heldResponse = held
                     return
                 }
                 // Too large to hold whole: the app gets it unheld, as it comes,
                 // so a breakpoint never costs more memory than the capture limit.
                 self.heldResponse = nil
-                self.control.bodyOutgrewHold()
+                self.controlled?.bodyOutgrewHold()
                 let head = held.head
                 self.withClient { client, owner in client.urlProtocol(owner, didReceive: head, cacheStoragePolicy: .notAllowed) }
                 return self.forward(held.body)
@@ -155,11 +155,13 @@ extension ResendingFlow {
 
     func deliverEnd(error: Error?) {
         do {
-            if self.heldResponse != nil, error == nil, let agent = self.agent, let flow = self.flow, !flow.isFinished, !self.clientIsDone {
+            if var held = self.heldResponse, error == nil, let controlled = self.controlled, !controlled.recording.isFinished,
+               !self.clientIsDone {
                 // The whole response is in: hold it for the viewer.
-                self.heldResponse?.complete = true
-                agent.hold(flow.id, phase: .response, response: flow.log?.response) { decision in
-                    self.queue.async { self.endResponseHold(decision) }
+                held.complete = true
+                self.heldResponse = held
+                controlled.holdResponse(self.heldExchangeResponse(held)) { release in
+                    self.queue.async { self.endResponseHold(release) }
                 }
                 return
             }

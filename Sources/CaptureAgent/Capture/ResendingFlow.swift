@@ -36,7 +36,12 @@ final class ResendingFlow: @unchecked Sendable {
     }
     var delivery = TaskInternals.Delivery.wholeBodyOnce
     /// The viewer's rules and breakpoints for this exchange.
-    var control = ExchangeControl(policy: .none)
+    /// The viewer's control as it decided the start (its effect and changes
+    /// are read before the flow exists); ``controlled`` from then on.
+    var started = ExchangeControl(policy: .none)
+    /// The flow under the viewer's control, once built: it decides and
+    /// records the holds and edits.
+    var controlled: ControlledFlow?
     /// What a flow held before its request goes out needs to go on.
     private struct HeldRequest {
         var request: URLRequest
@@ -137,7 +142,7 @@ final class ResendingFlow: @unchecked Sendable {
     func begin(task: URLSessionTask, request: URLRequest, internals: TaskInternals, cachedResponse: CachedURLResponse?,
                control: ExchangeControl, started: ExchangeControl.StartAction?) {
         queue.async {
-            self.control = control
+            self.started = control
             self.start(task: task, request: request, internals: internals, cachedResponse: cachedResponse, started: started)
         }
     }
@@ -150,15 +155,15 @@ final class ResendingFlow: @unchecked Sendable {
         var request = appRequest
         switch started {
         case .send(let exchange)?:
-            if control.changes != nil { request = appRequest.applying(exchange) }
+            if self.started.changes != nil { request = appRequest.applying(exchange) }
         case .answer(let response)?:
-            let url = control.request?.url ?? appRequest.url
-            guard let url, let head = response.urlResponse(for: url), let changes = control.changes else { return fail(URLError(.unknown)) }
+            let url = self.started.request?.url ?? appRequest.url
+            guard let url, let head = response.urlResponse(for: url), let changes = self.started.changes else { return fail(URLError(.unknown)) }
             return afterLatency {
                 self.answerLocally(task: task, request: appRequest, internals: internals, response: head, data: response.body, changes: changes)
             }
         case .fail(let failure)?:
-            guard let changes = control.changes else { return fail(URLError(.unknown)) }
+            guard let changes = self.started.changes else { return fail(URLError(.unknown)) }
             return failByCondition(failure, task: task, request: appRequest, internals: internals, changes: changes)
         case nil:
             break
@@ -170,6 +175,7 @@ final class ResendingFlow: @unchecked Sendable {
         uploadDelegate = delivery == .delegateChunks ? task.delegate : consumer.completionTaskDelegate
         let demux = agent.demuxes.demux(for: internals.session)
         // The viewer's control needs the log even with no inspector to see it.
+        var control = self.started
         let flow = FlowRecording(agent: agent, building: control.policy.canChange)
         flow.build { id in
             var recorder = FlowRecorder(
@@ -190,6 +196,8 @@ final class ResendingFlow: @unchecked Sendable {
             return recorder
         }
         self.flow = flow
+        let controlled = ControlledFlow(recording: flow, agent: agent, decided: control, ends: Self.holdEnds)
+        self.controlled = controlled
 
         if task is URLSessionDownloadTask {
             // corelibs hands a custom protocol's download to the app as a nil
@@ -204,19 +212,13 @@ final class ResendingFlow: @unchecked Sendable {
         }
 
         let body = internals.body ?? Self.body(in: request, of: task)
-        let action = flow.withLog { log in
-            control.requestReady({
-                var pending = log()
-                if case .data(let data) = body { pending.request.body = CapturedBody(capturing: data, cap: agent.configuration.bodyCaptureLimit) }
-                return pending
-            }())
-        }
-        if action == .hold {
-            if case .data(let data) = body { flow.update { $0.setRequestBody($0.capped(data)) } }
+        // A breakpoint's filter (and the held request the viewer shows) sees the body.
+        if controlled.intercepts, case .data(let data) = body { flow.update { $0.setRequestBody($0.capped(data)) } }
+        if controlled.requestReady() == .hold {
             flow.start()
             heldRequest = HeldRequest(request: request, body: body, internals: internals, cachedResponse: cachedResponse, demux: demux)
-            agent.hold(flow.id, phase: .request) { decision in
-                self.queue.async { self.endRequestHold(decision) }
+            controlled.holdRequest { release in
+                self.queue.async { self.endRequestHold(release) }
             }
             return
         }
@@ -281,11 +283,15 @@ final class ResendingFlow: @unchecked Sendable {
 
     // MARK: - Breakpoints (on `queue`)
 
-    /// The viewer (or a timeout, or the app) decided about a held request.
-    private func endRequestHold(_ decision: Breakpoints.Decision) {
-        guard let held = heldRequest, let flow else { return }
+    /// How a held flow ends when stopped: as corelibs ends a cancelled task.
+    static let holdEnds = ControlledFlow.HoldEnds(killed: .thrown(URLError(.cancelled)), cancelled: .thrown(URLError(.cancelled)))
+
+    /// The viewer (or a timeout, or the app) decided about a held request;
+    /// the flow recorded an edit.
+    private func endRequestHold(_ release: ExchangeControl.RequestRelease) {
+        guard let held = heldRequest else { return }
         heldRequest = nil
-        switch control.requestDecided(decision) {
+        switch release {
         case .kill:
             return endHeld(cancellingTask: true)
         case .cancelled:
@@ -298,12 +304,6 @@ final class ResendingFlow: @unchecked Sendable {
             if edited {
                 request = held.request.applying(exchange)
                 if !exchange.bodyStreams { body = exchange.body.map { .data($0) } ?? .none }
-                let changes = control.changes
-                flow.update { recorder in
-                    recorder.replaceRequest(request, additionalHeaders: held.internals.session?.configuration.httpAdditionalHeaders,
-                                            keepingBody: exchange.bodyStreams)
-                    if let changes { recorder.setChanges(changes) }
-                }
             }
             launch(request: request, body: body, announce: edited ? .again : .no, internals: held.internals,
                    cachedResponse: held.cachedResponse, demux: held.demux)

@@ -67,6 +67,12 @@ package struct ControlledFlow: Sendable {
         self.init(recording: recording, agent: agent, control: policy.canChange ? ExchangeControl(policy: policy) : nil, ends: ends)
     }
 
+    /// A flow whose start its adapter decided before it built the recording
+    /// (URLSession's, which chooses its capture path by the decision).
+    package init(recording: FlowRecording, agent: CaptureAgent, decided control: ExchangeControl, ends: HoldEnds = HoldEnds()) {
+        self.init(recording: recording, agent: agent, control: control.policy.canChange ? control : nil, ends: ends)
+    }
+
     private init(recording: FlowRecording, agent: CaptureAgent, control: ExchangeControl?, ends: HoldEnds) {
         self.recording = recording
         self.agent = agent
