@@ -91,13 +91,13 @@ final class CaptureURLProtocol: URLProtocol {
         // tasks stay in place: the re-sending path cannot run them.
         // While a viewer asks for breakpoints every flow goes the re-sending
         // path, the one that can hold a request, and a response before the app sees it.
-        let policy = task is URLSessionDownloadTask ? .none : agent?.controlPolicy ?? .none
-        var control = ExchangeControl(policy: policy)
-        var started: ExchangeControl.StartAction?
-        if policy.canChange, let exchange = ExchangeRequest(task.originalRequest ?? request, taskBody: internals.body) {
-            started = control.start(exchange, inputs: agent.map(ExchangeControl.StartInputs.init(agent:)) ?? .init())
+        let decided = if let agent, !(task is URLSessionDownloadTask) {
+            ControlledFlow.decide(ExchangeRequest(task.originalRequest ?? request, taskBody: internals.body), agent: agent,
+                                  policy: agent.controlPolicy)
+        } else {
+            ControlledFlow.Decision.none
         }
-        if let agent, control.changes == nil, !policy.intercepts,
+        if let agent, decided.changes == nil, !decided.intercepts,
            CapturePath.choose(for: task, request: request, internals: internals) == .inPlace,
            let nextClass = NextProtocol.protocolClass(
                for: task.currentRequest ?? request,
@@ -118,7 +118,7 @@ final class CaptureURLProtocol: URLProtocol {
         flow.parentID = parentID
         mode = .resent(flow)
         agent?.count(.resent)
-        flow.begin(task: task, request: request, internals: internals, cachedResponse: cachedResponse, control: control, started: started)
+        flow.begin(task: task, request: request, internals: internals, cachedResponse: cachedResponse, decided: decided)
     }
 
     override func stopLoading() {

@@ -38,7 +38,7 @@ final class ResendingFlow: @unchecked Sendable {
     /// The viewer's rules and breakpoints for this exchange.
     /// The viewer's control as it decided the start (its effect and changes
     /// are read before the flow exists); ``controlled`` from then on.
-    var started = ExchangeControl(policy: .none)
+    var started = ControlledFlow.Decision.none
     /// The flow under the viewer's control, once built: it decides and
     /// records the holds and edits.
     var controlled: ControlledFlow?
@@ -137,33 +137,33 @@ final class ResendingFlow: @unchecked Sendable {
     // MARK: - Starting
 
     /// `cachedResponse`: what corelibs' cache lookup for `task` found, passed on to the inner task.
-    /// `control`: the exchange's control, started (``ExchangeControl/start(_:)``)
-    /// when the viewer's rules or breakpoints could change it; `started` is what it said.
+    /// `decided`: the viewer's control's decision on the request, made
+    /// before this path was chosen (``ControlledFlow/decide(_:agent:policy:)``).
     func begin(task: URLSessionTask, request: URLRequest, internals: TaskInternals, cachedResponse: CachedURLResponse?,
-               control: ExchangeControl, started: ExchangeControl.StartAction?) {
+               decided: ControlledFlow.Decision) {
         queue.async {
-            self.started = control
-            self.start(task: task, request: request, internals: internals, cachedResponse: cachedResponse, started: started)
+            self.started = decided
+            self.start(task: task, request: request, internals: internals, cachedResponse: cachedResponse)
         }
     }
 
     private func start(task: URLSessionTask, request appRequest: URLRequest, internals: TaskInternals, cachedResponse: CachedURLResponse?,
-                       started: ExchangeControl.StartAction?) {
+) {
         self.task = task
         workQueue = internals.workQueue
         guard let agent else { return fail(URLError(.unknown)) }
         var request = appRequest
-        switch started {
+        switch started.action {
         case .send(let exchange)?:
-            if self.started.changes != nil { request = appRequest.applying(exchange) }
+            if started.changes != nil { request = appRequest.applying(exchange) }
         case .answer(let response)?:
-            let url = self.started.request?.url ?? appRequest.url
-            guard let url, let head = response.urlResponse(for: url), let changes = self.started.changes else { return fail(URLError(.unknown)) }
+            let url = started.request?.url ?? appRequest.url
+            guard let url, let head = response.urlResponse(for: url), let changes = started.changes else { return fail(URLError(.unknown)) }
             return afterLatency {
                 self.answerLocally(task: task, request: appRequest, internals: internals, response: head, data: response.body, changes: changes)
             }
         case .fail(let failure)?:
-            guard let changes = self.started.changes else { return fail(URLError(.unknown)) }
+            guard let changes = started.changes else { return fail(URLError(.unknown)) }
             return failByCondition(failure, task: task, request: appRequest, internals: internals, changes: changes)
         case nil:
             break
@@ -175,8 +175,8 @@ final class ResendingFlow: @unchecked Sendable {
         uploadDelegate = delivery == .delegateChunks ? task.delegate : consumer.completionTaskDelegate
         let demux = agent.demuxes.demux(for: internals.session)
         // The viewer's control needs the log even with no inspector to see it.
-        var control = self.started
-        let flow = FlowRecording(agent: agent, building: control.policy.canChange)
+        var decided = started
+        let flow = FlowRecording(agent: agent, building: decided.canChange)
         flow.build { id in
             var recorder = FlowRecorder(
                 id: id,
@@ -190,13 +190,13 @@ final class ResendingFlow: @unchecked Sendable {
             recorder.parentID = parentID
             let appBody: Data? = if case .data(let data)? = internals.body { data } else { nil }
             if let origin = agent.rememberForReplay(id, task: task, request: appRequest, body: appBody, session: internals.session) {
-                control.isReplay(of: origin)
+                decided.isReplay(of: origin)
             }
-            if let changes = control.changes { recorder.setChanges(changes) }
+            if let changes = decided.changes { recorder.setChanges(changes) }
             return recorder
         }
         self.flow = flow
-        let controlled = ControlledFlow(recording: flow, agent: agent, decided: control, ends: Self.holdEnds)
+        let controlled = ControlledFlow(recording: flow, agent: agent, decided: decided, ends: Self.holdEnds)
         self.controlled = controlled
 
         if task is URLSessionDownloadTask {

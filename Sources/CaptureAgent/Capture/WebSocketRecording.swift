@@ -41,17 +41,14 @@ package final class WebSocketRecording: Sendable {
         let configuration = agent.configuration
         guard agent.isCapturing, configuration.shouldCapture(host: URLAuthority(url: url).host, url: url) else { return nil }
         self.agent = agent
-        flow = FlowRecording(agent: agent) { id in
-            var flow = FlowRecorder(id: id, method: "GET", url: url, headers: headers, sessionID: sessionID, taskID: taskID,
-                                    configuration: configuration, clock: agent.clock)
-            flow.source = CaptureSource(client: client, path: .inPlace)
-            flow.direction = direction
-            flow.parentID = parentID
-            flow.peer = peer
-            flow.localAddress = localAddress
-            flow.webSocket = WebSocketSession()
-            return flow
-        }
+        var start = FlowStart(method: "GET", url: url, headers: headers, sessionID: sessionID, taskID: taskID)
+        start.source = CaptureSource(client: client, path: .inPlace)
+        start.direction = direction
+        start.parentID = parentID
+        start.peer = peer
+        start.localAddress = localAddress
+        start.webSocket = WebSocketSession()
+        flow = FlowRecording(agent: agent, start: start)
         // An upgrade request has no body: it has gone whole once it started.
         flow.requestEnded()
     }

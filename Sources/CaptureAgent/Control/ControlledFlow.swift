@@ -67,10 +67,42 @@ package struct ControlledFlow: Sendable {
         self.init(recording: recording, agent: agent, control: policy.canChange ? ExchangeControl(policy: policy) : nil, ends: ends)
     }
 
-    /// A flow whose start its adapter decided before it built the recording
-    /// (URLSession's, which chooses its capture path by the decision).
-    package init(recording: FlowRecording, agent: CaptureAgent, decided control: ExchangeControl, ends: HoldEnds = HoldEnds()) {
-        self.init(recording: recording, agent: agent, control: control.policy.canChange ? control : nil, ends: ends)
+    /// A start decided before the flow's recording is built (URLSession's
+    /// adapter chooses its capture path by it), handed to the flow with
+    /// ``ControlledFlow/init(recording:agent:decided:ends:)``.
+    package struct Decision: Sendable {
+        fileprivate var control: ExchangeControl
+        /// What the decision said; nil when nothing could change the request.
+        package let action: ExchangeControl.StartAction?
+
+        /// Nothing decided: an app that did not opt in, a download task.
+        package static let none = Decision(control: ExchangeControl(policy: .none), action: nil)
+
+        package var changes: FlowChanges? { control.changes }
+        /// The request as it goes out, rules applied; nil when undecided.
+        package var request: ExchangeRequest? { control.request }
+        package var effect: NetworkEffect { control.effect }
+        package var canChange: Bool { control.policy.canChange }
+        package var intercepts: Bool { control.policy.intercepts }
+
+        /// The flow is a viewer's replay of `origin`: the change record says so.
+        package mutating func isReplay(of origin: ReplayOrigin) {
+            control.isReplay(of: origin)
+        }
+    }
+
+    /// Decides `request` (nil: a request the control core cannot describe)
+    /// under `policy`, before the flow exists.
+    package static func decide(_ request: ExchangeRequest?, agent: CaptureAgent, policy: ExchangeControl.Policy) -> Decision {
+        var control = ExchangeControl(policy: policy)
+        guard policy.canChange, let request else { return Decision(control: control, action: nil) }
+        let action = control.start(request, inputs: .init(agent: agent))
+        return Decision(control: control, action: action)
+    }
+
+    /// A flow whose start its adapter decided before it built the recording.
+    package init(recording: FlowRecording, agent: CaptureAgent, decided: Decision, ends: HoldEnds = HoldEnds()) {
+        self.init(recording: recording, agent: agent, control: decided.canChange ? decided.control : nil, ends: ends)
     }
 
     private init(recording: FlowRecording, agent: CaptureAgent, control: ExchangeControl?, ends: HoldEnds) {
