@@ -319,32 +319,22 @@ enum Key {
     }
 
     /// From an absolute URL as text (what the tracer gets). The common
-    /// `http(s)://host[:port]/path?query#fragment` is read here, byte by
-    /// byte; anything else (credentials, other schemes) goes through `URL`.
+    /// `http(s)://host[:port]/path?query#fragment` is read in place
+    /// (``URLAuthority/locate(url:)``); anything else (credentials, escapes
+    /// in the authority, other schemes) goes through `URL`.
     static func of(urlText: String) -> String? {
         var text = urlText
         let key = text.withUTF8 { bytes -> String? in
-            // "http://" or "https://", in any case.
-            guard bytes.count > 7, bytes[0] | 0x20 == UInt8(ascii: "h"), bytes[1] | 0x20 == UInt8(ascii: "t"),
-                  bytes[2] | 0x20 == UInt8(ascii: "t"), bytes[3] | 0x20 == UInt8(ascii: "p") else { return nil }
-            let index = bytes[4] | 0x20 == UInt8(ascii: "s") ? 5 : 4
-            guard index + 3 <= bytes.count, bytes[index] == UInt8(ascii: ":"),
-                  bytes[index + 1] == UInt8(ascii: "/"), bytes[index + 2] == UInt8(ascii: "/") else { return nil }
-            let defaultPort = index == 5 ? 443 : 80
-            let authorityStart = index + 3
-            var authorityEnd = authorityStart
-            while authorityEnd < bytes.count {
-                let byte = bytes[authorityEnd]
-                if byte == UInt8(ascii: "/") || byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { break }
-                // Credentials and escapes: left to Foundation.
-                if byte == UInt8(ascii: "@") || byte == UInt8(ascii: "%") { return nil }
-                authorityEnd += 1
-            }
-            guard authorityEnd > authorityStart else { return nil }
-            var uriEnd = authorityEnd
+            let located = URLAuthority.locate(url: bytes)
+            let scheme = UnsafeBufferPointer(rebasing: bytes[located.scheme])
+            guard scheme.count == 4 || scheme.count == 5, let defaultPort = URLAuthority.defaultPort(ofScheme: scheme),
+                  !located.authority.isEmpty,
+                  !bytes[located.authority].contains(where: { $0 == UInt8(ascii: "@") || $0 == UInt8(ascii: "%") })
+            else { return nil }
+            var uriEnd = located.authority.upperBound
             while uriEnd < bytes.count, bytes[uriEnd] != UInt8(ascii: "#") { uriEnd += 1 }
-            return of(authority: UnsafeBufferPointer(rebasing: bytes[authorityStart ..< authorityEnd]),
-                      uri: UnsafeBufferPointer(rebasing: bytes[authorityEnd ..< uriEnd]), defaultPort: defaultPort)
+            return of(authority: UnsafeBufferPointer(rebasing: bytes[located.authority]),
+                      uri: UnsafeBufferPointer(rebasing: bytes[located.authority.upperBound ..< uriEnd]), defaultPort: defaultPort)
         }
         return key ?? URL(string: urlText).flatMap(of)
     }

@@ -103,7 +103,7 @@ final class ChannelExchange: @unchecked Sendable {
         let taken = flow.recording.respond(replacing: true) { recorder in
             let headers = head.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
             let event = recorder.received(statusCode: Int(head.status.code), headers: headers,
-                                          mimeType: mimeType(of: head.headers.first(name: "content-type")))
+                                          mimeType: MediaType.essence(of: head.headers.first(name: "content-type")))
             if decodes {
                 let coding = head.headers.first(name: "content-encoding")?.lowercased()
                 recorder.responseBodyIsDecoded = coding == "gzip" || coding == "deflate"
@@ -219,15 +219,10 @@ final class ChannelExchange: @unchecked Sendable {
         return bytes[colon...].starts(with: "://".utf8)
     }
 
-    /// Whether the agent's patterns let `target` through; its host is worked
-    /// out of the key only when there are patterns.
+    /// Whether the agent's patterns let `target` through; its host is read
+    /// (the one URL rule, ``URLAuthority``) only when there are patterns.
     private func shouldCapture(_ target: (url: String, key: String)) -> Bool {
-        guard client.capturesEverything else {
-            let key = target.key.utf8
-            let slash = key.firstIndex(of: UInt8(ascii: "/")) ?? key.endIndex
-            let colon = key[..<slash].lastIndex(of: UInt8(ascii: ":")) ?? slash
-            return client.shouldCapture(host: String(target.key[..<colon]), url: target.url)
-        }
+        guard client.capturesEverything else { return client.shouldCapture(host: URLAuthority(url: target.url).host, url: target.url) }
         return client.agent.isCapturing
     }
 

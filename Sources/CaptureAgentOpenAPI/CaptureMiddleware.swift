@@ -172,7 +172,7 @@ struct OpenAPIFlow: Sendable {
     func received(_ response: HTTPResponse) {
         flow.respond { recorder in
             recorder.received(statusCode: response.status.code, headers: response.headerFields.headers,
-                              mimeType: mimeType(of: response.headerFields[.contentType]))
+                              mimeType: MediaType.essence(of: response.headerFields[.contentType]))
         }
     }
 

@@ -85,7 +85,7 @@ final class VaporClientFlows: Sendable {
         let fields = response.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
         flow.recording.respond { recorder in
             let event = recorder.received(statusCode: Int(response.status.code), headers: fields,
-                                          mimeType: mimeType(of: response.headers.first(name: "Content-Type")))
+                                          mimeType: MediaType.essence(of: response.headers.first(name: "Content-Type")))
             response.body?.withUnsafeReadableBytes { recorder.receivedBody($0) }
             return event
         }

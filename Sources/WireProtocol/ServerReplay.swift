@@ -65,7 +65,7 @@ public struct ServerReplayKey: Sendable, Equatable, Hashable {
         guard let parts = URLComponents(string: url), let scheme = parts.scheme?.lowercased() else { return nil }
         var text = method.uppercased() + "\n" + scheme + "\n"
         if !options.ignoreHost {
-            let port = parts.port ?? (scheme == "https" || scheme == "wss" ? 443 : 80)
+            let port = parts.port ?? URLAuthority.defaultPort(ofScheme: scheme) ?? 80
             text += (parts.host ?? "").lowercased() + ":" + String(port)
         }
         text += "\n" + (parts.percentEncodedPath.isEmpty ? "/" : parts.percentEncodedPath) + "\n"

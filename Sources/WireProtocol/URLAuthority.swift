@@ -33,12 +33,16 @@ package struct URLAuthority: Sendable, Hashable {
         package var host: Range<Int>
         /// The port written, nil when none.
         package var port: Int?
+        /// The whole authority, credentials included: where a user name,
+        /// password or escape would be, and where the path begins (its end).
+        package var authority: Range<Int>
 
         @usableFromInline
-        init(scheme: Range<Int>, host: Range<Int>, port: Int?) {
+        init(scheme: Range<Int>, host: Range<Int>, port: Int?, authority: Range<Int>) {
             self.scheme = scheme
             self.host = host
             self.port = port
+            self.authority = authority
         }
     }
 
@@ -94,9 +98,10 @@ package struct URLAuthority: Sendable, Hashable {
         while end < url.count, url[end] != UInt8(ascii: "/"), url[end] != UInt8(ascii: "?"), url[end] != UInt8(ascii: "#") {
             end += 1
         }
+        let authority = start ..< end
         if let at = url[start ..< end].lastIndex(of: UInt8(ascii: "@")) { start = at + 1 }
         let (host, port) = locate(authority: UnsafeBufferPointer(rebasing: url[start ..< end]))
-        return Located(scheme: scheme, host: (host.lowerBound + start) ..< (host.upperBound + start), port: port)
+        return Located(scheme: scheme, host: (host.lowerBound + start) ..< (host.upperBound + start), port: port, authority: authority)
     }
 
     /// Finds host and port in `host[:port]` or `[v6][:port]` bytes (nothing

@@ -32,4 +32,23 @@ final class MediaTypeTests: XCTestCase {
         XCTAssertTrue(MediaType("multipart/mixed; boundary=x").isMultipart)
         XCTAssertFalse(MediaType("text/plain; profile=json").isJSON, "a parameter names no syntax")
     }
+
+    /// `essence(of:)` lowers ASCII by itself, byte by byte (every response
+    /// runs it); it must give what trimming and `lowercased()` give, for
+    /// every shape of `Content-Type`.
+    func testTheEssenceReadByteByByteIsWhatTrimmingAndLowercasingGive() {
+        func reference(_ value: String) -> String {
+            let type = value.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? ""
+            return type.trimmingCharacters(in: CharacterSet(charactersIn: " \t")).lowercased()
+        }
+        let values = [
+            "text/html; charset=utf-8", "Application/JSON", "  TEXT/Plain  ;q=1", "\timage/PNG\t", "", ";", "  ",
+            "multipart/form-data; boundary=ABC", "application/vnd.API+JSON", "text/ÄÖÜ; x", "ÉCRIT/Texte",
+            "application/json;", "a/b ; c", "Z/@[`{",
+        ]
+        for value in values {
+            XCTAssertEqual(MediaType.essence(of: value), reference(value), "\(value.debugDescription)")
+        }
+        XCTAssertNil(MediaType.essence(of: nil))
+    }
 }

@@ -57,7 +57,7 @@ package final class WebSocketRecording: Sendable {
     /// connection was upgraded, else the refusal the server sent (the flow
     /// then ends with it, ``refused()``).
     package func upgraded(statusCode: Int, headers: [HTTPHeader]) {
-        flow.respond { $0.received(statusCode: statusCode, headers: headers, mimeType: mimeType(of: headers.first("Content-Type"))) }
+        flow.respond { $0.received(statusCode: statusCode, headers: headers, mimeType: MediaType.essence(of: headers.first("Content-Type"))) }
     }
 
     /// One message, ping, pong or close went `direction` (`.request`: from

@@ -290,7 +290,7 @@ package struct ControlledFlow: Sendable {
             guard edited else { break }
             recording.update { recorder in
                 recorder.replaceResponse(statusCode: response.statusCode, headers: response.headers,
-                                         mimeType: mimeType(of: response.headers.first("Content-Type")), body: response.body)
+                                         mimeType: MediaType.essence(of: response.headers.first("Content-Type")), body: response.body)
                 if let changes { recorder.setChanges(changes, afterStart: true) }
             }
         }

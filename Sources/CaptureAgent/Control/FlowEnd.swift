@@ -57,7 +57,7 @@ extension FlowRecording {
         requestEnded()
         respond { recorder in
             let event = recorder.received(statusCode: response.statusCode, headers: response.headers,
-                                          mimeType: mimeType(of: response.headers.first("Content-Type")))
+                                          mimeType: MediaType.essence(of: response.headers.first("Content-Type")))
             response.body.withUnsafeBytes { recorder.receivedBody($0) }
             return event
         }

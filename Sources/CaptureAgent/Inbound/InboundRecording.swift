@@ -69,7 +69,7 @@ package final class InboundRecording: Sendable {
     /// this response head; sends `flowResponse`.
     package func responded(statusCode: Int, headers: [HTTPHeader]) {
         flow.respond(endingRequest: true) { recorder in
-            recorder.received(statusCode: statusCode, headers: headers, mimeType: mimeType(of: headers.first("Content-Type")))
+            recorder.received(statusCode: statusCode, headers: headers, mimeType: MediaType.essence(of: headers.first("Content-Type")))
         }
     }
 

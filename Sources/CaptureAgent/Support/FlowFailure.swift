@@ -36,10 +36,3 @@ package enum FlowFailure {
     /// whose cancellation carries no error of its own.
     package static let killed = FlowError(domain: "CaptureAgent", code: 0, message: "killed at a breakpoint")
 }
-
-/// The MIME type of a `Content-Type` value, as every adapter records it
-/// in a response's `mimeType`: `text/html; charset=utf-8` → `text/html`
-/// (``MediaType/essence(of:)``).
-package func mimeType(of contentType: String?) -> String? {
-    MediaType.essence(of: contentType)
-}
