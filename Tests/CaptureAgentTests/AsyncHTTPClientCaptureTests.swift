@@ -4,6 +4,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
+import TestSupport
 import WireProtocol
 import XCTest
 @testable import CaptureAgent
@@ -401,7 +402,7 @@ final class AsyncHTTPClientCaptureTests: AgentTestCase, @unchecked Sendable {
                 while sampling.current {
                     let now = residentBytes()
                     peak.withLock { $0 = max($0, now) }
-                    usleep(5_000)
+                    paceThread(.milliseconds(5))
                 }
             }
             sampler.start()

@@ -57,7 +57,7 @@ final class BaselineEndToEndTests: XCTestCase, @unchecked Sendable {
                                 body: .init(byteBuffer: ByteBuffer(string: #"{"id":"\#(id)","\#(who)":"Ada","total":12.5}"#)))
             }
             router.get("search") { _, _ -> String in
-                try await Task.sleep(for: .milliseconds(regressions.slowSearch ? 300 : 5))
+                try await pace(.milliseconds(regressions.slowSearch ? 300 : 5))
                 return "[]"
             }
             router.get("items/:id") { _, context -> String in "item \(context.parameters.get("id") ?? "?")" }

@@ -77,7 +77,7 @@ final class BreakpointTests: XCTestCase, @unchecked Sendable {
     /// after the moment in question, on the same session, matching no
     /// breakpoint, and answered. A request that was let through at that
     /// moment would have reached the server before the probe was even sent,
-    /// so this proves the window passed where a sleep would only hope so.
+    /// so this proves the window passed where a timed pause would only hope so.
     private func requestsBesidesAProbe(on session: URLSession) -> [String] {
         let probe = "/slow/0?probe"
         let (_, box, done) = send(URLRequest(url: server.url(probe)), on: session)

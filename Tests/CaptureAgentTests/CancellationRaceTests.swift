@@ -3,6 +3,7 @@ import Foundation
 import FoundationNetworking
 #endif
 import XCTest
+import TestSupport
 @testable import CaptureAgent
 
 /// Cancelling a task, invalidating its session or stopping the agent at the
@@ -81,7 +82,7 @@ final class CancellationRaceTests: AgentTestCase, @unchecked Sendable {
             // Not a wait for a condition: 0 to 3 ms spreads the invalidation
             // over the tasks' lives (before the request, on the wire, as the
             // response completes), which is the race under test.
-            usleep(useconds_t((round * 131) % 3000))
+            paceThread(.microseconds((round * 131) % 3000))
             session.invalidateAndCancel()
             endings.assertEveryTaskEnded(within: 30)
             XCTAssertEqual(invalidation.done.wait(timeout: .now() + 10), .success, "round \(round): the session never became invalid")

@@ -56,7 +56,7 @@ final class FaultInjectionTests: ListenerTestCase {
         // Two windows no event can end: nothing says the kernel's buffers are
         // full (the senders' counts stop changing, which is what is checked
         // next), and a listener that still read would show only as senders
-        // that gain. So these stay sleeps, long against a loopback write.
+        // that gain. So these two stay fixed windows, long against a loopback write.
         usleep(300_000)
         let stalledAt = written.withLockedValue { $0 }
         let heldEvents = inbox.count, heldBytes = inbox.byteCount
@@ -356,7 +356,7 @@ final class FaultInjectionTests: ListenerTestCase {
             for byte in frame {
                 guard (try? agent.send([byte])) != nil else { break }
                 dripped.withLockedValue { $0 += 1 }
-                usleep(100_000)  // the drip itself, not a wait
+                paceThread(.milliseconds(100))  // the drip itself
             }
             closedByListener.withLockedValue { $0 = agent.waitForClose() }
         }
@@ -393,13 +393,13 @@ final class FaultInjectionTests: ListenerTestCase {
         let encoder = FrameEncoder()
         for byte in try encoder.encode(.hello(ListenerTesting.hello("Slow"))) {
             try agent.send([byte])
-            usleep(5_000)  // the slow hello itself, not a wait
+            paceThread(.milliseconds(5))  // the slow hello itself
         }
         guard case .connected(let id, let hello, _)? = inbox.collect(count: 1).first else { return XCTFail("not accepted") }
         XCTAssertEqual(hello.appName, "Slow")
         for byte in try encoder.encode(Self.flow("slow")) {
             try agent.send([byte])
-            usleep(2_000)  // the slow message itself
+            paceThread(.milliseconds(2))  // the slow message itself
         }
         XCTAssertEqual(inbox.collect(count: 1), [.message(id, Self.flow("slow"))])
     }

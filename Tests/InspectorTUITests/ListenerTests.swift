@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import NIOConcurrencyHelpers
+import TestSupport
 import WireProtocol
 import XCTest
 
@@ -551,7 +552,7 @@ final class ListenerTests: ListenerTestCase {
         Thread.detachNewThread {
             // Not a wait for a condition: the post is meant to come while
             // `wait` blocks, and nothing is asserted on the delay.
-            Thread.sleep(forTimeInterval: 0.05)
+            paceThread(.milliseconds(50))
             inbox.post(event)
         }
         XCTAssertEqual(inbox.wait(timeout: .seconds(5)), [event])

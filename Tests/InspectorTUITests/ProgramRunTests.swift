@@ -38,7 +38,7 @@ final class ProgramRunTests: XCTestCase {
     }
 
     func testAProgramThatOutlivesItsTimeoutIsKilled() throws {
-        let run = try ProgramRun.collect(["/bin/sleep", "600"], timeout: 0.2)
+        let run = try ProgramRun.collect(["/usr/bin/tail", "-f", "/dev/null"], timeout: 0.2)
         XCTAssertTrue(run.timedOut)
         XCTAssertEqual(run.status, -1, "ended by a signal")
         XCTAssertNotEqual(kill(run.processID, 0), 0, "reaped")

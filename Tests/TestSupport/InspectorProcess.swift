@@ -134,12 +134,12 @@ public final class InspectorProcess: @unchecked Sendable {
     /// Polls until `condition` gives a value, while it runs; gives up (and
     /// throws) after a minute, a bound for a broken build, not a speed target.
     public func waitFor<T>(_ what: String, _ condition: () -> T?) throws -> T {
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            if let value = condition() { return value }
-            guard process.isRunning else { break }
-            usleep(20_000)
+        // The outer optional ends the polling: a value, or nil once the process has exited.
+        let outcome = poll(timeout: 60, every: 0.02) { () -> T?? in
+            if let value = condition() { return .some(value) }
+            return process.isRunning ? nil : .some(nil)
         }
+        if let value = outcome ?? nil { return value }
         throw WaitError(description: "gave up waiting for \(what); stderr: \(errorOutput)")
     }
 

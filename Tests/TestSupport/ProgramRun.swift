@@ -103,12 +103,11 @@ public enum ProgramRun {
             while waitpid(pid, &status, 0) == -1, errno == EINTR {}
             return (status, false)
         }
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
+        let reaped = poll(timeout: timeout, every: 0.02) { () -> Bool? in
             let reaped = waitpid(pid, &status, WNOHANG)
-            if reaped == pid || (reaped == -1 && errno != EINTR) { return (status, false) }
-            usleep(20_000)
+            return reaped == pid || (reaped == -1 && errno != EINTR) ? true : nil
         }
+        if reaped == true { return (status, false) }
         kill(pid, SIGKILL)
         while waitpid(pid, &status, 0) == -1, errno == EINTR {}
         return (status, true)

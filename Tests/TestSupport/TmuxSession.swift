@@ -108,28 +108,33 @@ public final class TmuxSession {
     /// few reads if it keeps changing (a live list).
     @discardableResult
     public func waitFor(_ text: String, timeout: TimeInterval = 15, where condition: (String) -> Bool = { _ in true }) throws -> String {
-        let deadline = Date().addingTimeInterval(timeout)
         var screen = ""
-        while Date() < deadline {
+        let found = poll(timeout: timeout, every: 0.05) { () -> String? in
             screen = capture()
-            if screen.contains(text), condition(screen) { return settled(screen) { $0.contains(text) && condition($0) } }
-            usleep(50_000)
+            return screen.contains(text) && condition(screen) ? screen : nil
         }
-        throw Failure(description: "'\(text)' did not appear within \(timeout)s. Screen:\n\(screen)")
+        guard let found else { throw Failure(description: "'\(text)' did not appear within \(timeout)s. Screen:\n\(screen)") }
+        return settled(found) { $0.contains(text) && condition($0) }
     }
 
     /// The screen once it reads the same twice 50 ms apart (at most four
     /// more reads), as long as it still `matches`; else the last that did.
     private func settled(_ screen: String, matching matches: (String) -> Bool) -> String {
         var last = screen
-        for _ in 0..<4 {
-            usleep(50_000)
+        var attempts = 0
+        // Up to four more reads, each 50 ms after the one before: one that
+        // no longer matches ends it with the last that did.
+        let settled = poll(timeout: 0.3, every: 0.05) { () -> String? in
+            attempts += 1
+            guard attempts > 1 else { return nil }
+            guard attempts <= 5 else { return last }
             let next = capture()
             guard matches(next) else { return last }
             if next == last { return next }
             last = next
+            return nil
         }
-        return last
+        return settled ?? last
     }
 
     /// How the process ended.
@@ -146,18 +151,16 @@ public final class TmuxSession {
 
     /// Waits for the process to end.
     public func waitForExit(timeout: TimeInterval = 10) throws -> Exit {
-        let deadline = Date().addingTimeInterval(timeout)
         let pid = processID
-        while Date() < deadline {
+        let exit = poll(timeout: timeout, every: 0.05) { () -> Exit? in
             let fields = (try? run(["display-message", "-p", "-t", name, "#{pane_dead}:#{pane_dead_status}:#{pane_dead_signal}"])) ?? ""
             let parts = fields.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ":", omittingEmptySubsequences: false)
-            if parts.count == 3, parts[0] == "1" {
-                if let status = Int32(parts[1]) { return .status(status) }
-                if let signal = Int32(parts[2]) { return .signal(signal) }
-                if pid > 0, Self.hasExited(pid) { return .unknown }
-            }
-            usleep(50_000)
+            guard parts.count == 3, parts[0] == "1" else { return nil }
+            if let status = Int32(parts[1]) { return .status(status) }
+            if let signal = Int32(parts[2]) { return .signal(signal) }
+            return pid > 0 && Self.hasExited(pid) ? .unknown : nil
         }
+        if let exit { return exit }
         throw Failure(description: "netinspect did not exit within \(timeout)s. Screen:\n\(capture())")
     }
 

@@ -4,6 +4,7 @@ import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOSSL
+import TestSupport
 import WireProtocol
 import XCTest
 @testable import CaptureAgent
@@ -125,7 +126,7 @@ func performAHC(
                     outcome.body.append(contentsOf: chunk.readableBytesView)
                     switch reading {
                     case .whole: break
-                    case .slowly(let pause): try await Task.sleep(for: pause)
+                    case .slowly(let pause): try await pace(pause)
                     case .cancelAfter(let bytes):
                         if outcome.body.count >= bytes { withUnsafeCurrentTask { $0?.cancel() } }
                     }

@@ -4,6 +4,7 @@
 import Foundation
 import GRPCCore
 import ProtobufWire
+import TestSupport
 
 // The service of Tests/Protos/echo.proto, written by hand: its messages are
 // real protobuf bytes (encoded and read with ProtobufWire), so the viewer's
@@ -131,7 +132,7 @@ final class EchoService: RegistrableRPCService, Sendable {
             case "fail":
                 throw RPCError(code: .notFound, message: "no such echo", metadata: ["x-reason": "test"])
             case "slow":
-                for _ in 0..<50 where !context.cancellation.isCancelled { try? await Task.sleep(for: .milliseconds(20)) }
+                for _ in 0..<50 where !context.cancellation.isCancelled { try? await pace(.milliseconds(20)) }
             case "relay":
                 try await self.relay?()
             default: break

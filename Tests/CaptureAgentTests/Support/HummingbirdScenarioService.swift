@@ -6,6 +6,7 @@ import HTTPTypes
 import Hummingbird
 import Logging
 import NIOCore
+import TestSupport
 
 /// The scenario routes (``InboundFramework``) in a Hummingbird 2 service,
 /// plus any a test adds with `routes`, and `GET /slow`: 200 and a body that
@@ -63,7 +64,7 @@ final class HummingbirdScenarioService: InboundService {
             return Response(status: .ok, body: ResponseBody { writer in
                 for _ in 0..<200 {
                     try await writer.write(ByteBuffer(repeating: 0x61, count: 64 * 1024))
-                    try await Task.sleep(for: .milliseconds(20))
+                    try await pace(.milliseconds(20))
                 }
                 try await writer.finish(nil)
             })
