@@ -334,7 +334,7 @@ final class AsyncHTTPClientCaptureTests: AgentTestCase, @unchecked Sendable {
         XCTAssertEqual(configuration.redacting(URL(string: "http://user:pw@127.0.0.1:8080/x?y=1")!), "http://%3Credacted%3E@127.0.0.1:8080/x?y=1")
         XCTAssertEqual(configuration.redacting(URL(string: "https://key@example.com/")!), "https://%3Credacted%3E@example.com/")
         XCTAssertEqual(configuration.redacting(URL(string: "https://example.com/a")!), "https://example.com/a")
-        let recorder = FlowRecorder(method: "GET", url: URL(string: "http://u:secret@h/p")!, headers: [], sessionID: 1, taskID: 1,
+        let recorder = FlowRecorder(method: "GET", url: "http://u:secret@h/p", headers: [], sessionID: 1, taskID: 1,
                                     configuration: configuration, clock: .system)
         guard case .flowStarted(let log) = recorder.started() else { return XCTFail("not a flowStarted") }
         XCTAssertFalse(log.request.url.contains("secret"))

@@ -23,7 +23,7 @@ extension FlowRecorder {
         self.init(
             id: id,
             method: urlRequest.httpMethod ?? "GET",
-            url: urlRequest.url,
+            redactedURL: urlRequest.url.map(configuration.redacting) ?? "",
             headers: Self.requestHeaders(urlRequest.allHTTPHeaderFields ?? [:], additional: additionalHeaders),
             sessionID: sessionID,
             taskID: taskID,

@@ -61,25 +61,10 @@ package struct FlowRecorder {
     /// names one (what URLSession flows start with; the other clients say).
     package var responseBodyIsDecoded: Bool? = false
 
-    /// A flow for a request described by plain values; `headers` as the app
-    /// set them, in order. The URL and headers are redacted here.
-    package init(
-        id: FlowID = FlowID(),
-        method: String,
-        url: URL?,
-        headers: [HTTPHeader],
-        sessionID: Int,
-        taskID: Int,
-        configuration: CaptureAgent.Configuration,
-        clock: FlowClock,
-        start: FlowClock.Start? = nil
-    ) {
-        self.init(id: id, method: method, redactedURL: url.map(configuration.redacting) ?? "", headers: headers,
-                  sessionID: sessionID, taskID: taskID, configuration: configuration, clock: clock, start: start)
-    }
-
-    /// The same, for a URL given as text (redacted here too: parsed only
-    /// when it has a query or credentials to redact).
+    /// A flow for a request described by plain values (``FlowStart``
+    /// describes it for the adapters); `headers` as the app set them, in
+    /// order. The URL (parsed only when it has a query or credentials to
+    /// redact) and the headers are redacted here.
     package init(
         id: FlowID = FlowID(),
         method: String,
@@ -95,7 +80,8 @@ package struct FlowRecorder {
                   sessionID: sessionID, taskID: taskID, configuration: configuration, clock: clock, start: start)
     }
 
-    private init(
+    /// The same, for a URL redacted already (URLSession's, from a `URL`).
+    init(
         id: FlowID,
         method: String,
         redactedURL: String,
