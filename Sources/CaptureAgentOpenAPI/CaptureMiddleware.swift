@@ -34,10 +34,8 @@ import WireProtocol
 public struct CaptureMiddleware: ClientMiddleware {
     /// The agent whose configuration and stream the flows go to.
     public let agent: CaptureAgent
-    private let clientID: Int
-
-    /// Numbers this middleware's flows (`NetworkLog.taskID`).
-    private let flowNumbers = Counter()
+    /// This middleware's number among the agent's clients, and its flows'.
+    private let numbering: FlowNumbering
 
     /// Creates a middleware recording into `agent`.
     ///
@@ -46,7 +44,7 @@ public struct CaptureMiddleware: ClientMiddleware {
     /// ```
     public init(agent: CaptureAgent) {
         self.agent = agent
-        self.clientID = agent.nextSessionID()
+        numbering = FlowNumbering(agent: agent)
     }
 
     /// Records the exchange of one operation; see the type's documentation.
@@ -109,7 +107,7 @@ public struct CaptureMiddleware: ClientMiddleware {
     /// The flow of one operation, as it starts.
     private func flowStart(for outgoing: Outgoing, operationID: String) -> FlowStart {
         var start = FlowStart(method: outgoing.request.method.rawValue, url: outgoing.url.absoluteString,
-                              headers: outgoing.request.headerFields.headers, sessionID: clientID, taskID: flowNumbers.next())
+                              headers: outgoing.request.headerFields.headers, numbering: numbering)
         start.source = CaptureSource(client: .openAPI, operationID: operationID)
         start.parentID = CaptureAgent.currentInboundFlowID   // the middleware runs on the caller's task
         return start

@@ -26,7 +26,7 @@ extension Application.Clients.Provider {
     /// configuration with `CaptureAgentAsyncHTTPClient`, or each call shows twice.
     public static func captured(by agent: CaptureAgent) -> Self {
         .init { app in
-            let flows = VaporClientFlows(agent: agent, sessionID: agent.nextSessionID())
+            let flows = VaporClientFlows(agent: agent)
             app.clients.use { app in
                 CapturedClient(flows: flows, http: app.http.client.shared, configuration: app.http.client.configuration,
                                eventLoop: app.eventLoopGroup.next(),

@@ -14,12 +14,12 @@ import WireProtocol
 /// carried out here in Vapor's terms.
 final class VaporClientFlows: Sendable {
     let agent: CaptureAgent
-    private let sessionID: Int
-    private let flowNumbers = Counter()
+    /// The application's client among the agent's clients, and its flows.
+    private let numbering: FlowNumbering
 
-    init(agent: CaptureAgent, sessionID: Int) {
+    init(agent: CaptureAgent) {
         self.agent = agent
-        self.sessionID = sessionID
+        numbering = FlowNumbering(agent: agent)
     }
 
     /// Sends `request` through `client`, recorded; `parent` is the inbound
@@ -40,8 +40,7 @@ final class VaporClientFlows: Sendable {
 
     func record(_ app: ExchangeRequest, parent: FlowID?, origin: ReplayOrigin?, deadline: NIODeadline?,
                 through client: CapturedClient) async throws -> ClientResponse {
-        var start = FlowStart(method: app.method, url: app.url.absoluteString, headers: app.headers,
-                              sessionID: sessionID, taskID: flowNumbers.next())
+        var start = FlowStart(method: app.method, url: app.url.absoluteString, headers: app.headers, numbering: numbering)
         start.source = CaptureSource(client: .vaporClient)
         start.parentID = parent
         start.requestBody = app.body

@@ -54,6 +54,11 @@ package struct FlowStart: Sendable {
         self.taskID = taskID
     }
 
+    /// The next exchange of a client or server numbered by `numbering`.
+    package init(method: String, url: String, headers: [HTTPHeader], numbering: FlowNumbering) {
+        self.init(method: method, url: url, headers: headers, sessionID: numbering.sessionID, taskID: numbering.nextTaskID())
+    }
+
     /// The same start, for the request as the viewer's control sends it
     /// (rules applied), with what the control changed.
     func sending(_ request: ExchangeRequest?, changes: FlowChanges?) -> FlowStart {
