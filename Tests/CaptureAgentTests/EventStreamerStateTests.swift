@@ -228,18 +228,23 @@ final class EventStreamerStateTests: XCTestCase {
         XCTAssertEqual(state.phase, .stopped)
     }
 
-    func testAStopDuringAnAttemptThatFailsEndsTheWriter() {
+    /// A state whose first attempt is under way when the app stops the agent.
+    private func stoppedDuringTheAttempt() -> EventStreamerState {
         var state = fresh()
-        _ = state.writerStarted()
+        XCTAssertEqual(state.writerStarted(), .connect)
         state.stopRequested(now: 0, timeout: 1)
+        XCTAssertEqual(state.phase, .stopping(deadline: second, socket: nil))
+        return state
+    }
+
+    func testAStopDuringAnAttemptThatFailsEndsTheWriter() {
+        var state = stoppedDuringTheAttempt()
         XCTAssertEqual(state.connectFailed(), .exit)
         XCTAssertEqual(state.phase, .stopped)
     }
 
     func testAStopDuringAnAttemptThatConnectsLetsTheSocketGoWithoutAHello() {
-        var state = fresh()
-        _ = state.writerStarted()
-        state.stopRequested(now: 0, timeout: 1)
+        var state = stoppedDuringTheAttempt()
         XCTAssertEqual(state.connected(), .abandon(then: .exit))
         XCTAssertEqual(state.phase, .stopped)
         XCTAssertEqual(state.currentStatistics.connections, 0)
