@@ -3,8 +3,9 @@ import WireProtocol
 import XCTest
 @testable import CaptureAgent
 
-/// When the agent's writer writes, waits, checks on the viewer, closes and
-/// reconnects: ``WriterSchedule`` driven with queues and times, no socket.
+/// When the agent's writer writes, waits, checks on the viewer and closes:
+/// ``WriterSchedule`` driven with queues and times, no socket. (Reconnecting
+/// is ``EventStreamerState``'s: `EventStreamerStateTests`.)
 final class WriterScheduleTests: XCTestCase {
     private let timing = Timing(startedAt: Date(timeIntervalSince1970: 1_700_000_000))
     private let millisecond: UInt64 = 1_000_000
@@ -190,13 +191,6 @@ final class WriterScheduleTests: XCTestCase {
     }
 
     // MARK: Reconnecting
-
-    func testFailedAttemptsBackOffDoublingToTwoSecondsAndAConnectionStartsAgainFromTheFirst() {
-        var schedule = WriterSchedule()
-        XCTAssertEqual((0 ..< 7).map { _ in schedule.connectFailed() }, [0.1, 0.2, 0.4, 0.8, 1.6, 2, 2])
-        schedule.connected(reportedDrops: 0)
-        XCTAssertEqual(schedule.connectFailed(), 0.1)
-    }
 
     func testAReconnectionAfterTheViewerWentAwayStartsIdleWithoutAStaleCheck() {
         var schedule = connectedSchedule(idle: true)

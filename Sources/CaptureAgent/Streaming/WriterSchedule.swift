@@ -1,10 +1,12 @@
 import Foundation
 import WireProtocol
 
-/// When the agent's writer thread writes, waits and reconnects, as a value
-/// that does no I/O and never waits. ``EventStreamer``'s writer loop asks
-/// it what to do next, under the lock that guards the queue, and carries
-/// that out (the shape of `ExchangeControl`):
+/// When the agent's writer thread writes, waits and closes while it serves a
+/// connection, as a value that does no I/O and never waits.
+/// ``EventStreamerState`` holds it for the serving phase (connecting and
+/// reconnecting are its own); ``EventStreamer``'s writer loop asks it what
+/// to do next, under the lock that guards the queue, and carries that out
+/// (the shape of `ExchangeControl`):
 ///
 /// ```swift
 /// var schedule = WriterSchedule()
@@ -30,8 +32,6 @@ import WireProtocol
 ///   writer reads what the viewer sent, and so learns that it went away.
 /// - **Stopping**: everything queued is written until the stop deadline,
 ///   without waiting for folds; then the connection closes.
-/// - **Reconnecting**: a failed attempt waits ``initialBackoff``, doubling
-///   to ``maximumBackoff``; a connection made starts again from the first.
 /// - **Status**: a `status` frame goes with the next write whenever the
 ///   cumulative drop count changed since the last one reported.
 struct WriterSchedule {
@@ -71,11 +71,7 @@ struct WriterSchedule {
     /// The inspector shows a flow up to this much later.
     static let foldWindowNanoseconds: UInt64 = 5_000_000
     static let idleCheckInterval: TimeInterval = 0.2
-    static let initialBackoff: TimeInterval = 0.1
-    static let maximumBackoff: TimeInterval = 2
 
-    /// The delay before the next connection attempt, if this one fails.
-    private var backoff = Self.initialBackoff
     /// The writer found the queue empty: the next event wakes it from idle.
     private var isIdle = false
     /// The last wait for events timed out.
@@ -85,15 +81,8 @@ struct WriterSchedule {
 
     // MARK: - Connections
 
-    /// A connection attempt failed: how long to wait before the next.
-    mutating func connectFailed() -> TimeInterval {
-        defer { backoff = min(backoff * 2, Self.maximumBackoff) }
-        return backoff
-    }
-
     /// A connection was made, and its first `status` reported `reportedDrops`.
     mutating func connected(reportedDrops: Int) {
-        backoff = Self.initialBackoff
         isIdle = false
         idleCheckDue = false
         self.reportedDrops = reportedDrops
