@@ -190,18 +190,32 @@ let package = Package(
         // headers sit in the default include path anyway.
         .systemLibrary(name: "CNCursesW", providers: [.apt(["libncursesw5-dev"])]),
 
-        // Everything of the inspector that is plain Swift or SwiftNIO: store,
-        // filter language, state, reducer, keymap, rendering to a cell grid,
-        // and the listener. No ncurses here, so tests and benchmarks link it.
+        // The receiving side of netinspect: the agents' listener (SwiftNIO),
+        // the bounded `Inbox` it and the OTLP receiver post to, and the names
+        // of where flows come from (`ConnectionID`, `PeerAddress.of`).
+        .target(
+            name: "InspectorIngest",
+            dependencies: [
+                "WireProtocol",
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Viewer"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Viewer"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Viewer"])),
+            ]
+        ),
+
+        // Everything of the inspector that is plain Swift: store, state,
+        // reducer, keymap, rendering to a cell grid, export, the headless
+        // formats; it folds what the inbox hands it. No ncurses and no
+        // sockets here, so tests and benchmarks link it.
         .target(
             name: "InspectorCore",
             dependencies: [
                 "WireProtocol",
                 "FlowFilter",
+                // `InboxEvent` and `ConnectionID`: what the session folds.
+                "InspectorIngest",
                 // gRPC messages decoded raw or by `--proto` descriptor sets.
                 "ProtobufWire",
-                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Viewer"])),
-                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Viewer"])),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Viewer"])),
             ],
         ),
@@ -216,7 +230,7 @@ let package = Package(
         .target(
             name: "OTLPReceiver",
             dependencies: [
-                "InspectorCore", "ProtobufWire", "WireProtocol", "COpenSSL",
+                "InspectorIngest", "ProtobufWire", "WireProtocol", "COpenSSL",
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Viewer"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Viewer"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Viewer"])),
@@ -230,6 +244,7 @@ let package = Package(
             name: "InspectorTUI",
             dependencies: [
                 "InspectorCore",
+                "InspectorIngest",
                 "OTLPReceiver",
                 "ProtobufWire",
                 "CNCursesW",
@@ -245,7 +260,7 @@ let package = Package(
         .executableTarget(
             name: "NetinspectBench",
             dependencies: [
-                "WireProtocol", "InspectorCore", "CaptureAgent", "CaptureAgentAsyncHTTPClient", "OTLPReceiver",
+                "WireProtocol", "InspectorCore", "InspectorIngest", "CaptureAgent", "CaptureAgentAsyncHTTPClient", "OTLPReceiver",
                 .target(name: "CaptureAgentHummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
@@ -270,7 +285,9 @@ let package = Package(
         .testTarget(
             name: "OTLPReceiverTests",
             dependencies: [
-                "OTLPReceiver", "ProtobufWire", "InspectorCore", "WireProtocol", "CaptureAgent", "TestSupport",
+                "OTLPReceiver", "ProtobufWire", "InspectorIngest", "WireProtocol", "CaptureAgent", "TestSupport",
+                // `Session`, to fold what the receiver posts as the viewer does.
+                "InspectorCore",
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 // Only so the real `netinspect` binary is built before the
@@ -331,6 +348,7 @@ let package = Package(
             name: "InspectorTUITests",
             dependencies: [
                 "InspectorCore",
+                "InspectorIngest",
                 "TestSupport",
                 "InspectorTUI",
                 "WireProtocol",

@@ -1,5 +1,6 @@
 import Foundation
 import InspectorCore
+import InspectorIngest
 import WireProtocol
 
 /// Headless with a command (`netinspect --dump -- COMMAND`), `--fail-on`

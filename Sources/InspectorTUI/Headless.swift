@@ -1,5 +1,6 @@
 import Foundation
 import InspectorCore
+import InspectorIngest
 import WireProtocol
 
 /// `--dump` and `--json`: no terminal UI; one line per finished flow on

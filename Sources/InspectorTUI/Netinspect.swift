@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import InspectorCore
+import InspectorIngest
 import OTLPReceiver
 import ProtobufWire
 import WireProtocol

@@ -1,4 +1,5 @@
 import Foundation
+@testable import InspectorIngest
 import WireProtocol
 import XCTest
 

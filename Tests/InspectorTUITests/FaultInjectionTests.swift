@@ -4,6 +4,7 @@ import Glibc
 import Darwin
 #endif
 import Foundation
+@testable import InspectorIngest
 import NIOConcurrencyHelpers
 import TestSupport
 import WireProtocol

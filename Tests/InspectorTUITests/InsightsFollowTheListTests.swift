@@ -1,6 +1,7 @@
 import FlowFilter
 import Foundation
 @testable import InspectorCore
+import InspectorIngest
 import WireProtocol
 import XCTest
 

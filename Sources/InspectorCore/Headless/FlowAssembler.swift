@@ -1,3 +1,4 @@
+import InspectorIngest
 import WireProtocol
 
 /// Folds listener events into finished flows, for output that wants each

@@ -1,4 +1,5 @@
 import Foundation
+import InspectorIngest
 import WireProtocol
 
 /// `--messages` with `--dump` or `--json`: each server-sent event and

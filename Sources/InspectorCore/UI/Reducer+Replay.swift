@@ -1,4 +1,5 @@
 import Foundation
+import InspectorIngest
 import WireProtocol
 
 /// A request netinspect sends itself (``Effect/send(_:)``), when the app

@@ -1,4 +1,5 @@
 import Foundation
+import InspectorIngest
 import WireProtocol
 
 /// Flows being sent again, many at once (`:replay.client FILTER COUNT

@@ -222,7 +222,7 @@ package final class Inbox: Sendable {
         return true
     }
 
-    /// Puts a server replay in force (``ServerReplaySet/frames()``), or
+    /// Puts a server replay in force (InspectorCore's `ServerReplaySet.frames()`), or
     /// stops it (`[]`): for every agent that accepts control, now and as
     /// it connects, like ``replaceRules(_:)``.
     ///

@@ -22,7 +22,7 @@ package struct ListenerConfiguration: Sendable {
     /// says hello; they hold while its connection lasts.
     package var rules: [TrafficRule] = []
     /// A server replay's book as `serverReplay` frames
-    /// (``ServerReplaySet/frames()``), sent after the rules to every agent
+    /// (InspectorCore's `ServerReplaySet.frames()`), sent after the rules to every agent
     /// that accepts control; empty for none.
     package var serverReplayFrames: [[UInt8]] = []
 
