@@ -245,6 +245,7 @@ let package = Package(
             dependencies: [
                 "InspectorCore",
                 "InspectorIngest",
+                "FlowFilter",
                 "OTLPReceiver",
                 "ProtobufWire",
                 "CNCursesW",
@@ -349,6 +350,7 @@ let package = Package(
             dependencies: [
                 "InspectorCore",
                 "InspectorIngest",
+                "FlowFilter",
                 "TestSupport",
                 "InspectorTUI",
                 "WireProtocol",

@@ -1,3 +1,4 @@
+import FlowFilter
 import Foundation
 @testable import InspectorCore
 import WireProtocol

@@ -1,3 +1,4 @@
+import FlowFilter
 import Foundation
 import InspectorCore
 import InspectorIngest

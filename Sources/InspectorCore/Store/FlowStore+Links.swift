@@ -1,3 +1,4 @@
+import FlowFilter
 import WireProtocol
 
 extension FlowStore {
