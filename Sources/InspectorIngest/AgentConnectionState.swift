@@ -26,8 +26,15 @@ import WireProtocol
 /// socket has closed, whatever closed it: `disconnected` after its hello,
 /// `rejected` before it, or nothing for a connection that closed without
 /// sending a byte (another netinspect checking whether this one is alive,
-/// or a port scan). The last event is decided in ``lastEvent(isShuttingDown:)``
-/// alone, whether the inbox takes it in turn or shutdown posts it.
+/// or a port scan). The last event is decided in
+/// ``lastEvent(of:closedFor:isShuttingDown:)`` alone, whether the inbox takes
+/// it in turn or shutdown posts it.
+///
+/// Its whole life is one ``State``: `silent`, `awaitingHello` (bytes came),
+/// `serving` (the hello accepted), `closing` (we close it), `closed` (the
+/// socket has), `finished` (the last event decided); each case carries what
+/// it needs (the agent and its receipts, the reason, what delivery keeps
+/// back), so no flag can disagree with another.
 ///
 /// Back-pressure: an event the inbox refuses is kept, and the connection is
 /// *parked*: it decodes nothing more and holds back the reads NIO asks for,
@@ -86,54 +93,56 @@ struct AgentConnectionState {
         case none
     }
 
-    private enum Socket {
-        case open
-        /// Closed; the last event is still to be decided.
-        case closed
-        /// The last event has been decided (or there was none).
-        case finished
-    }
-
-    /// An event the inbox has not taken yet.
-    private enum Held {
-        case none
-        /// Refused: the connection is parked until ``resume()``.
-        case parked(InboxEvent, bytes: Int)
-        /// To offer before anything else: resumed, or the accepted hello's `connected`.
-        case due(InboxEvent, bytes: Int)
-    }
-
     private let token: String?
     private var decoder: MessageDecoder
     private(set) var peer = "unknown peer"
-    /// Set once the hello was accepted.
-    private(set) var connection: ConnectionID?
-    /// The agent's hello said it accepts control: it gets the rules.
-    private(set) var acceptsControl = false
-    private var socket = Socket.open
-    /// Why we closed the connection; nil while we have not (open, or the peer closed it).
-    private var closeReason: String?
-    private var receivedBytes = false
-    private var held = Held.none
-    /// NIO asked to read while parked.
-    private var isReadHeld = false
-    /// Events of this connection the UI has taken (the receipt count).
-    private var takenEvents = 0
-    /// A receipt could not be written while the channel was not writable
-    /// (an agent that does not read): the latest count goes when it is.
-    private var isReceiptDue = false
+    private var state = State.silent
 
     init(token: String?, maximumFrameSize: Int) {
         self.token = token
         decoder = MessageDecoder(maximumFrameSize: maximumFrameSize)
     }
 
-    /// Whether frames (receipts, rules, replays) may still be written to the agent.
-    var canWriteToAgent: Bool { socket == .open && closeReason == nil }
+    /// The connection's identifier once its hello was accepted, until it ends.
+    var connection: ConnectionID? {
+        switch state {
+        case .serving(let agent, _): agent.id
+        case .closing(let connection, _, _): connection
+        case .closed(.agent(let id), _, _): id
+        case .silent, .awaitingHello, .closed, .finished: nil
+        }
+    }
 
-    private var isParked: Bool {
-        if case .parked = held { return true }
+    /// The agent's hello said it accepts control, and it is being served: it gets the rules.
+    var acceptsControl: Bool {
+        if case .serving(let agent, _) = state { return agent.acceptsControl }
         return false
+    }
+
+    /// Whether frames (receipts, rules, replays) may still be written to the agent.
+    var canWriteToAgent: Bool {
+        switch state {
+        case .silent, .awaitingHello, .serving: true
+        case .closing, .closed, .finished: false
+        }
+    }
+
+    private var backlog: Backlog {
+        get {
+            switch state {
+            case .silent, .awaitingHello: .none
+            case .serving(_, let backlog), .closing(_, _, let backlog), .closed(_, _, let backlog), .finished(let backlog): backlog
+            }
+        }
+        set {
+            switch state {
+            case .silent, .awaitingHello: precondition(newValue.isEmpty, "nothing is offered before the hello is accepted")
+            case .serving(let agent, _): state = .serving(agent, newValue)
+            case .closing(let connection, let reason, _): state = .closing(connection: connection, reason: reason, newValue)
+            case .closed(let party, let reason, _): state = .closed(party, reason: reason, newValue)
+            case .finished: state = .finished(newValue)
+            }
+        }
     }
 
     // MARK: - Socket events
@@ -145,32 +154,58 @@ struct AgentConnectionState {
 
     /// Bytes were read from the socket.
     mutating func received<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> ReceiveAction {
-        guard closeReason == nil else { return .wait }
-        receivedBytes = receivedBytes || !bytes.isEmpty
+        switch state {
+        case .closing, .closed(_, reason: .some, _), .finished:
+            return .wait
+        case .silent:
+            if !bytes.isEmpty { state = .awaitingHello }
+        case .closed(.silent, nil, let backlog):
+            if !bytes.isEmpty { state = .closed(.stranger, reason: nil, backlog) }
+        case .awaitingHello, .serving, .closed:
+            break
+        }
         decoder.append(contentsOf: bytes)
-        return isParked ? .wait : .deliver
+        return backlog.isParked ? .wait : .deliver
     }
 
     mutating func readRequested() -> ReadAction {
-        guard isParked else { return .read }
-        isReadHeld = true
+        guard case .parked(let event, let bytes, _) = backlog else { return .read }
+        backlog = .parked(event, bytes: bytes, readHeld: true)
         return .hold
     }
 
     /// The socket has closed, whoever closed it.
     mutating func socketClosed(isShuttingDown: Bool) -> ClosedAction {
-        if socket == .open { socket = .closed }
+        switch state {
+        case .silent: state = .closed(.silent, reason: nil, .none)
+        case .awaitingHello: state = .closed(.stranger, reason: nil, .none)
+        case .serving(let agent, let backlog): state = .closed(.agent(agent.id), reason: nil, backlog)
+        case .closing(let connection, let reason, let backlog):
+            state = .closed(connection.map(Party.agent) ?? .stranger, reason: reason, backlog)
+        case .closed, .finished: break
+        }
         if isShuttingDown { return .post(abandon()) }
-        return isParked ? .wait : .deliver
+        return backlog.isParked ? .wait : .deliver
     }
 
     /// We close the connection for `reason` (an I/O error, a fault in its
     /// bytes, a wrong token, no hello in time). Once it has closed, or is
     /// closing already, only the first reason is kept.
     mutating func close(reason: String, isShuttingDown: Bool) -> CloseAction {
-        guard closeReason == nil else { return .none }
-        closeReason = isShuttingDown ? Self.shutdownReason : reason
-        return socket == .open ? .closeChannel : .none
+        let reason = isShuttingDown ? Self.shutdownReason : reason
+        switch state {
+        case .silent, .awaitingHello:
+            state = .closing(connection: nil, reason: reason, .none)
+            return .closeChannel
+        case .serving(let agent, let backlog):
+            state = .closing(connection: agent.id, reason: reason, backlog)
+            return .closeChannel
+        case .closed(let party, nil, let backlog):
+            state = .closed(party, reason: reason, backlog)
+            return .none
+        case .closing, .closed, .finished:
+            return .none
+        }
     }
 
     /// The hello deadline passed.
@@ -189,17 +224,16 @@ struct AgentConnectionState {
     /// delivery (closing the channel can close the socket at once) carries
     /// on where it was.
     mutating func nextStep(isShuttingDown: Bool) -> Step {
-        switch held {
+        switch backlog {
         case .parked:
             return .idle
-        case .due(let event, let bytes):
-            held = .none
+        case .due(let event, let bytes, let readHeld):
+            backlog = readHeld ? .readHeld : .none
             return .offer(event, bytes: bytes)
-        case .none:
+        case .none, .readHeld:
             break
         }
-        guard socket != .finished else { return .idle }
-        while closeReason == nil {
+        while isDecoding {
             let before = decoder.bufferedByteCount
             let message: Message
             do {
@@ -219,27 +253,43 @@ struct AgentConnectionState {
             }
             return .accept(hello, bytes: bytes)
         }
-        guard socket == .closed else { return .idle }
-        socket = .finished
-        guard let event = lastEvent(isShuttingDown: isShuttingDown) else { return .idle }
+        guard case .closed(let party, let reason, let backlog) = state else { return .idle }
+        state = .finished(backlog)
+        guard let event = lastEvent(of: party, closedFor: reason, isShuttingDown: isShuttingDown) else { return .idle }
         return .offer(event, bytes: 0)
+    }
+
+    /// Whether buffered bytes are still decoded: until we close the
+    /// connection, also after its socket has closed (what the peer sent last).
+    private var isDecoding: Bool {
+        switch state {
+        case .silent, .awaitingHello, .serving, .closed(_, reason: nil, _): true
+        case .closing, .closed, .finished: false
+        }
     }
 
     /// The inbox refused `event`: it is kept, and the connection parks.
     mutating func refused(_ event: InboxEvent, bytes: Int) {
-        held = .parked(event, bytes: bytes)
+        backlog = .parked(event, bytes: bytes, readHeld: backlog.isReadHeld)
     }
 
     /// The inbox was drained: what was refused is offered first.
     mutating func resume() {
-        if case .parked(let event, let bytes) = held { held = .due(event, bytes: bytes) }
+        if case .parked(let event, let bytes, let readHeld) = backlog { backlog = .due(event, bytes: bytes, readHeld: readHeld) }
     }
 
     /// Whether a read NIO asked for while parked goes out now (once
     /// resumed, and only while the socket is open).
     mutating func takeHeldRead() -> Bool {
-        guard isReadHeld, !isParked, socket == .open else { return false }
-        isReadHeld = false
+        switch state {
+        case .silent, .awaitingHello, .serving, .closing: break
+        case .closed, .finished: return false
+        }
+        switch backlog {
+        case .readHeld: backlog = .none
+        case .due(let event, let bytes, true): backlog = .due(event, bytes: bytes, readHeld: false)
+        case .none, .parked, .due: return false
+        }
         return true
     }
 
@@ -248,9 +298,16 @@ struct AgentConnectionState {
     /// the first receipt: an agent that waits for that receipt at start-up
     /// then has them for the app's first request.
     mutating func accept(_ hello: Hello, bytes: Int, as id: ConnectionID) -> Handshake {
-        connection = id
-        acceptsControl = hello.acceptsControl
-        held = .due(.connected(id, hello, peer: peer), bytes: bytes)
+        let connected = Backlog.due(.connected(id, hello, peer: peer), bytes: bytes, readHeld: backlog.isReadHeld)
+        switch state {
+        case .silent, .awaitingHello:
+            state = .serving(Agent(id: id, acceptsControl: hello.acceptsControl), connected)
+        case .closed(_, let reason, _):
+            // The hello was still buffered when the socket closed.
+            state = .closed(.agent(id), reason: reason, connected)
+        case .serving, .closing, .finished:
+            preconditionFailure("a hello is accepted once, while the bytes before it are decoded")
+        }
         // Version 2 (raw bodies) only when the agent offers it: an older
         // agent never gets a message it would have to skip.
         var version: Int?
@@ -263,23 +320,20 @@ struct AgentConnectionState {
     /// before it hears of its end. Returns what to post (nothing once it
     /// has ended, or while its socket is open).
     mutating func abandon() -> [InboxEvent] {
-        guard socket != .open else { return [] }
-        var events: [InboxEvent] = []
-        var kept: InboxEvent?
-        switch held {
-        case .parked(let event, _), .due(let event, _): kept = event
-        case .none: break
-        }
-        held = .none
-        if socket == .finished {
+        switch state {
+        case .silent, .awaitingHello, .serving, .closing:
+            return []
+        case .finished(let backlog):
             // What was kept, if anything, is the last event.
-            if let kept { events.append(kept) }
+            state = .finished(.none)
+            return backlog.event.map { [$0] } ?? []
+        case .closed(let party, let reason, let backlog):
+            state = .finished(.none)
+            var events: [InboxEvent] = []
+            if case .connected? = backlog.event, let kept = backlog.event { events.append(kept) }
+            if let last = lastEvent(of: party, closedFor: reason, isShuttingDown: true) { events.append(last) }
             return events
         }
-        socket = .finished
-        if case .connected? = kept, let kept { events.append(kept) }
-        if let last = lastEvent(isShuttingDown: true) { events.append(last) }
-        return events
     }
 
     // MARK: - Receipts
@@ -287,26 +341,27 @@ struct AgentConnectionState {
     /// The UI took `count` more of this connection's events: the receipt to
     /// write, if it can be written now.
     mutating func taken(_ count: Int, isWritable channelIsWritable: Bool) -> Receipt? {
-        takenEvents += count
+        guard case .serving(var agent, let backlog) = state else { return nil }
+        agent.taken += count
+        state = .serving(agent, backlog)
         return receipt(isWritable: channelIsWritable)
     }
 
     /// The receipt for everything taken so far, to write now, if the channel
     /// can take it. Receipts are cumulative, so while the agent does not read
-    /// nothing piles up: the latest goes once it can.
+    /// nothing piles up: the latest goes once it can. Only a served agent
+    /// gets receipts: none before its hello, none once it is closing.
     mutating func receipt(isWritable channelIsWritable: Bool) -> Receipt? {
-        guard canWriteToAgent else { return nil }
-        guard channelIsWritable else {
-            isReceiptDue = true
-            return nil
-        }
-        isReceiptDue = false
-        return Receipt(events: takenEvents)
+        guard channelIsWritable, case .serving(var agent, let backlog) = state else { return nil }
+        agent.written = agent.taken
+        state = .serving(agent, backlog)
+        return Receipt(events: agent.taken)
     }
 
     /// The channel's writability changed: a receipt held back goes now.
     mutating func writabilityChanged(isWritable channelIsWritable: Bool) -> Receipt? {
-        isReceiptDue ? receipt(isWritable: channelIsWritable) : nil
+        guard case .serving(let agent, _) = state, agent.written != agent.taken else { return nil }
+        return receipt(isWritable: channelIsWritable)
     }
 
     // MARK: - The last event
@@ -316,11 +371,13 @@ struct AgentConnectionState {
     /// How the connection ended, for the UI: why we closed it, else how its
     /// stream ended (cleanly: nil; inside a frame: the fault; at shutdown:
     /// the shutdown). Nil for a connection that closed without a byte.
-    private func lastEvent(isShuttingDown: Bool) -> InboxEvent? {
+    private func lastEvent(of party: Party, closedFor closeReason: String?, isShuttingDown: Bool) -> InboxEvent? {
         let reason = closeReason ?? endOfStreamReason(isShuttingDown: isShuttingDown)
-        if let connection { return .disconnected(connection, reason: reason) }
-        guard receivedBytes || closeReason != nil else { return nil }
-        return .rejected(peer: peer, reason: reason ?? "closed before sending a hello")
+        switch party {
+        case .agent(let connection): return .disconnected(connection, reason: reason)
+        case .silent where closeReason == nil: return nil
+        case .silent, .stranger: return .rejected(peer: peer, reason: reason ?? "closed before sending a hello")
+        }
     }
 
     private func endOfStreamReason(isShuttingDown: Bool) -> String? {

@@ -3,8 +3,6 @@ import Foundation
 import WireProtocol
 import XCTest
 
-@testable import InspectorCore
-
 /// One agent connection's lifecycle, decided by ``AgentConnectionState``
 /// and driven here without a socket: the hello and its token, the
 /// handshake, back-pressure from a full inbox, closing, shutdown, receipts,
@@ -163,6 +161,16 @@ final class AgentConnectionStateTests: XCTestCase {
         XCTAssertEqual(rejection(connection.inbox), "no hello within 0.2s")
     }
 
+    func testBytesAfterTheHelloDeadlineAreNotDecodedAndTheDeadlineIsTheReason() throws {
+        var connection = Connection()
+        connection.receive(try FrameEncoder().encode(.hello(hello())).prefix(10))
+        XCTAssertEqual(connection.state.helloTimedOut(after: .seconds(10), isShuttingDown: false), .closeChannel)
+        XCTAssertEqual(connection.state.received(try FrameEncoder().encode(.hello(hello())).dropFirst(10)), .wait)
+        connection.socketClosed()
+        XCTAssertEqual(connection.handshakes, [])
+        XCTAssertEqual(rejection(connection.inbox), "no hello within 10s")
+    }
+
     func testTheHelloDeadlineDoesNothingOnceTheHelloCame() throws {
         var connection = Connection()
         try connection.receive(.hello(hello()))
@@ -254,6 +262,18 @@ final class AgentConnectionStateTests: XCTestCase {
         XCTAssertEqual(connection.drainAndResume(), [], "and never again")
     }
 
+    func testAParkedConnectionWeCloseStillDeliversWhatItKeptThenEndsWithOurReason() throws {
+        var connection = Connection()
+        connection.capacity = 1
+        try connection.receive(.hello(hello()), flow("a"))
+        XCTAssertEqual(connection.state.close(reason: "Broken pipe", isShuttingDown: false), .closeChannel)
+        connection.socketClosed()
+        XCTAssertEqual(connection.inbox, [.connected(first, hello(), peer: Self.peer)], "still parked")
+        connection.capacity = .max
+        XCTAssertEqual(connection.drainAndResume(), [.connected(first, hello(), peer: Self.peer)])
+        XCTAssertEqual(connection.inbox, [.message(first, flow("a")), .disconnected(first, reason: "Broken pipe")])
+    }
+
     // MARK: Shutdown
 
     func testShutdownOfAParkedConnectionPostsItsConnectedThenItsEnd() throws {
@@ -304,6 +324,13 @@ final class AgentConnectionStateTests: XCTestCase {
         XCTAssertEqual(connection.state.writabilityChanged(isWritable: true), Receipt(events: 5), "one receipt, the latest count")
         XCTAssertNil(connection.state.writabilityChanged(isWritable: true), "none was due")
         XCTAssertEqual(connection.state.taken(1, isWritable: true), Receipt(events: 6))
+    }
+
+    func testNoReceiptGoesBeforeTheHelloIsAccepted() {
+        var connection = Connection()
+        XCTAssertNil(connection.state.receipt(isWritable: true))
+        XCTAssertNil(connection.state.taken(1, isWritable: true))
+        XCTAssertNil(connection.state.writabilityChanged(isWritable: true))
     }
 
     func testNothingIsWrittenToAConnectionOnceItIsClosing() throws {
