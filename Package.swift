@@ -281,8 +281,27 @@ let package = Package(
         // The decoder's fixtures are read from Tests/Protos through TestSupport.
         .testTarget(name: "ProtobufWireTests", dependencies: ["ProtobufWire", "TestSupport"]),
         // What the tests share: the netinspect binary, tmux driving it,
-        // running programs, the protobuf fixtures.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // running programs, the protobuf fixtures, and the flows an agent
+        // would send (`Fixtures`), for unit and end-to-end tests alike.
+        .target(name: "TestSupport", dependencies: ["WireProtocol"], path: "Tests/TestSupport"),
+        // The listener, its connections' state machine and the inbox, on
+        // real sockets and without them.
+        .testTarget(
+            name: "InspectorIngestTests",
+            dependencies: [
+                "InspectorIngest", "WireProtocol", "TestSupport",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+        ),
+        // The viewer without a terminal or a process: store, reducer,
+        // rendering, export, headless formats (`@testable import InspectorCore`).
+        .testTarget(
+            name: "InspectorCoreTests",
+            dependencies: ["InspectorCore", "InspectorIngest", "FlowFilter", "WireProtocol", "ProtobufWire", "TestSupport"],
+            // Snapshot screens and the HAR schema are read through #filePath,
+            // not as resources.
+            exclude: ["Fixtures", "Snapshots"]
+        ),
         .testTarget(
             name: "OTLPReceiverTests",
             dependencies: [
@@ -355,13 +374,11 @@ let package = Package(
                 "InspectorTUI",
                 "WireProtocol",
                 "ProtobufWire",
+                // RawRequestServer, the server netinspect's own client talks to.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            ],
-            // Snapshot screens and fixture files are read through #filePath,
-            // not as resources.
-            exclude: ["Fixtures", "Snapshots"]
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]
