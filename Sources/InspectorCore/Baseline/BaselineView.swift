@@ -21,7 +21,7 @@ package struct BaselineView: Sendable {
     /// The changes found by the last ``compare(with:)``.
     package private(set) var changes: [RunChange] = []
     /// How many flows that comparison took in.
-    package private(set) var comparedFlows = 0
+    private(set) var comparedFlows = 0
 
     package init(name: String, profile: RunProfile) {
         self.name = name

@@ -39,7 +39,7 @@ package struct JSONShape: Sendable, Equatable {
     /// kilobytes of a body, and a comparison of 100,000 flows must stay quick.
     static let maximumBody = 256 * 1024
 
-    package init() {}
+    init() {}
 
     /// Takes in a body; false (and nothing counted) when it is not a JSON
     /// object or array, or too large to read.
@@ -59,10 +59,10 @@ package struct JSONShape: Sendable, Equatable {
     }
 
     /// Whether `pointer` appeared in every sample.
-    package func isRequired(_ pointer: String) -> Bool { samples > 0 && paths[pointer]?.samples == samples }
+    func isRequired(_ pointer: String) -> Bool { samples > 0 && paths[pointer]?.samples == samples }
 
     /// The types of `pointer` but null (a nullable field is not of another type for being null).
-    package func types(at pointer: String) -> Set<Kind> { (paths[pointer]?.kinds ?? []).subtracting([.null]) }
+    func types(at pointer: String) -> Set<Kind> { (paths[pointer]?.kinds ?? []).subtracting([.null]) }
 
     private static func walk(_ value: JSONValue, at pointer: String, into seen: inout [String: Set<Kind>]) {
         seen[pointer, default: []].insert(kind(of: value))

@@ -40,18 +40,18 @@ package struct RunProfile: Sendable {
         package let filter: String
         package internal(set) var count = 0
         /// Flows by status class: `2xx` … `5xx`, `failed` for no response.
-        package internal(set) var statusClasses: [String: Int] = [:]
-        package internal(set) var durations = DurationSamples()
-        package internal(set) var requestShape = JSONShape()
-        package internal(set) var responseShape = JSONShape()
+        var statusClasses: [String: Int] = [:]
+        var durations = DurationSamples()
+        var requestShape = JSONShape()
+        var responseShape = JSONShape()
         /// The named headers' values seen, request and response alike.
-        package internal(set) var headerValues: [String: Set<String>] = [:]
+        var headerValues: [String: Set<String>] = [:]
         /// For a request the app received: the calls its requests made, by
         /// the route called, summed over ``count`` requests.
         package internal(set) var calls: [String: Int] = [:]
 
         /// Calls to `route` per request received, on average.
-        package func callsPerRequest(to route: String) -> Double {
+        func callsPerRequest(to route: String) -> Double {
             count == 0 ? 0 : Double(calls[route] ?? 0) / Double(count)
         }
     }
@@ -59,7 +59,7 @@ package struct RunProfile: Sendable {
     /// Routes by name.
     package private(set) var routes: [String: Route] = [:]
     /// Finished flows taken in.
-    package private(set) var flowCount = 0
+    private(set) var flowCount = 0
 
     /// The profile of `flows` (unfinished ones are left out).
     package init(flows: [NetworkLog], options: Options = Options()) {

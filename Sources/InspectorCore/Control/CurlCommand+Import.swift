@@ -12,7 +12,7 @@ import WireProtocol
 /// ```
 extension CurlCommand {
     /// Why a command cannot be imported, in words for the notice line.
-    package struct ImportError: Error, Equatable, CustomStringConvertible {
+    struct ImportError: Error, Equatable, CustomStringConvertible {
         package var description: String
     }
 

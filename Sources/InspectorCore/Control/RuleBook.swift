@@ -18,7 +18,7 @@ import WireProtocol
 /// ```
 package struct RuleBook: Sendable, Equatable {
     /// What marks a rule that is off in a rules file.
-    package static let disabledPrefix = "# off: "
+    static let disabledPrefix = "# off: "
 
     /// One rule of the book.
     package struct Entry: Sendable, Equatable {
@@ -57,7 +57,7 @@ package struct RuleBook: Sendable, Equatable {
         }
 
         /// Whether the rule is in force.
-        package var isEnabled: Bool { rule != nil }
+        var isEnabled: Bool { rule != nil }
 
         /// `KIND SPEC`, as typed in the view and written to the file.
         package var text: String { "\(kind.rawValue) \(spec)" }
@@ -78,7 +78,7 @@ package struct RuleBook: Sendable, Equatable {
     /// Comments and blank lines after the last rule of the file.
     var trailingLines: [String] = []
     /// How the last save went, if there was one.
-    package var lastSave: SaveOutcome?
+    var lastSave: SaveOutcome?
     /// Whether the file text starts with a comment saying how to read it:
     /// for a file netinspect creates, not one a person wrote.
     var writesHeader = true
@@ -101,7 +101,7 @@ package struct RuleBook: Sendable, Equatable {
     /// The rules file's text: the file's rules (not the flags'), rules that
     /// are off behind ``disabledPrefix``, comments kept where they were. A
     /// file netinspect creates starts with a comment saying how to read it.
-    package var fileText: String {
+    var fileText: String {
         var lines: [String] = []
         let saved = entries.filter { $0.origin == .file }
         if writesHeader {

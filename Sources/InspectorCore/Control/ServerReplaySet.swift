@@ -24,9 +24,9 @@ package struct ServerReplaySet: Sendable {
 
     /// The most JSON one message carries: well under the agent's 16 MiB
     /// frame limit, so an estimate may be off without a frame refused.
-    package static let partBytes = 4 * 1024 * 1024
+    static let partBytes = 4 * 1024 * 1024
     /// A response larger than this cannot travel in one message.
-    package static let largestResponse = 12 * 1024 * 1024
+    static let largestResponse = 12 * 1024 * 1024
 
     /// Reads every file (HAR, ours or another tool's, or `--save`'s JSON lines).
     /// - Throws: ``FlowFile/ReadError`` naming the file that cannot be read.

@@ -134,7 +134,7 @@ package final class FlowLineWriter {
     /// The path being written.
     package let path: String
     /// Flows written so far.
-    package private(set) var writtenFlows = 0
+    private(set) var writtenFlows = 0
     /// The first error (opening or writing), after which nothing more is written.
     package private(set) var failure: String?
 

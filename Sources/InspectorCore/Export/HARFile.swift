@@ -18,7 +18,7 @@ import WireProtocol
 /// state completed (failed when there is no status) and new ids.
 package enum HARFile {
     /// The name and version written as the HAR `creator`.
-    package static let creator = (name: "netinspect", version: "0.1.0")
+    static let creator = (name: "netinspect", version: "0.1.0")
 
     /// Encodes `flows` as a HAR 1.2 document (UTF-8 JSON). A flow's comment
     /// goes in its entry's `comment`, a mark in `_netinspect.marked`.
@@ -61,7 +61,7 @@ package enum HARFile {
 
     /// Reads a HAR document with the marks and comments of its entries
     /// (an entry's `comment`, whoever wrote it, and `_netinspect.marked`).
-    package static func decodeSession(_ data: Data) throws(ReadError) -> FlowFile.Contents {
+    static func decodeSession(_ data: Data) throws(ReadError) -> FlowFile.Contents {
         var flows: [NetworkLog] = []
         var annotations: [FlowID: FlowAnnotation] = [:]
         do {

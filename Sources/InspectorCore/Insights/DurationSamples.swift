@@ -11,19 +11,19 @@
 /// samples.settle()
 /// samples.percentile(50)   // 0.2
 /// ```
-package struct DurationSamples: Sendable, Equatable {
+struct DurationSamples: Sendable, Equatable {
     /// The settled durations, ascending.
     package private(set) var sorted: [Double] = []
     /// Durations added since the last ``settle()``.
     private var pending: [Double] = []
 
-    package init() {}
+    init() {}
 
     /// Adds a duration, in seconds.
     package mutating func add(_ seconds: Double) { pending.append(seconds) }
 
     /// Whether durations wait to be merged.
-    package var isSettled: Bool { pending.isEmpty }
+    var isSettled: Bool { pending.isEmpty }
 
     /// Merges the durations added since the last call into ``sorted``.
     package mutating func settle() {

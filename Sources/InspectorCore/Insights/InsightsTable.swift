@@ -39,7 +39,7 @@ package enum InsightsTable {
 
     /// The histogram of a group's durations, a block a bucket (fastest
     /// first), each as high as its share of the fullest; a space for none.
-    package static func histogram(_ group: InsightsGroup) -> String {
+    static func histogram(_ group: InsightsGroup) -> String {
         let fullest = group.histogram.max() ?? 0
         guard fullest > 0 else { return String(repeating: " ", count: group.histogram.count) }
         return String(group.histogram.map { count in

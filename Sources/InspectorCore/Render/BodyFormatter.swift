@@ -5,7 +5,7 @@ import WireProtocol
 /// with colour, form-urlencoded as a table, text as text, anything else as a
 /// hex dump. Nothing here validates strictly: a truncated JSON body is still
 /// indented as far as it goes.
-package enum BodyFormatter {
+enum BodyFormatter {
     /// How a body is shown.
     package enum Kind: Sendable, Equatable {
         /// JSON, re-indented and coloured; form-urlencoded, as a table;
@@ -22,10 +22,10 @@ package enum BodyFormatter {
 
     /// Lines beyond this are left out, with a notice, unless the detail view
     /// asks for the whole body (a search that found nothing in the lines shown).
-    package static let maximumLines = 5_000
+    static let maximumLines = 5_000
 
     /// The line that ends a body cut at the line limit.
-    package static let moreLinesNotice = "… more lines not shown (/ searches the whole body)"
+    static let moreLinesNotice = "… more lines not shown (/ searches the whole body)"
 
     /// Picks the kind from the declared type, then from the bytes.
     package static func kind(of data: Data, contentType: String?) -> Kind {
@@ -52,7 +52,7 @@ package enum BodyFormatter {
     /// ```swift
     /// BodyFormatter.lines(for: body, contentType: "application/json", view: .hex)
     /// ```
-    package enum View: String, Sendable, CaseIterable {
+    enum View: String, Sendable, CaseIterable {
         case auto, raw, hex, json, form, markup
 
         /// The next mode in the cycle of the key.
@@ -234,7 +234,7 @@ package enum BodyFormatter {
     // MARK: Binary
 
     /// The classic 16-bytes-per-line dump: offset, hex in two groups, ASCII.
-    package static func hexDump(_ data: Data, limit: Int = maximumLines) -> [StyledLine] {
+    static func hexDump(_ data: Data, limit: Int = maximumLines) -> [StyledLine] {
         let bytes = [UInt8](data.prefix(limit.multipliedReportingOverflow(by: 16).overflow ? Int.max : limit * 16))
         var lines: [StyledLine] = []
         lines.reserveCapacity(bytes.count / 16 + 1)

@@ -6,12 +6,12 @@ import WireProtocol
 /// carries a failed call as well as a good one.
 extension Format {
     /// `echo.Echo/Get`: the call as a person names it.
-    package static func grpcName(_ call: GRPCCall) -> String {
+    static func grpcName(_ call: GRPCCall) -> String {
         "\(call.service)/\(call.method)"
     }
 
     /// What the method column shows for a gRPC call, whose HTTP method is always POST.
-    package static let grpcMethod = "gRPC"
+    static let grpcMethod = "gRPC"
 
     /// The method column's text: `gRPC` for a call, else the HTTP method.
     package static func method(of log: NetworkLog) -> String {

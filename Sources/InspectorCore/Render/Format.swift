@@ -32,7 +32,7 @@ package enum Format {
     }
 
     /// A date and time for a file name, local to `zone`: `20261129-034712`.
-    package static func fileStamp(_ date: Date, in zone: TimeZone) -> String {
+    static func fileStamp(_ date: Date, in zone: TimeZone) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
@@ -148,7 +148,7 @@ package enum Format {
 
     /// `host:port` when the URL names a port (`http://127.0.0.1:8765/x` →
     /// `127.0.0.1:8765`, `[::1]:8080`), lowercased; nil when it names none.
-    package static func hostAndPort(of url: String) -> String? {
+    static func hostAndPort(of url: String) -> String? {
         let authority = URLAuthority(url: url)
         return authority.port.map { PeerAddress.text(host: authority.host.lowercased(), port: $0) }
     }
@@ -156,13 +156,13 @@ package enum Format {
     /// The path and query as a person reads them: percent-escapes decoded
     /// when they form UTF-8 (`/caf%C3%A9` → `/café`), a query's `+` as a
     /// space; filters match this form too (``DecodedText``).
-    package static func displayPath(of url: String) -> String {
+    static func displayPath(of url: String) -> String {
         let raw = pathAndQuery(of: url)
         return DecodedText.url(raw) ?? raw
     }
 
     /// A MIME type's essence (``MediaType``) without the `application/` prefix.
-    package static func shortContentType(_ type: String?) -> String {
+    static func shortContentType(_ type: String?) -> String {
         let essence = MediaType.essence(of: type) ?? ""
         return essence.hasPrefix("application/") ? String(essence.dropFirst("application/".count)) : essence
     }
@@ -173,7 +173,7 @@ package enum Format {
     /// response arrived, failed) never shows a code, which would read as success.
     /// A gRPC call shows its status's name (`NOT_FOUND`) once it has one,
     /// and never the HTTP status that carries it.
-    package static func statusLabel(_ log: NetworkLog) -> String {
+    static func statusLabel(_ log: NetworkLog) -> String {
         let code = log.grpc == nil ? log.response.map { String($0.statusCode) } : nil
         if let status = log.grpc?.status { return status.name }
         return switch log.state {
@@ -188,7 +188,7 @@ package enum Format {
     /// URL error is often just "The operation could not be completed.
     /// (NSURLErrorDomain error -999.)", so the common codes get their
     /// meaning, with the domain and code kept after it for searching.
-    package static func errorText(_ error: FlowError) -> String {
+    static func errorText(_ error: FlowError) -> String {
         let meaning: String? = error.domain == "NSURLErrorDomain" ? urlErrorMeanings[error.code] : nil
         let bare = error.message.isEmpty || error.message.contains("\(error.domain) error \(error.code)")
         switch (meaning, bare) {

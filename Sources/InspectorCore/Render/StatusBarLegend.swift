@@ -2,7 +2,7 @@
 /// docs/GUIDE.md's table (checked against it by
 /// `GuideNamesEveryKeyCommandAndFlagTests`): a count a person cannot look
 /// up reads as a fault.
-package enum StatusBarLegend {
+enum StatusBarLegend {
     /// The words as the bar writes them (`N` a number), and what each says.
     package static let entries: [(word: String, meaning: String)] = [
         ("N/M flows", "the list shows N of the M flows kept (its filter, f, passes N)"),

@@ -6,7 +6,7 @@ package struct Span: Sendable, Equatable {
     package var style: Style
 
     /// Creates a span.
-    package init(_ text: String, _ style: Style = .normal) {
+    init(_ text: String, _ style: Style = .normal) {
         self.text = text
         self.style = style
     }
@@ -18,9 +18,9 @@ package struct StyledLine: Sendable, Equatable, ExpressibleByStringLiteral {
     package var spans: [Span]
 
     /// Creates a line from spans.
-    package init(_ spans: [Span] = []) { self.spans = spans }
+    init(_ spans: [Span] = []) { self.spans = spans }
     /// A line of one span.
-    package init(_ text: String, _ style: Style = .normal) { self.spans = [Span(text, style)] }
+    init(_ text: String, _ style: Style = .normal) { self.spans = [Span(text, style)] }
     /// A plain line.
     package init(stringLiteral value: String) { self.init(value) }
 
@@ -28,7 +28,7 @@ package struct StyledLine: Sendable, Equatable, ExpressibleByStringLiteral {
     package var text: String { spans.map(\.text).joined() }
 
     /// Splits the line into lines of at most `width` columns.
-    package func wrapped(toWidth width: Int) -> [StyledLine] {
+    func wrapped(toWidth width: Int) -> [StyledLine] {
         guard width > 0, DisplayWidth.of(text) > width else { return [self] }
         var lines: [StyledLine] = []
         var current: [Span] = []

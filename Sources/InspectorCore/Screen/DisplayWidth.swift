@@ -11,7 +11,7 @@
 /// DisplayWidth.of("日本")   // 4
 /// DisplayWidth.of("e\u{301}") // 1
 /// ```
-package enum DisplayWidth {
+enum DisplayWidth {
     /// Columns taken by one grapheme cluster: 0, 1 or 2.
     package static func of(_ character: Character) -> Int {
         if character.isASCII {
@@ -99,7 +99,7 @@ package enum DisplayWidth {
 
 extension String {
     /// The text cut to at most `width` columns, ending in "…" when cut.
-    package func truncated(toWidth width: Int) -> String {
+    func truncated(toWidth width: Int) -> String {
         guard width > 0 else { return "" }
         if DisplayWidth.of(self) <= width { return self }
         var result = ""
@@ -114,7 +114,7 @@ extension String {
     }
 
     /// The text cut or padded with spaces to exactly `width` columns.
-    package func fitted(toWidth width: Int, alignRight: Bool = false) -> String {
+    func fitted(toWidth width: Int, alignRight: Bool = false) -> String {
         let cut = truncated(toWidth: width)
         let padding = String(repeating: " ", count: max(0, width - DisplayWidth.of(cut)))
         return alignRight ? padding + cut : cut + padding

@@ -44,7 +44,7 @@ package struct Appearance: Sendable, Hashable {
     package var dim: Bool
 
     /// Creates an appearance.
-    package init(
+    init(
         _ foreground: TerminalColor? = nil,
         on background: TerminalColor? = nil,
         bold: Bool = false,

@@ -12,7 +12,7 @@ package struct Size: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The smallest terminal the layout is designed for.
-    package static let minimum = Size(width: 80, height: 24)
+    static let minimum = Size(width: 80, height: 24)
 
     package var description: String { "\(width)x\(height)" }
 }
@@ -28,7 +28,7 @@ package struct Cell: Sendable, Hashable {
     package var style: Style
 
     /// Creates a cell.
-    package init(_ character: Character? = " ", style: Style = .normal) {
+    init(_ character: Character? = " ", style: Style = .normal) {
         self.character = character
         self.style = style
     }
@@ -37,7 +37,7 @@ package struct Cell: Sendable, Hashable {
     package var isContinuation: Bool { character == nil }
 
     /// An empty cell in the default style.
-    package static let blank = Cell()
+    static let blank = Cell()
 }
 
 /// A rectangular grid of cells: what `render(state, size)` produces and the
@@ -87,7 +87,7 @@ package struct Screen: Sendable, Equatable {
     }
 
     /// Paints a run of cells in a style, keeping their characters.
-    package mutating func restyle(row: Int, from column: Int, width: Int, style: Style) {
+    mutating func restyle(row: Int, from column: Int, width: Int, style: Style) {
         guard row >= 0, row < size.height else { return }
         let start = max(0, column)
         let end = min(size.width, column + width)
@@ -96,7 +96,7 @@ package struct Screen: Sendable, Equatable {
     }
 
     /// Fills a whole row with blanks in a style.
-    package mutating func fill(row: Int, style: Style) {
+    mutating func fill(row: Int, style: Style) {
         guard row >= 0, row < size.height else { return }
         for x in 0..<size.width { cells[row * size.width + x] = Cell(" ", style: style) }
     }

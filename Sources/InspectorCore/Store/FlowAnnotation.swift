@@ -14,9 +14,9 @@ import WireProtocol
 /// ```
 package struct FlowAnnotation: Sendable, Equatable, Hashable {
     /// Whether the flow is marked (`M`, `:mark`).
-    package var isMarked: Bool
+    var isMarked: Bool
     /// The comment (`#`, `:comment`); nil when there is none. Never empty.
-    package var comment: String? {
+    var comment: String? {
         didSet { if comment?.isEmpty == true { comment = nil } }
     }
 

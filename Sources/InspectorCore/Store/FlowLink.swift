@@ -60,7 +60,7 @@ package enum FlowLink {
     }
 
     /// Whether `call` could have carried the request of `received`.
-    package static func made(_ call: Endpoint, _ received: Endpoint) -> Bool {
+    static func made(_ call: Endpoint, _ received: Endpoint) -> Bool {
         call.address == received.address && call.host == received.host
             && call.start <= received.start && (call.end.map { $0 >= received.start } ?? true)
     }
@@ -70,7 +70,7 @@ package enum FlowLink {
     /// started last, since a connection's earlier requests were answered
     /// before it was sent. Reads from the end, and stops at the first call
     /// that started no later than `received`: an earlier one ended before it.
-    package static func caller<Calls: BidirectionalCollection>(of received: Endpoint, among calls: Calls) -> Calls.Element?
+    static func caller<Calls: BidirectionalCollection>(of received: Endpoint, among calls: Calls) -> Calls.Element?
     where Calls.Element == (id: FlowID, endpoint: Endpoint) {
         for call in calls.reversed() where call.endpoint.host == received.host && call.endpoint.start <= received.start {
             return made(call.endpoint, received) ? call : nil

@@ -42,19 +42,19 @@ package struct FlowStore: Sendable {
         /// The URL's host, lowercased, computed once for sorting and display.
         package let host: String
         /// Whether the bodies were dropped to stay within the memory budget.
-        package internal(set) var bodiesDropped: Bool
+        var bodiesDropped: Bool
         /// Counts the changes to this record, so derived views can be cached.
-        package internal(set) var revision = 0
+        var revision = 0
         /// The mark and comment the person added (viewer-side, not from the agent).
         package internal(set) var annotation = FlowAnnotation()
         /// Set while the flow's agent holds it at a breakpoint.
-        package internal(set) var hold: FlowHold?
+        var hold: FlowHold?
         /// Deleted by the person (`d`): kept in its slot, so sequence numbers
         /// stay indices, but out of every view, count and file.
         package internal(set) var isDeleted = false
         /// How long the flow was held, as the inspector saw `held` and
         /// `released` arrive (the agent sends no hold times of its own).
-        package internal(set) var heldTime = HeldTime()
+        var heldTime = HeldTime()
 
         var bodyBytes: Int {
             (log.request.body?.data.count ?? 0) + (log.response?.body?.data.count ?? 0)
@@ -96,15 +96,15 @@ package struct FlowStore: Sendable {
 
     /// Events that named a flow the store does not have (evicted, cleared,
     /// or never started); they are ignored.
-    package private(set) var unknownFlowEvents = 0
+    private(set) var unknownFlowEvents = 0
     /// Flows evicted because of ``Limits/maximumFlows``.
-    package private(set) var evictedFlows = 0
+    private(set) var evictedFlows = 0
     /// Bytes of bodies currently held.
-    package private(set) var bodyBytes = 0
+    private(set) var bodyBytes = 0
     /// Which captured call made each inbound flow (FlowStore+Links.swift).
     package internal(set) var links: FlowLinks
     /// The app each agent connection belongs to, by agent number.
-    package internal(set) var origins: [Int: FlowOrigin] = [:]
+    var origins: [Int: FlowOrigin] = [:]
 
     /// Creates an empty store.
     package init(limits: Limits = Limits()) {
@@ -119,11 +119,11 @@ package struct FlowStore: Sendable {
     /// Whether the store is empty.
     package var isEmpty: Bool { count == 0 }
     /// Sequence number of the oldest flow held (or of the next one, when empty).
-    package var firstSequence: Int { baseSequence + head }
+    var firstSequence: Int { baseSequence + head }
     /// Sequence number the next flow will get.
-    package var endSequence: Int { nextSequence }
+    var endSequence: Int { nextSequence }
     /// Sequence numbers of all flows held, oldest first.
-    package var sequenceRange: Range<Int> { firstSequence..<endSequence }
+    var sequenceRange: Range<Int> { firstSequence..<endSequence }
 
     /// The flow with a sequence number, if still held.
     package subscript(sequence: Int) -> Record? {
@@ -150,7 +150,7 @@ package struct FlowStore: Sendable {
 
     /// Adds a started flow. A second `flowStarted` for a known id replaces
     /// the flow's content in place.
-    package mutating func insert(_ log: NetworkLog, agent: Int? = nil) -> [Change] {
+    mutating func insert(_ log: NetworkLog, agent: Int? = nil) -> [Change] {
         if let existing = sequences[log.id] {
             return update(existing) { $0 = log } + noteLinks(of: existing)
         }
@@ -185,7 +185,7 @@ package struct FlowStore: Sendable {
     /// Notes that the agent holds flow `hold.id` at a breakpoint, or (nil)
     /// that flow `id` goes on, at `date` as the inspector saw it. Unknown
     /// flows are ignored.
-    package mutating func setHold(_ hold: FlowHold?, of id: FlowID, at date: Date) -> [Change] {
+    mutating func setHold(_ hold: FlowHold?, of id: FlowID, at date: Date) -> [Change] {
         guard let sequence = sequences[id], sequenceRange.contains(sequence) else { return [] }
         let index = sequence - baseSequence
         guard records[index].hold != hold else { return [] }
@@ -202,7 +202,7 @@ package struct FlowStore: Sendable {
     }
 
     /// Sequence numbers of the held flows, oldest first (of `agent` only, when given).
-    package func heldSequences(agent: Int? = nil) -> [Int] {
+    func heldSequences(agent: Int? = nil) -> [Int] {
         heldIDs.compactMap { id in
             guard let sequence = sequences[id], let record = self[sequence], record.hold != nil, agent == nil || record.agent == agent else { return nil }
             return sequence
@@ -213,7 +213,7 @@ package struct FlowStore: Sendable {
     private var heldIDs: Set<FlowID> = []
 
     /// Sequence numbers of the marked flows, oldest first.
-    package var markedSequences: [Int] {
+    var markedSequences: [Int] {
         allRecords.lazy.filter { $0.annotation.isMarked && !$0.isDeleted }.map(\.sequence)
     }
 
@@ -273,7 +273,7 @@ package struct FlowStore: Sendable {
 
     /// Adds a copy of a flow under a new id, as the newest flow (`D`); it
     /// belongs to no agent, so only netinspect itself can replay it.
-    package mutating func duplicate(_ sequence: Int) -> [Change] {
+    mutating func duplicate(_ sequence: Int) -> [Change] {
         guard let record = self[sequence], !record.isDeleted else { return [] }
         var copy = record.log
         copy.id = FlowID()
@@ -374,7 +374,7 @@ extension NetworkLog {
 /// ```swift
 /// let held = store[sequence]?.heldTime.request   // seconds before the request went out
 /// ```
-package struct HeldTime: Sendable, Equatable {
+struct HeldTime: Sendable, Equatable {
     /// Seconds held before the request went out.
     package internal(set) var request: Double = 0
     /// Seconds held after the response arrived, before the app saw it.

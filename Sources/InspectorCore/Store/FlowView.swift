@@ -31,24 +31,24 @@ package enum SortKey: String, Sendable, CaseIterable {
 package struct FlowView: Sendable {
     /// A filter over flows (with what the person added to them); nil shows
     /// everything. The store is passed so a filter can look at a flow's parent.
-    package typealias Predicate = @Sendable (FlowStore.Record, FlowStore) -> Bool
+    typealias Predicate = @Sendable (FlowStore.Record, FlowStore) -> Bool
 
     /// Sequence numbers of the shown flows, in display order.
     package private(set) var rows: [Int] = []
     /// The order.
     package private(set) var sortKey: SortKey = .time
     /// Whether the order is reversed.
-    package private(set) var isReversed = false
+    private(set) var isReversed = false
     private var predicate: Predicate?
 
     /// An empty view in time order.
-    package init() {}
+    init() {}
 
     /// Number of rows.
     package var count: Int { rows.count }
 
     /// Rebuilds the view for a new filter and order.
-    package mutating func rebuild(from store: FlowStore, predicate: Predicate?, sortKey: SortKey, reversed: Bool) {
+    mutating func rebuild(from store: FlowStore, predicate: Predicate?, sortKey: SortKey, reversed: Bool) {
         self.predicate = predicate
         self.sortKey = sortKey
         self.isReversed = reversed
@@ -96,7 +96,7 @@ package struct FlowView: Sendable {
     }
 
     /// The row showing a flow, if shown.
-    package func rowIndex(of sequence: Int, store: FlowStore) -> Int? {
+    func rowIndex(of sequence: Int, store: FlowStore) -> Int? {
         if sortKey == .time {
             let index = insertionIndex(for: sequence, store: store)
             if index < rows.count, rows[index] == sequence { return index }

@@ -30,5 +30,5 @@ package struct ServerReplayProgress: Sendable, Equatable {
     }
 
     /// For the status bar.
-    package var statusText: String { "replay: \(left ?? responses) left" }
+    var statusText: String { "replay: \(left ?? responses) left" }
 }

@@ -19,14 +19,14 @@ package struct AgentInfo: Sendable, Equatable {
         return reported - before
     }
     /// The agent's cumulative drop count when it connected (nil until its first status).
-    package var dropsBeforeConnecting: Int?
+    var dropsBeforeConnecting: Int?
     /// The agent's cumulative drop count as last reported.
-    package var reportedDrops: Int?
+    var reportedDrops: Int?
     /// Whether the connection is still open.
     package var isConnected: Bool
 
     /// Whether this is an app's agent, not netinspect's own client nor a file.
-    package var isApp: Bool { connection.isApp }
+    var isApp: Bool { connection.isApp }
 }
 
 /// One line of the event log: connections, rejections, disconnections.
@@ -40,9 +40,9 @@ package struct SessionEvent: Sendable, Equatable {
     }
 
     /// When the inspector learned of it (from the injected clock).
-    package var date: Date
+    var date: Date
     /// How serious it is.
-    package var level: Level
+    var level: Level
     /// What happened, for a person.
     package var text: String
 }
@@ -73,7 +73,7 @@ package struct Session: Sendable {
     /// Addresses the listener is listening on.
     package private(set) var listening: [Endpoint] = []
     /// How many event-log lines are kept.
-    package let maximumEvents = 1_000
+    let maximumEvents = 1_000
     private var agentIndex: [ConnectionID: Int] = [:]
     /// The server replay in force (`--server-replay`, `:replay.server`), nil for none.
     package var serverReplay: ServerReplayProgress?
@@ -85,7 +85,7 @@ package struct Session: Sendable {
 
     /// Apps whose agent's connection is open: not netinspect's own client
     /// (its replays) nor a file opened with `--read`.
-    package var connectedAgents: Int { agents.reduce(0) { $0 + ($1.isConnected && $1.isApp ? 1 : 0) } }
+    var connectedAgents: Int { agents.reduce(0) { $0 + ($1.isConnected && $1.isApp ? 1 : 0) } }
 
     /// Events dropped by all agents while connected to this inspector.
     package var droppedEvents: Int { agents.reduce(0) { $0 + $1.droppedEvents } }
@@ -155,12 +155,12 @@ package struct Session: Sendable {
     }
 
     /// Adds a copy of a flow as the newest (see ``FlowStore/duplicate(_:)``).
-    package mutating func duplicate(_ sequence: Int) -> [FlowStore.Change] {
+    mutating func duplicate(_ sequence: Int) -> [FlowStore.Change] {
         store.duplicate(sequence)
     }
 
     /// Removes every flow; agents and the event log stay.
-    package mutating func clearFlows() -> [FlowStore.Change] {
+    mutating func clearFlows() -> [FlowStore.Change] {
         explainedIgnored = false
         return store.removeAll()
     }

@@ -85,7 +85,7 @@ package enum CommandBar {
     }
 
     /// The candidates for what is typed, for the hint beside the bar.
-    package static func candidates(_ line: String) -> [String] {
+    static func candidates(_ line: String) -> [String] {
         guard !line.contains(" ") else { return [] }
         return names.filter { $0.hasPrefix(line) }
     }

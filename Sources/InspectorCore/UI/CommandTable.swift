@@ -9,7 +9,7 @@ package struct KeyPlacement: Sendable, Equatable {
     /// The key, in ``Key/init(spec:)`` spelling.
     package var key: String
     /// The contexts it applies in.
-    package var contexts: [KeyContext]
+    var contexts: [KeyContext]
 }
 
 /// One command, defined once: its name (``Command``), its short name in the
@@ -25,13 +25,13 @@ package struct CommandSpec: Sendable, Equatable {
     /// The command.
     package var command: Command
     /// The short name typed in the bar, when it has one.
-    package var alias: String?
+    var alias: String?
     /// How the argument is written, e.g. `EXPRESSION` or `[FILE]`; nil when it takes none.
-    package var argument: String?
+    var argument: String?
     /// What it does, for the help overlay and the bar.
     package var help: String
     /// Values the argument completes to.
-    package var choices: [String] = []
+    var choices: [String] = []
     /// Its default keys.
     package var keys: [KeyPlacement] = []
 }

@@ -4,7 +4,7 @@ import WireProtocol
 
 extension Reducer {
     /// The request `n` opens when no flow is selected.
-    package static let composeTemplate = """
+    static let composeTemplate = """
         GET https://example.com/ HTTP/1.1
         Accept: */*
         User-Agent: netinspect

@@ -32,7 +32,7 @@ package struct RuleLoad: Sendable, Equatable {
     package var directory: URL?
 
     /// Creates a request.
-    package init(kind: TrafficRule.Kind, spec: String, target: Target, directory: URL? = nil) {
+    init(kind: TrafficRule.Kind, spec: String, target: Target, directory: URL? = nil) {
         self.kind = kind
         self.spec = spec
         self.target = target
