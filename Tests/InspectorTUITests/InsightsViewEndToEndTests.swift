@@ -1,5 +1,5 @@
 import Foundation
-import InspectorCore
+@testable import InspectorCore
 import TestSupport
 import WireProtocol
 import XCTest

@@ -1,5 +1,5 @@
 import Foundation
-import InspectorCore
+@testable import InspectorCore
 import InspectorIngest
 import OTLPReceiver
 import Testing

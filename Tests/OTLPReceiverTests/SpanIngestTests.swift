@@ -1,4 +1,4 @@
-import InspectorCore
+@testable import InspectorCore
 import InspectorIngest
 import OTLPReceiver
 import Testing

@@ -15,7 +15,7 @@ import WireProtocol
 package struct BaselineView: Sendable {
     /// The file it was read from, as given.
     package let name: String
-    package let profile: RunProfile
+    let profile: RunProfile
     package var options = RunProfile.Options()
     package var thresholds = BaselineComparison.Thresholds()
     /// The changes found by the last ``compare(with:)``.

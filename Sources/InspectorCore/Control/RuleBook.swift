@@ -32,19 +32,19 @@ package struct RuleBook: Sendable, Equatable {
         }
 
         /// What the rule does.
-        package var kind: TrafficRule.Kind
+        var kind: TrafficRule.Kind
         /// The rule in mitmproxy's syntax, as typed.
         package var spec: String
         /// Where it came from.
-        package var origin: Origin
+        var origin: Origin
         /// The rule as agents get it (map-local files read), while it is on;
         /// nil while it is off.
-        package var rule: TrafficRule?
+        var rule: TrafficRule?
         /// Comments and blank lines above the rule in the file, kept as they were.
         var leadingLines: [String] = []
 
         /// Creates an entry; `rule` nil makes it off.
-        package init(kind: TrafficRule.Kind, spec: String, origin: Origin = .file, rule: TrafficRule?) {
+        init(kind: TrafficRule.Kind, spec: String, origin: Origin = .file, rule: TrafficRule?) {
             self.kind = kind
             self.spec = spec
             self.origin = origin
@@ -60,7 +60,7 @@ package struct RuleBook: Sendable, Equatable {
         var isEnabled: Bool { rule != nil }
 
         /// `KIND SPEC`, as typed in the view and written to the file.
-        package var text: String { "\(kind.rawValue) \(spec)" }
+        var text: String { "\(kind.rawValue) \(spec)" }
     }
 
     /// How the last save went.
@@ -94,7 +94,7 @@ package struct RuleBook: Sendable, Equatable {
 
     /// The directory relative map-local paths are read from: the rules
     /// file's, else nil (the working directory), as for the flags.
-    package var directory: URL? {
+    var directory: URL? {
         path.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
     }
 

@@ -14,13 +14,13 @@ import WireProtocol
 /// ```
 package struct ServerReplaySet: Sendable {
     /// The files read, as named.
-    package var paths: [String]
-    package var options: ServerReplayOptions
+    var paths: [String]
+    var options: ServerReplayOptions
     /// One per recorded response, in the order they were recorded.
     package var entries: [ServerReplayEntry]
     /// Flows of the files that cannot be replayed, with why: a person
     /// should not wonder why a request went to the network.
-    package var skipped: [String]
+    var skipped: [String]
 
     /// The most JSON one message carries: well under the agent's 16 MiB
     /// frame limit, so an estimate may be off without a frame refused.
@@ -37,7 +37,7 @@ package struct ServerReplaySet: Sendable {
     }
 
     /// The set for flows already read.
-    package init(flows: [NetworkLog], paths: [String], options: ServerReplayOptions) {
+    init(flows: [NetworkLog], paths: [String], options: ServerReplayOptions) {
         self.paths = paths
         self.options = options
         var entries: [ServerReplayEntry] = []

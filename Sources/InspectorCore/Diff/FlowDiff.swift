@@ -29,21 +29,21 @@ package struct FlowDiff: Sendable, Equatable {
     /// One compared item: a header, a JSON path, a line, a timing point.
     struct Row: Sendable, Equatable {
         /// How it differs.
-        package var kind: Kind
+        var kind: Kind
         /// What it is: the header name, the JSON path (`$.items[2].price`), `line 12`.
-        package var label: String
+        var label: String
         /// The base flow's value, when it has one.
-        package var base: String?
+        var base: String?
         /// The other flow's value, when it has one.
-        package var other: String?
+        var other: String?
     }
 
     /// A part of the flows compared.
     struct Section: Sendable, Equatable {
         /// Its heading, e.g. `Response body (JSON)`.
-        package var title: String
+        var title: String
         /// The rows, differences first in document order, notes where they belong.
-        package var rows: [Row]
+        var rows: [Row]
         /// Whether any row is a difference.
         var hasDifferences: Bool { rows.contains { $0.kind != .note } }
     }

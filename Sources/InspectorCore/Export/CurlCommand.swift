@@ -25,7 +25,7 @@ import WireProtocol
 enum CurlCommand {
     /// The command for `request`, as POSIX shell text (several lines joined
     /// with backslash-newline).
-    package static func make(for request: Request) -> String {
+    static func make(for request: Request) -> String {
         var arguments = ["curl", "--globoff", "--path-as-is"]
         let body = request.body
         let hasBody = body.map { !$0.data.isEmpty } ?? false

@@ -366,7 +366,7 @@ private func capturedBody(_ data: Data, record: JSONValue?, declaredSize: Int?) 
 
 /// Fields of an `application/x-www-form-urlencoded` body, percent-decoded,
 /// `+` read as a space, in order.
-package func formFields(_ text: String) -> [(name: String, value: String)] {
+func formFields(_ text: String) -> [(name: String, value: String)] {
     text.split(separator: "&", omittingEmptySubsequences: true).map { pair in
         let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
         func decode(_ part: Substring) -> String {

@@ -22,7 +22,7 @@ import WireProtocol
 /// other is base64.
 enum SwiftCode {
     /// The program for `request`.
-    package static func make(for request: Request) -> String {
+    static func make(for request: Request) -> String {
         var lines = [
             "import Foundation",
             "#if canImport(FoundationNetworking)",
@@ -118,7 +118,7 @@ enum SwiftCode {
 /// unless the request set them.
 enum HTTPieCommand {
     /// The command for `request`, as POSIX shell text.
-    package static func make(for request: Request) -> String {
+    static func make(for request: Request) -> String {
         let body = request.body.flatMap { $0.data.isEmpty ? nil : $0 }
         let text = body.flatMap { String(data: $0.data, encoding: .utf8) }
         var first = ["http"]

@@ -22,7 +22,7 @@ import WireProtocol
 /// ```
 enum RouteFolding {
     /// The route of a URL's path (the query and fragment left out).
-    package static func route(ofPath path: Substring) -> String {
+    static func route(ofPath path: Substring) -> String {
         let end = path.firstIndex { $0 == "?" || $0 == "#" } ?? path.endIndex
         let segments = path[..<end].split(separator: "/", omittingEmptySubsequences: false)
         let folded = segments.map { placeholder(for: $0).map { "{\($0.rawValue)}" } ?? String($0) }.joined(separator: "/")
@@ -30,7 +30,7 @@ enum RouteFolding {
     }
 
     /// The route of a URL: its path's (``route(ofPath:)``).
-    package static func route(ofURL url: String) -> String {
+    static func route(ofURL url: String) -> String {
         var text = url
         // Insights fold every flow's URL: an ASCII one (nearly all) byte by
         // byte, as Characters and Foundation's search cost most of the build.

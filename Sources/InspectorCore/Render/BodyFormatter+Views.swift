@@ -5,11 +5,11 @@ import WireProtocol
 /// header, not the declared type.
 struct ImageInfo: Sendable, Equatable {
     /// `PNG`, `JPEG`, `GIF` or `WebP`.
-    package var format: String
+    var format: String
     /// Pixels across.
-    package var width: Int
+    var width: Int
     /// Pixels down.
-    package var height: Int
+    var height: Int
 
     /// Reads the header of a PNG, JPEG, GIF or WebP image; nil for anything
     /// else or a header cut short.

@@ -28,7 +28,7 @@ enum BodyFormatter {
     static let moreLinesNotice = "… more lines not shown (/ searches the whole body)"
 
     /// Picks the kind from the declared type, then from the bytes.
-    package static func kind(of data: Data, contentType: String?) -> Kind {
+    static func kind(of data: Data, contentType: String?) -> Kind {
         let type = MediaType(contentType ?? "")
         if type.isForm { return .form }
         if type.isJSON { return .json }
@@ -56,7 +56,7 @@ enum BodyFormatter {
         case auto, raw, hex, json, form, markup
 
         /// The next mode in the cycle of the key.
-        package var next: View { Self.allCases[(Self.allCases.firstIndex(of: self)! + 1) % Self.allCases.count] }
+        var next: View { Self.allCases[(Self.allCases.firstIndex(of: self)! + 1) % Self.allCases.count] }
 
         var forcedKind: Kind? {
             switch self {
@@ -71,7 +71,7 @@ enum BodyFormatter {
     }
 
     /// The lines for a body (notices included), in the chosen view.
-    package static func lines(for body: CapturedBody, contentType: String?, dropped: Bool = false, view: View = .auto,
+    static func lines(for body: CapturedBody, contentType: String?, dropped: Bool = false, view: View = .auto,
                              limit: Int = maximumLines) -> [StyledLine] {
         var lines: [StyledLine] = []
         if dropped {
@@ -135,7 +135,7 @@ enum BodyFormatter {
 
     /// Re-indents JSON text token by token, colouring keys, strings, numbers
     /// and literals. Key order and number spelling are kept as sent.
-    package static func json(_ text: String, limit: Int = maximumLines) -> [StyledLine] {
+    static func json(_ text: String, limit: Int = maximumLines) -> [StyledLine] {
         var printer = JSONPrinter()
         let scalars = Array(text.unicodeScalars)
         var index = 0
@@ -215,7 +215,7 @@ enum BodyFormatter {
     // MARK: Form
 
     /// `a=1&b=two+words` as a two-column table of decoded names and values.
-    package static func form(_ text: String) -> [StyledLine] {
+    static func form(_ text: String) -> [StyledLine] {
         let pairs = text.split(separator: "&").map { item -> (String, String) in
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             return (decodeFormComponent(parts[0]), parts.count > 1 ? decodeFormComponent(parts[1]) : "")

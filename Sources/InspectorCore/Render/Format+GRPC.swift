@@ -14,7 +14,7 @@ extension Format {
     static let grpcMethod = "gRPC"
 
     /// The method column's text: `gRPC` for a call, else the HTTP method.
-    package static func method(of log: NetworkLog) -> String {
+    static func method(of log: NetworkLog) -> String {
         log.grpc == nil ? log.request.method : grpcMethod
     }
 
@@ -30,7 +30,7 @@ extension Format {
     }
 
     /// The style of a gRPC status: OK as a 2xx, every other code as a 5xx.
-    package static func style(forGRPC status: GRPCStatus) -> Style {
+    static func style(forGRPC status: GRPCStatus) -> Style {
         status.isOK ? .status2xx : .status5xx
     }
 

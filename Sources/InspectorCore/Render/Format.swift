@@ -19,7 +19,7 @@ package enum Format {
     private static let sizeUnits = ["B", "KiB", "MiB", "GiB", "TiB"]
 
     /// A duration in at most 6 columns: `850µs`, `12ms`, `1.25s`, `42.1s`, `3m07s`.
-    package static func duration(_ seconds: Double) -> String {
+    static func duration(_ seconds: Double) -> String {
         switch seconds {
         case ..<0.001: return "\(Int((seconds * 1_000_000).rounded()))µs"
         case ..<1: return "\(Int((seconds * 1000).rounded()))ms"
@@ -44,12 +44,12 @@ package enum Format {
     /// A duration in the detail view's columns: milliseconds with one
     /// decimal below a second (`12.3 ms`), else seconds as the list writes
     /// them (`3.00 s`, not `3002.3 ms`).
-    package static func milliseconds(_ seconds: Double) -> String {
+    static func milliseconds(_ seconds: Double) -> String {
         seconds < 0.99995 ? fixed(seconds * 1000, decimals: 1) + " ms" : fixed(seconds, decimals: seconds < 10 ? 2 : 1) + " s"
     }
 
     /// Wall-clock time of day, `HH:mm:ss`, or `HH:mm:ss.SSS` with milliseconds.
-    package static func time(_ date: Date, in zone: TimeZone, milliseconds: Bool = false) -> String {
+    static func time(_ date: Date, in zone: TimeZone, milliseconds: Bool = false) -> String {
         let local = date.timeIntervalSince1970 + Double(zone.secondsFromGMT(for: date))
         let whole = Int(local.rounded(.down))
         let seconds = ((whole % 86_400) + 86_400) % 86_400
@@ -78,7 +78,7 @@ package enum Format {
     }
 
     /// Date and time with milliseconds and the zone: `2026-11-21 09:43:01.123 UTC`.
-    package static func timestamp(_ date: Date, in zone: TimeZone) -> String {
+    static func timestamp(_ date: Date, in zone: TimeZone) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let parts = calendar.dateComponents([.year, .month, .day], from: date)
@@ -89,7 +89,7 @@ package enum Format {
     }
 
     /// The reason phrase of common status codes.
-    package static func reason(_ code: Int) -> String {
+    static func reason(_ code: Int) -> String {
         switch code {
         case 100: "Continue"
         case 101: "Switching Protocols"
@@ -127,7 +127,7 @@ package enum Format {
     }
 
     /// The style of a status code, by class.
-    package static func style(forStatus code: Int) -> Style {
+    static func style(forStatus code: Int) -> Style {
         switch code {
         case ..<200: .status1xx
         case ..<300: .status2xx
@@ -138,7 +138,7 @@ package enum Format {
     }
 
     /// Splits a URL into its path-and-query (at least "/").
-    package static func pathAndQuery(of url: String) -> String {
+    static func pathAndQuery(of url: String) -> String {
         var rest = Substring(url)
         if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
         guard let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }

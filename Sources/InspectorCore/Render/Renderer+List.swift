@@ -6,7 +6,7 @@ enum ListColumn: String, Sendable, CaseIterable {
     case time, app, method, code, host, path, type, size, duration, bar
 
     /// The columns shown unless the person chose others (`app` only with several apps).
-    package static let standard: [ListColumn] = [.time, .app, .method, .code, .host, .path, .type, .size, .duration, .bar]
+    static let standard: [ListColumn] = [.time, .app, .method, .code, .host, .path, .type, .size, .duration, .bar]
 
     var title: String {
         switch self {

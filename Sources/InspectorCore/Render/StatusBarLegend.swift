@@ -4,7 +4,7 @@
 /// up reads as a fault.
 enum StatusBarLegend {
     /// The words as the bar writes them (`N` a number), and what each says.
-    package static let entries: [(word: String, meaning: String)] = [
+    static let entries: [(word: String, meaning: String)] = [
         ("N/M flows", "the list shows N of the M flows kept (its filter, f, passes N)"),
         ("filter: EXPR", "the list's filter; c clears it"),
         ("intercept: EXPR", "breakpoints are on: a flow that matches waits (i sets them, I switches them off)"),

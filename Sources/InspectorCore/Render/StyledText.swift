@@ -1,9 +1,9 @@
 /// A run of text in one style.
 package struct Span: Sendable, Equatable {
     /// The text.
-    package var text: String
+    var text: String
     /// Its style.
-    package var style: Style
+    var style: Style
 
     /// Creates a span.
     init(_ text: String, _ style: Style = .normal) {
@@ -15,7 +15,7 @@ package struct Span: Sendable, Equatable {
 /// One line of styled text: what formatters return and the renderer draws.
 package struct StyledLine: Sendable, Equatable, ExpressibleByStringLiteral {
     /// The runs, left to right.
-    package var spans: [Span]
+    var spans: [Span]
 
     /// Creates a line from spans.
     init(_ spans: [Span] = []) { self.spans = spans }
@@ -25,7 +25,7 @@ package struct StyledLine: Sendable, Equatable, ExpressibleByStringLiteral {
     package init(stringLiteral value: String) { self.init(value) }
 
     /// The characters, without styles.
-    package var text: String { spans.map(\.text).joined() }
+    var text: String { spans.map(\.text).joined() }
 
     /// Splits the line into lines of at most `width` columns.
     func wrapped(toWidth width: Int) -> [StyledLine] {

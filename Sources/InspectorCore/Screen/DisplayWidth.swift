@@ -13,7 +13,7 @@
 /// ```
 enum DisplayWidth {
     /// Columns taken by one grapheme cluster: 0, 1 or 2.
-    package static func of(_ character: Character) -> Int {
+    static func of(_ character: Character) -> Int {
         if character.isASCII {
             let value = character.asciiValue ?? 0
             return value < 0x20 || value == 0x7F ? 0 : 1
@@ -26,14 +26,14 @@ enum DisplayWidth {
     }
 
     /// Columns taken by a string.
-    package static func of<S: StringProtocol>(_ text: S) -> Int {
+    static func of<S: StringProtocol>(_ text: S) -> Int {
         var total = 0
         for character in text { total += of(character) }
         return total
     }
 
     /// Columns taken by one scalar on its own: 0, 1 or 2.
-    package static func of(_ scalar: Unicode.Scalar) -> Int {
+    static func of(_ scalar: Unicode.Scalar) -> Int {
         let value = scalar.value
         if value < 0x20 || (0x7F..<0xA0).contains(value) { return 0 }
         if value < 0x300 { return 1 }

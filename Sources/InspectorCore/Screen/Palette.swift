@@ -71,7 +71,7 @@ package struct Palette: Sendable {
     private let table: [Style: Appearance]
 
     /// Creates a palette; styles missing from `table` look normal.
-    package init(_ table: [Style: Appearance]) { self.table = table }
+    init(_ table: [Style: Appearance]) { self.table = table }
 
     /// The appearance of a style.
     package subscript(style: Style) -> Appearance { table[style] ?? Appearance() }

@@ -51,10 +51,10 @@ package struct Screen: Sendable, Equatable {
     /// The grid's dimensions.
     package let size: Size
     /// The cells, row by row.
-    package private(set) var cells: [Cell]
+    private(set) var cells: [Cell]
 
     /// A screen filled with blank cells.
-    package init(size: Size) {
+    init(size: Size) {
         self.size = Size(width: max(0, size.width), height: max(0, size.height))
         self.cells = Array(repeating: .blank, count: self.size.width * self.size.height)
     }
@@ -67,7 +67,7 @@ package struct Screen: Sendable, Equatable {
     /// Writes text from a position, clipping at `limit` columns (default: the
     /// right edge) and ending clipped text with "…". Returns the columns used.
     @discardableResult
-    package mutating func write(_ text: String, row: Int, column: Int = 0, style: Style = .normal, limit: Int? = nil) -> Int {
+    mutating func write(_ text: String, row: Int, column: Int = 0, style: Style = .normal, limit: Int? = nil) -> Int {
         guard row >= 0, row < size.height, column >= 0, column < size.width else { return 0 }
         let available = min(limit ?? size.width - column, size.width - column)
         guard available > 0 else { return 0 }
@@ -102,7 +102,7 @@ package struct Screen: Sendable, Equatable {
     }
 
     /// The characters of one row, wide characters once, trailing spaces kept.
-    package func text(ofRow row: Int) -> String {
+    func text(ofRow row: Int) -> String {
         var line = ""
         for x in 0..<size.width {
             if let character = self[row, x].character { line.append(character) }

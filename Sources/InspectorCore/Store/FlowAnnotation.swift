@@ -21,11 +21,11 @@ package struct FlowAnnotation: Sendable, Equatable, Hashable {
     }
 
     /// Creates an annotation; an empty comment is stored as none.
-    package init(isMarked: Bool = false, comment: String? = nil) {
+    init(isMarked: Bool = false, comment: String? = nil) {
         self.isMarked = isMarked
         self.comment = comment?.isEmpty == true ? nil : comment
     }
 
     /// Whether there is nothing to keep.
-    package var isEmpty: Bool { !isMarked && comment == nil }
+    var isEmpty: Bool { !isMarked && comment == nil }
 }

@@ -43,7 +43,7 @@ package struct FlowLinks: Sendable {
     /// span), from an agent on `host`; returns the inbound flows whose
     /// caller changed. Flows that can take no part in a link are ignored.
     @discardableResult
-    package mutating func note(_ log: NetworkLog, host: String) -> [FlowID] {
+    mutating func note(_ log: NetworkLog, host: String) -> [FlowID] {
         if let call = FlowLink.Endpoint(call: log, host: host) {
             let isNew = upsert((log.id, call), isCall: true)
             // Requests reach one address in the order they were sent: those
@@ -66,7 +66,7 @@ package struct FlowLinks: Sendable {
     }
 
     /// Forgets every flow.
-    package mutating func removeAll() {
+    mutating func removeAll() {
         self = FlowLinks(limit: limit)
     }
 

@@ -19,10 +19,10 @@ package struct FlowStore: Sendable {
     /// How much the store may hold.
     package struct Limits: Sendable, Equatable {
         /// Flows kept; the oldest are evicted beyond this.
-        package var maximumFlows: Int
+        var maximumFlows: Int
         /// Bytes of captured bodies kept; the oldest flows lose their bodies
         /// (marked as dropped) beyond this.
-        package var bodyMemoryBudget: Int
+        var bodyMemoryBudget: Int
 
         /// Creates limits. Defaults: 100,000 flows and 256 MiB of bodies.
         package init(maximumFlows: Int = 100_000, bodyMemoryBudget: Int = 256 * 1024 * 1024) {
@@ -36,17 +36,17 @@ package struct FlowStore: Sendable {
         /// The flow as last updated.
         package internal(set) var log: NetworkLog
         /// Arrival order number.
-        package let sequence: Int
+        let sequence: Int
         /// Number of the agent connection it came from (see ``Session``), if known.
-        package let agent: Int?
+        let agent: Int?
         /// The URL's host, lowercased, computed once for sorting and display.
-        package let host: String
+        let host: String
         /// Whether the bodies were dropped to stay within the memory budget.
         var bodiesDropped: Bool
         /// Counts the changes to this record, so derived views can be cached.
         var revision = 0
         /// The mark and comment the person added (viewer-side, not from the agent).
-        package internal(set) var annotation = FlowAnnotation()
+        var annotation = FlowAnnotation()
         /// Set while the flow's agent holds it at a breakpoint.
         var hold: FlowHold?
         /// Deleted by the person (`d`): kept in its slot, so sequence numbers
@@ -82,7 +82,7 @@ package struct FlowStore: Sendable {
     }
 
     /// The limits in force.
-    package let limits: Limits
+    let limits: Limits
     private var records: [Record] = []
     /// Index in `records` of the oldest live flow; the slots before it are
     /// evicted and compacted away in batches.
@@ -102,22 +102,22 @@ package struct FlowStore: Sendable {
     /// Bytes of bodies currently held.
     private(set) var bodyBytes = 0
     /// Which captured call made each inbound flow (FlowStore+Links.swift).
-    package internal(set) var links: FlowLinks
+    var links: FlowLinks
     /// The app each agent connection belongs to, by agent number.
     var origins: [Int: FlowOrigin] = [:]
 
     /// Creates an empty store.
-    package init(limits: Limits = Limits()) {
+    init(limits: Limits = Limits()) {
         self.limits = limits
         links = FlowLinks(limit: limits.maximumFlows)
     }
 
     /// Number of flows held, not counting those deleted.
-    package var count: Int { records.count - head - deletedCount }
+    var count: Int { records.count - head - deletedCount }
     /// Flows deleted (``delete(_:)``) and not yet evicted.
     private var deletedCount = 0
     /// Whether the store is empty.
-    package var isEmpty: Bool { count == 0 }
+    var isEmpty: Bool { count == 0 }
     /// Sequence number of the oldest flow held (or of the next one, when empty).
     var firstSequence: Int { baseSequence + head }
     /// Sequence number the next flow will get.
@@ -126,13 +126,13 @@ package struct FlowStore: Sendable {
     var sequenceRange: Range<Int> { firstSequence..<endSequence }
 
     /// The flow with a sequence number, if still held.
-    package subscript(sequence: Int) -> Record? {
+    subscript(sequence: Int) -> Record? {
         guard sequenceRange.contains(sequence) else { return nil }
         return records[sequence - baseSequence]
     }
 
     /// The flow's record; the sequence number must be in ``sequenceRange``.
-    package func record(at sequence: Int) -> Record {
+    func record(at sequence: Int) -> Record {
         records[sequence - baseSequence]
     }
 
@@ -143,7 +143,7 @@ package struct FlowStore: Sendable {
     }
 
     /// The sequence number of a flow, if held.
-    package func sequence(of id: FlowID) -> Int? { sequences[id] }
+    func sequence(of id: FlowID) -> Int? { sequences[id] }
 
     /// All records, oldest first.
     package var allRecords: ArraySlice<Record> { records[head...] }
@@ -171,7 +171,7 @@ package struct FlowStore: Sendable {
 
     /// Changes the mark or comment of a flow. Nothing happens (and no change
     /// is reported) when the flow is gone or the annotation stays the same.
-    package mutating func annotate(_ sequence: Int, _ body: (inout FlowAnnotation) -> Void) -> [Change] {
+    mutating func annotate(_ sequence: Int, _ body: (inout FlowAnnotation) -> Void) -> [Change] {
         guard sequenceRange.contains(sequence) else { return [] }
         let index = sequence - baseSequence
         var annotation = records[index].annotation
@@ -225,38 +225,38 @@ package struct FlowStore: Sendable {
     }
 
     /// Folds a response head into its flow; unknown flows are counted.
-    package mutating func apply(_ event: FlowResponse) -> [Change] {
+    mutating func apply(_ event: FlowResponse) -> [Change] {
         guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
         return update(sequence) { $0.apply(event) }
     }
 
     /// Appends a gRPC message to its call; unknown flows are counted.
-    package mutating func apply(_ event: GRPCMessageEvent) -> [Change] {
+    mutating func apply(_ event: GRPCMessageEvent) -> [Change] {
         guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
         return update(sequence) { $0.apply(event) }
     }
 
     /// Adds a body part to its flow (the body grows); unknown flows are counted.
-    package mutating func apply(_ event: BodyPartEvent) -> [Change] {
+    mutating func apply(_ event: BodyPartEvent) -> [Change] {
         guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
         return update(sequence) { $0.apply(event) }
     }
 
     /// Appends a WebSocket message to its connection; unknown flows are counted.
-    package mutating func apply(_ event: WebSocketMessageEvent) -> [Change] {
+    mutating func apply(_ event: WebSocketMessageEvent) -> [Change] {
         guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
         return update(sequence) { $0.apply(event) }
     }
 
     /// Folds a finish event into its flow; unknown flows are counted.
-    package mutating func apply(_ event: FlowFinished) -> [Change] {
+    mutating func apply(_ event: FlowFinished) -> [Change] {
         guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
         return update(sequence) { $0.apply(event) } + noteLinks(of: sequence)
     }
 
     /// Deletes a flow (`d`): it leaves every view and file, its bodies are
     /// freed, and later events for it are ignored as for an evicted flow.
-    package mutating func delete(_ sequence: Int) -> [Change] {
+    mutating func delete(_ sequence: Int) -> [Change] {
         guard sequenceRange.contains(sequence), !records[sequence - baseSequence].isDeleted else { return [] }
         let index = sequence - baseSequence
         let id = records[index].log.id
@@ -281,7 +281,7 @@ package struct FlowStore: Sendable {
     }
 
     /// Removes every flow. Counters of evictions and unknown events are kept.
-    package mutating func removeAll() -> [Change] {
+    mutating func removeAll() -> [Change] {
         deletedCount = 0
         records.removeAll()
         sequences.removeAll()
@@ -376,9 +376,9 @@ extension NetworkLog {
 /// ```
 struct HeldTime: Sendable, Equatable {
     /// Seconds held before the request went out.
-    package internal(set) var request: Double = 0
+    var request: Double = 0
     /// Seconds held after the response arrived, before the app saw it.
-    package internal(set) var response: Double = 0
+    var response: Double = 0
     /// When the current hold began, and at which phase.
     var since: (date: Date, phase: HoldPhase)?
 

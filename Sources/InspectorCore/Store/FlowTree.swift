@@ -20,7 +20,7 @@ import WireProtocol
 /// ```
 struct FlowTree: Sendable, Equatable {
     /// Sequence numbers in display order, collapsed children left out.
-    package private(set) var rows: [Int] = []
+    private(set) var rows: [Int] = []
     /// How deep each shown flow is nested; absent means top-level (0).
     private(set) var depth: [Int: Int] = [:]
     /// How many children each parent has among the list's rows, collapsed or not.

@@ -15,7 +15,7 @@ package enum SortKey: String, Sendable, CaseIterable {
     case host
 
     /// The next key in the `o` cycle.
-    package var next: SortKey {
+    var next: SortKey {
         let all = Self.allCases
         return all[(all.firstIndex(of: self)! + 1) % all.count]
     }
@@ -34,7 +34,7 @@ package struct FlowView: Sendable {
     typealias Predicate = @Sendable (FlowStore.Record, FlowStore) -> Bool
 
     /// Sequence numbers of the shown flows, in display order.
-    package private(set) var rows: [Int] = []
+    private(set) var rows: [Int] = []
     /// The order.
     package private(set) var sortKey: SortKey = .time
     /// Whether the order is reversed.
@@ -45,7 +45,7 @@ package struct FlowView: Sendable {
     init() {}
 
     /// Number of rows.
-    package var count: Int { rows.count }
+    var count: Int { rows.count }
 
     /// Rebuilds the view for a new filter and order.
     mutating func rebuild(from store: FlowStore, predicate: Predicate?, sortKey: SortKey, reversed: Bool) {
@@ -79,7 +79,7 @@ package struct FlowView: Sendable {
     }
 
     /// Applies the store's changes.
-    package mutating func apply(_ changes: [FlowStore.Change], from store: FlowStore) {
+    mutating func apply(_ changes: [FlowStore.Change], from store: FlowStore) {
         for change in changes {
             switch change {
             case .inserted(let sequence):

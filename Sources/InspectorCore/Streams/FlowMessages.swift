@@ -30,23 +30,23 @@ package struct FlowMessages: Sendable {
         var detail: Detail
         var direction: StreamDirection
         /// Seconds since the flow's start, when known.
-        package var at: Double?
+        var at: Double?
         /// The true size: an event's block, a frame's or message's payload.
-        package var size: Int
+        var size: Int
         /// The content as kept: an event's data, a frame's or message's payload.
-        package var data: Data
+        var data: Data
         /// Whether the capture limit cut the content.
-        package var isTruncated: Bool
+        var isTruncated: Bool
     }
 
     /// What carried them; nil for a flow that has none.
-    package var kind: Kind?
+    var kind: Kind?
     /// The messages in the order they went by.
-    package var items: [Item]
+    var items: [Item]
     /// The events' stream, for a `text/event-stream` body.
-    package var events: ServerSentEventStream?
+    var events: ServerSentEventStream?
     /// Messages the agent counted but did not keep (its per-flow limit).
-    package var dropped: Int
+    var dropped: Int
 
     /// Reads the flow's messages.
     init(_ log: NetworkLog) {

@@ -25,7 +25,7 @@ struct LLMStream: Sendable, Equatable {
     /// The shape recognised.
     var provider: Provider
     /// The text joined so far.
-    package var text: String
+    var text: String
     /// The events of that shape (a role-only or empty delta counts too).
     var deltas: Int
     /// When the first event arrived, in seconds since the flow started.

@@ -21,11 +21,11 @@ package struct ServerSentEventStream: Sendable, Equatable {
     }
 
     /// Every block, dispatched or not, in body order.
-    package var events: [ServerSentEvent]
+    var events: [ServerSentEvent]
     /// How it ended.
     var ending: Ending
     /// Whether the capture limit cut the body, so later events are missing.
-    package var isTruncated: Bool
+    var isTruncated: Bool
 
     /// Reads `body` in the parts it arrived in (`parts`: the flow's marks,
     /// the request's passed over). Bytes past the last part
@@ -70,7 +70,7 @@ extension ServerSentEventDecoder {
     /// what it read; the bytes after the last part as `rest` says. Only the
     /// marks past `read` are looked at, so a stream read as it grows costs
     /// each part once.
-    package mutating func feed(_ data: Data, from read: inout Int, marks: [BodyPartMark], rest: UnmarkedBytes) -> [ServerSentEvent] {
+    mutating func feed(_ data: Data, from read: inout Int, marks: [BodyPartMark], rest: UnmarkedBytes) -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
         let start = read
         let unread = marks.reversed().lazy.filter { $0.direction == .response }.prefix { $0.end > start }.reversed()

@@ -11,7 +11,7 @@ package enum DetailTab: Int, Sendable, CaseIterable {
     case request, response, timing, grpc, messages
 
     /// The tab's title.
-    package var title: String {
+    var title: String {
         switch self {
         case .request: "Request"
         case .response: "Response"
@@ -54,11 +54,11 @@ package struct InsightsViewState: Sendable, Equatable {
     /// What the rows are.
     var dimension: Insights.Dimension = .route
     /// What they are sorted by.
-    package var column: Insights.Column = .impact
+    var column: Insights.Column = .impact
     /// Whether the order is reversed (smallest first).
     var ascending = false
     /// The selected row.
-    package var cursor = 0
+    var cursor = 0
     /// Whether the changes against the baseline are shown instead of a
     /// dimension (the tab after the last, with `--baseline`).
     var showsChanges = false
@@ -69,9 +69,9 @@ package struct InsightsViewState: Sendable, Equatable {
 /// The diff view's own state.
 package struct DiffState: Sendable, Equatable {
     /// The flow compared against, by sequence number.
-    package var base: Int
+    var base: Int
     /// The flow compared with it.
-    package var other: Int
+    var other: Int
     /// First line shown.
     var scroll = 0
 }
@@ -79,13 +79,13 @@ package struct DiffState: Sendable, Equatable {
 /// The detail view's own state.
 package struct DetailState: Sendable, Equatable {
     /// The flow shown, by sequence number.
-    package var sequence: Int
+    var sequence: Int
     /// The tab shown.
-    package var tab: DetailTab = .request
+    var tab: DetailTab = .request
     /// First line shown.
     var scroll = 0
     /// Text searched for in the body, highlighted where it occurs.
-    package var search: String?
+    var search: String?
     /// Whether an inbound flow's waterfall lists every call it made, not
     /// only the first ``DetailContent/waterfallCallLimit`` (`-`).
     var showsAllCalls = false
@@ -137,7 +137,7 @@ struct Prompt: Sendable, Equatable {
     /// What the text is for.
     var purpose: Purpose
     /// The text so far.
-    package var text: String
+    var text: String
     /// The position in the command history being shown (up/down), if any.
     var historyIndex: Int?
     /// What was typed before walking the history, restored past its end.
@@ -161,7 +161,7 @@ struct Prompt: Sendable, Equatable {
     }
 
     /// The label shown before the text.
-    package var label: String {
+    var label: String {
         switch purpose {
         case .search: "Search: "
         case .filter: "Filter: "
@@ -192,9 +192,9 @@ enum Confirmation: Sendable, Equatable {
 /// A one-line note at the bottom of the screen, until the next key.
 struct Notice: Sendable, Equatable {
     /// The text.
-    package var text: String
+    var text: String
     /// Whether it reports a mistake.
-    package var isError: Bool
+    var isError: Bool
 }
 
 /// The whole state of the inspector UI: what was recorded and how it is
@@ -207,15 +207,15 @@ package struct AppState: Sendable {
     /// The terminal size.
     package internal(set) var size: Size
     /// Which screen is up.
-    package internal(set) var mode: Mode = .list
+    var mode: Mode = .list
     /// Whether the help overlay is shown over ``mode``.
     var showsHelp = false
     /// First row of the help overlay shown.
     var helpScroll = 0
     /// The selected row of the list.
-    package internal(set) var cursor = 0
+    var cursor = 0
     /// The selected flow, by sequence number; the cursor follows it as rows move.
-    package internal(set) var selection: Int?
+    var selection: Int?
     /// First list row on screen.
     var listTop = 0
     /// Whether the newest flow is kept selected and in view.
@@ -238,12 +238,12 @@ package struct AppState: Sendable {
     /// Text shown over the screen until closed with q or Esc (the cURL command).
     var overlay: TextOverlay?
     /// Time zone for displayed times (injected so snapshots are stable).
-    package let timeZone: TimeZone
+    let timeZone: TimeZone
     /// The current time, from the last ``Action/tick(_:)``; unfinished
     /// flows show how long they have been running against it.
-    package internal(set) var now: Date?
+    var now: Date?
     /// The keymap.
-    package let keymap: Keymap
+    let keymap: Keymap
     /// The flow a diff compares against (`b`), by sequence number.
     var diffBase: Int?
     /// Command lines run from the bar, oldest first (at most 100).
@@ -261,16 +261,16 @@ package struct AppState: Sendable {
     /// once one was switched to it.
     var bodyViews: [String: BodyFormatter.View] = [:]
     /// The traffic rules: what the rules view shows and agents that accept control get.
-    package internal(set) var rules: RuleBook
+    var rules: RuleBook
     /// The command netinspect runs (`netinspect -- COMMAND`), if any.
     var commandRun: CommandRun?
     /// The finished flows grouped for the insights view, kept up to date as they arrive.
-    package internal(set) var insights = Insights()
+    var insights = Insights()
     /// `--baseline`: the recorded run, and what changed (the insights view's changes tab).
     package var baseline: BaselineView?
     /// The descriptor sets given with `--proto`: gRPC messages are shown
     /// with field and enum value names when they describe the method.
-    package let protoSchema: ProtoSchema
+    let protoSchema: ProtoSchema
 
     /// The list nested by parent (`T`), and what it shows; nil when flat.
     var tree: FlowTree?
@@ -347,9 +347,9 @@ package struct AppState: Sendable {
 /// Scrollable text shown over the screen, closed with q or Esc.
 struct TextOverlay: Sendable, Equatable {
     /// The first line, in the title style.
-    package var title: String
+    var title: String
     /// The text, one entry per line.
-    package var lines: [String]
+    var lines: [String]
     /// The first line shown.
     var scroll = 0
 

@@ -13,15 +13,15 @@
 /// ```
 struct CommandRun: Sendable, Equatable {
     /// The command and its arguments, as typed.
-    package let commandLine: String
+    let commandLine: String
     /// Its finished output lines, oldest first (at most ``maximumLines``).
-    package private(set) var lines: [String] = []
+    private(set) var lines: [String] = []
     /// The line it is still writing.
     private(set) var partialLine: [UInt8] = []
     /// How it ended ("exited with status 0"), nil while it runs.
     private(set) var ending: String?
     /// Whether it ended with status 0.
-    package private(set) var succeeded = false
+    private(set) var succeeded = false
     /// Lines dropped from the start beyond ``maximumLines``.
     private(set) var droppedLines = 0
     /// Inside an escape sequence: what has been skipped of it so far.
@@ -42,7 +42,7 @@ struct CommandRun: Sendable, Equatable {
     }
 
     /// Adds what the command wrote.
-    package mutating func append(_ bytes: [UInt8]) {
+    mutating func append(_ bytes: [UInt8]) {
         for byte in bytes {
             switch escape {
             case .started:
@@ -70,7 +70,7 @@ struct CommandRun: Sendable, Equatable {
     }
 
     /// Notes how it ended; what it left unfinished is its last line.
-    package mutating func end(_ description: String, succeeded: Bool) {
+    mutating func end(_ description: String, succeeded: Bool) {
         if !partialLine.isEmpty { finishLine() }
         ending = description
         self.succeeded = succeeded

@@ -24,7 +24,7 @@ package struct EditSession: Sendable, Equatable {
     /// The flow (a new request's: the flow it starts from, else ``Reducer/composeID``).
     package var id: FlowID
     /// The connection of the flow's agent.
-    package var connection: ConnectionID
+    var connection: ConnectionID
     /// What the edit is for, with the message as it was.
     var purpose: Purpose
     /// The text the editor opens with.

@@ -27,7 +27,7 @@ package struct RuleLoad: Sendable, Equatable {
     /// The rule's text, as typed.
     package var spec: String
     /// What the rule is for.
-    package var target: Target
+    var target: Target
     /// Where relative map-local paths are read from (``RuleBook/directory``).
     package var directory: URL?
 
@@ -40,5 +40,5 @@ package struct RuleLoad: Sendable, Equatable {
     }
 
     /// `KIND SPEC`.
-    package var text: String { "\(kind.rawValue) \(spec)" }
+    var text: String { "\(kind.rawValue) \(spec)" }
 }
