@@ -373,7 +373,6 @@ let package = Package(
                 "TestSupport",
                 "InspectorTUI",
                 "WireProtocol",
-                "ProtobufWire",
                 // RawRequestServer, the server netinspect's own client talks to.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
