@@ -193,18 +193,32 @@ let package = Package(
         // headers sit in the default include path anyway.
         .systemLibrary(name: "CNCursesW", providers: [.apt(["libncursesw5-dev"])]),
 
-        // Everything of the inspector that is plain Swift or SwiftNIO: store,
-        // filter language, state, reducer, keymap, rendering to a cell grid,
-        // and the listener. No ncurses here, so tests and benchmarks link it.
+        // The receiving side of netinspect: the agents' listener (SwiftNIO),
+        // the bounded `Inbox` it and the OTLP receiver post to, and the names
+        // of where flows come from (`ConnectionID`, `PeerAddress.of`).
+        .target(
+            name: "InspectorIngest",
+            dependencies: [
+                "WireProtocol",
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Viewer"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Viewer"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Viewer"])),
+            ]
+        ),
+
+        // Everything of the inspector that is plain Swift: store, state,
+        // reducer, keymap, rendering to a cell grid, export, the headless
+        // formats; it folds what the inbox hands it. No ncurses and no
+        // sockets here, so tests and benchmarks link it.
         .target(
             name: "InspectorCore",
             dependencies: [
                 "WireProtocol",
                 "FlowFilter",
+                // `InboxEvent` and `ConnectionID`: what the session folds.
+                "InspectorIngest",
                 // gRPC messages decoded raw or by `--proto` descriptor sets.
                 "ProtobufWire",
-                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Viewer"])),
-                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Viewer"])),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["Viewer"])),
             ],
         ),
@@ -219,7 +233,7 @@ let package = Package(
         .target(
             name: "OTLPReceiver",
             dependencies: [
-                "InspectorCore", "ProtobufWire", "WireProtocol", "COpenSSL",
+                "InspectorIngest", "ProtobufWire", "WireProtocol", "COpenSSL",
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["Viewer"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["Viewer"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["Viewer"])),
@@ -233,6 +247,8 @@ let package = Package(
             name: "InspectorTUI",
             dependencies: [
                 "InspectorCore",
+                "InspectorIngest",
+                "FlowFilter",
                 "OTLPReceiver",
                 "ProtobufWire",
                 "CNCursesW",
@@ -248,7 +264,7 @@ let package = Package(
         .executableTarget(
             name: "NetinspectBench",
             dependencies: [
-                "WireProtocol", "InspectorCore", "CaptureAgent", "CaptureAgentAsyncHTTPClient", "OTLPReceiver",
+                "WireProtocol", "InspectorCore", "InspectorIngest", "CaptureAgent", "CaptureAgentAsyncHTTPClient", "OTLPReceiver",
                 .target(name: "CaptureAgentHummingbird", condition: .when(traits: ["Hummingbird"])),
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "Hummingbird", package: "hummingbird", condition: .when(traits: ["Hummingbird"])),
@@ -268,12 +284,33 @@ let package = Package(
         // The decoder's fixtures are read from Tests/Protos through TestSupport.
         .testTarget(name: "ProtobufWireTests", dependencies: ["ProtobufWire", "TestSupport"]),
         // What the tests share: the netinspect binary, tmux driving it,
-        // running programs, the protobuf fixtures.
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        // running programs, the protobuf fixtures, and the flows an agent
+        // would send (`Fixtures`), for unit and end-to-end tests alike.
+        .target(name: "TestSupport", dependencies: ["WireProtocol"], path: "Tests/TestSupport"),
+        // The listener, its connections' state machine and the inbox, on
+        // real sockets and without them.
+        .testTarget(
+            name: "InspectorIngestTests",
+            dependencies: [
+                "InspectorIngest", "WireProtocol", "TestSupport",
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
+            ],
+        ),
+        // The viewer without a terminal or a process: store, reducer,
+        // rendering, export, headless formats (`@testable import InspectorCore`).
+        .testTarget(
+            name: "InspectorCoreTests",
+            dependencies: ["InspectorCore", "InspectorIngest", "FlowFilter", "WireProtocol", "ProtobufWire", "TestSupport"],
+            // Snapshot screens and the HAR schema are read through #filePath,
+            // not as resources.
+            exclude: ["Fixtures", "Snapshots"]
+        ),
         .testTarget(
             name: "OTLPReceiverTests",
             dependencies: [
-                "OTLPReceiver", "ProtobufWire", "InspectorCore", "WireProtocol", "CaptureAgent", "TestSupport",
+                "OTLPReceiver", "ProtobufWire", "InspectorIngest", "WireProtocol", "CaptureAgent", "TestSupport",
+                // `Session`, to fold what the receiver posts as the viewer does.
+                "InspectorCore",
                 .product(name: "InMemoryTracing", package: "swift-distributed-tracing"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 // Only so the real `netinspect` binary is built before the
@@ -334,17 +371,16 @@ let package = Package(
             name: "InspectorTUITests",
             dependencies: [
                 "InspectorCore",
+                "InspectorIngest",
+                "FlowFilter",
                 "TestSupport",
                 "InspectorTUI",
                 "WireProtocol",
-                "ProtobufWire",
+                // RawRequestServer, the server netinspect's own client talks to.
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-            ],
-            // Snapshot screens and fixture files are read through #filePath,
-            // not as resources.
-            exclude: ["Fixtures", "Snapshots"]
+            ]
         ),
     ],
     swiftLanguageModes: [.v6]

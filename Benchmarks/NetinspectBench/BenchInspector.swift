@@ -1,5 +1,6 @@
 import Foundation
 import InspectorCore
+import InspectorIngest
 import WireProtocol
 
 /// A real ``InspectorListener`` on a Unix socket of its own, with a thread

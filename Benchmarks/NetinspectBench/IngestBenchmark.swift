@@ -1,5 +1,6 @@
 import Foundation
 import InspectorCore
+import InspectorIngest
 import WireProtocol
 
 /// Section 3: the inspector's ingest path without a terminal. Four agent

@@ -1,5 +1,6 @@
 import Foundation
 import InspectorCore
+import InspectorIngest
 import WireProtocol
 
 /// Section 4: the UI core with 100,000 flows in the store: render a 200x60

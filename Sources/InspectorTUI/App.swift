@@ -1,5 +1,7 @@
+import FlowFilter
 import Foundation
 import InspectorCore
+import InspectorIngest
 import WireProtocol
 
 /// The main loop: wait for a key, a listener event or a signal; reduce;

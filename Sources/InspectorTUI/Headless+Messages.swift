@@ -1,5 +1,6 @@
 import Foundation
 import InspectorCore
+import InspectorIngest
 import WireProtocol
 
 /// `--messages`: a line per server-sent event and WebSocket message as it

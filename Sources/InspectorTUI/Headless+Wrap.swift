@@ -1,5 +1,7 @@
+import FlowFilter
 import Foundation
 import InspectorCore
+import InspectorIngest
 import WireProtocol
 
 /// Headless with a command (`netinspect --dump -- COMMAND`), `--fail-on`

@@ -1,5 +1,7 @@
+import FlowFilter
 import Foundation
 import InspectorCore
+import InspectorIngest
 import WireProtocol
 
 /// `--dump` and `--json`: no terminal UI; one line per finished flow on

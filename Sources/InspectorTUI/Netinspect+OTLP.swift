@@ -1,5 +1,6 @@
 import ArgumentParser
 import InspectorCore
+import InspectorIngest
 import OTLPReceiver
 import WireProtocol
 

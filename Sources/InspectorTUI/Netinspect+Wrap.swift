@@ -1,4 +1,5 @@
 import ArgumentParser
+import FlowFilter
 import Foundation
 import InspectorCore
 import WireProtocol

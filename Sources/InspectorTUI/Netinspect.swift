@@ -1,6 +1,8 @@
 import ArgumentParser
+import FlowFilter
 import Foundation
 import InspectorCore
+import InspectorIngest
 import OTLPReceiver
 import ProtobufWire
 import WireProtocol

@@ -1,4 +1,4 @@
-import InspectorCore
+import InspectorIngest
 import WireProtocol
 
 /// Where and how ``OTLPReceiver`` accepts OpenTelemetry exports.

@@ -1,4 +1,4 @@
-import InspectorCore
+import InspectorIngest
 import NIOCore
 import NIOHTTP1
 import NIOHTTPCompression

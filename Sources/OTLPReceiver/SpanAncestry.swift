@@ -1,4 +1,4 @@
-import InspectorCore
+import InspectorIngest
 import WireProtocol
 
 /// The recently seen spans' parents, to find the inbound flow a client span

@@ -1,4 +1,4 @@
-import InspectorCore
+import InspectorIngest
 import NIOConcurrencyHelpers
 import WireProtocol
 

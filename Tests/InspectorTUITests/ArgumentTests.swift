@@ -1,4 +1,5 @@
 @testable import InspectorTUI
+import TestSupport
 import WireProtocol
 import XCTest
 

@@ -1,5 +1,5 @@
 import Foundation
-import InspectorCore
+@testable import InspectorCore
 import TestSupport
 import WireProtocol
 import XCTest
@@ -13,7 +13,7 @@ final class InsightsViewEndToEndTests: XCTestCase {
 
     override func setUpWithError() throws {
         file = NSTemporaryDirectory() + "netinspect-insights-\(getpid())-\(UInt32.random(in: 0...UInt32.max)).jsonl"
-        try FlowLineWriter.writeSession(FlowFile.Contents(flows: InsightsFiguresTests.flows()), to: file)
+        try FlowLineWriter.writeSession(FlowFile.Contents(flows: Fixtures.insightsFlows()), to: file)
     }
 
     override func tearDown() {

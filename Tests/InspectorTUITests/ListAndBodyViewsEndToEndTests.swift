@@ -35,7 +35,7 @@ final class ListAndBodyViewsEndToEndTests: XCTestCase {
         var finished = EndToEnd.finished(1, status: 200)
         finished.response?.headers = [HTTPHeader(name: "Content-Type", value: "image/png")]
         finished.response?.mimeType = "image/png"
-        finished.response?.body = CapturedBody(data: BodyViewTests.png)
+        finished.response?.body = CapturedBody(data: Fixtures.png)
         try agent.send(.flowFinished(finished))
         try ui.waitFor("/upload")
         ui.send("Enter")

@@ -1,5 +1,6 @@
 import Foundation
 @testable import InspectorCore
+import InspectorIngest
 import WireProtocol
 import XCTest
 

@@ -5,6 +5,7 @@ import Darwin
 #endif
 import Foundation
 import InspectorCore
+import InspectorIngest
 import TestSupport
 import WireProtocol
 import XCTest

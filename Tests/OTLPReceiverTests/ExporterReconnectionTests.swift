@@ -1,5 +1,6 @@
 import Foundation
-import InspectorCore
+@testable import InspectorCore
+import InspectorIngest
 import OTLPReceiver
 import Testing
 import WireProtocol

@@ -2,7 +2,7 @@
 import Glibc
 #endif
 import Foundation
-import InspectorCore
+import InspectorIngest
 import OTLPReceiver
 import ProtobufWire
 import TestSupport

@@ -1,5 +1,5 @@
 import Foundation
-import InspectorCore
+import InspectorIngest
 import OTLPReceiver
 import TestSupport
 import Testing

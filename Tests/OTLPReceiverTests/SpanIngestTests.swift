@@ -1,4 +1,5 @@
-import InspectorCore
+@testable import InspectorCore
+import InspectorIngest
 import OTLPReceiver
 import Testing
 import WireProtocol

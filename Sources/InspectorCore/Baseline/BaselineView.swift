@@ -15,13 +15,13 @@ import WireProtocol
 package struct BaselineView: Sendable {
     /// The file it was read from, as given.
     package let name: String
-    package let profile: RunProfile
+    let profile: RunProfile
     package var options = RunProfile.Options()
     package var thresholds = BaselineComparison.Thresholds()
     /// The changes found by the last ``compare(with:)``.
     package private(set) var changes: [RunChange] = []
     /// How many flows that comparison took in.
-    package private(set) var comparedFlows = 0
+    private(set) var comparedFlows = 0
 
     package init(name: String, profile: RunProfile) {
         self.name = name

@@ -25,26 +25,26 @@ package struct JSONShape: Sendable, Equatable {
     /// What one key path held across the samples.
     package struct Path: Sendable, Equatable {
         /// Every type seen there.
-        package var kinds: Set<Kind> = []
+        var kinds: Set<Kind> = []
         /// The samples it appeared in.
-        package var samples = 0
+        var samples = 0
     }
 
     /// Key paths by JSON pointer (`""` is the document itself).
-    package private(set) var paths: [String: Path] = [:]
+    private(set) var paths: [String: Path] = [:]
     /// JSON bodies taken in.
-    package private(set) var samples = 0
+    private(set) var samples = 0
 
     /// Bodies larger than this are not read: a shape is in the first few
     /// kilobytes of a body, and a comparison of 100,000 flows must stay quick.
     static let maximumBody = 256 * 1024
 
-    package init() {}
+    init() {}
 
     /// Takes in a body; false (and nothing counted) when it is not a JSON
     /// object or array, or too large to read.
     @discardableResult
-    package mutating func add(_ data: Data) -> Bool {
+    mutating func add(_ data: Data) -> Bool {
         guard !data.isEmpty, data.count <= Self.maximumBody,
               let first = data.first(where: { $0 > 0x20 }), first == UInt8(ascii: "{") || first == UInt8(ascii: "["),
               let value = data.withUnsafeBytes({ raw in try? JSONParser.parse(raw.bindMemory(to: UInt8.self)) }) else { return false }
@@ -59,10 +59,10 @@ package struct JSONShape: Sendable, Equatable {
     }
 
     /// Whether `pointer` appeared in every sample.
-    package func isRequired(_ pointer: String) -> Bool { samples > 0 && paths[pointer]?.samples == samples }
+    func isRequired(_ pointer: String) -> Bool { samples > 0 && paths[pointer]?.samples == samples }
 
     /// The types of `pointer` but null (a nullable field is not of another type for being null).
-    package func types(at pointer: String) -> Set<Kind> { (paths[pointer]?.kinds ?? []).subtracting([.null]) }
+    func types(at pointer: String) -> Set<Kind> { (paths[pointer]?.kinds ?? []).subtracting([.null]) }
 
     private static func walk(_ value: JSONValue, at pointer: String, into seen: inout [String: Set<Kind>]) {
         seen[pointer, default: []].insert(kind(of: value))

@@ -28,14 +28,14 @@ package struct RunChange: Sendable, Equatable, Codable {
 
     package var kind: Kind
     /// The route, as insights name it (``RunProfile``).
-    package var route: String
+    var route: String
     /// What changed, in words: `p50 12 ms → 212 ms, p95 14 ms → 230 ms (8 → 8 flows)`.
-    package var detail: String
+    var detail: String
     /// A filter expression that shows this run's flows behind the change
     /// (nil for a route gone: none of its flows are in this run).
-    package var filter: String?
+    var filter: String?
 
-    package init(kind: Kind, route: String, detail: String, filter: String?) {
+    init(kind: Kind, route: String, detail: String, filter: String?) {
         self.kind = kind
         self.route = route
         self.detail = detail

@@ -22,9 +22,9 @@ package struct RunProfile: Sendable {
     /// What a profile keeps besides what every route has.
     package struct Options: Sendable {
         /// Headers whose values are compared (lowercased names).
-        package var headers: [String] = []
+        var headers: [String] = []
         /// A baseline's host (as in its URLs, `host` or `host:port`) to the host it is now.
-        package var hostMapping: [String: String] = [:]
+        var hostMapping: [String: String] = [:]
 
         package init(headers: [String] = [], hostMapping: [String: String] = [:]) {
             self.headers = headers.map { $0.lowercased() }
@@ -35,31 +35,31 @@ package struct RunProfile: Sendable {
     /// One route of the run.
     package struct Route: Sendable {
         /// `GET localhost/api/users/{id}`, `← POST localhost/checkout`.
-        package let name: String
+        let name: String
         /// A filter expression (the `f` key's language) that shows its flows.
-        package let filter: String
-        package internal(set) var count = 0
+        let filter: String
+        var count = 0
         /// Flows by status class: `2xx` … `5xx`, `failed` for no response.
-        package internal(set) var statusClasses: [String: Int] = [:]
-        package internal(set) var durations = DurationSamples()
-        package internal(set) var requestShape = JSONShape()
-        package internal(set) var responseShape = JSONShape()
+        var statusClasses: [String: Int] = [:]
+        var durations = DurationSamples()
+        var requestShape = JSONShape()
+        var responseShape = JSONShape()
         /// The named headers' values seen, request and response alike.
-        package internal(set) var headerValues: [String: Set<String>] = [:]
+        var headerValues: [String: Set<String>] = [:]
         /// For a request the app received: the calls its requests made, by
         /// the route called, summed over ``count`` requests.
-        package internal(set) var calls: [String: Int] = [:]
+        var calls: [String: Int] = [:]
 
         /// Calls to `route` per request received, on average.
-        package func callsPerRequest(to route: String) -> Double {
+        func callsPerRequest(to route: String) -> Double {
             count == 0 ? 0 : Double(calls[route] ?? 0) / Double(count)
         }
     }
 
     /// Routes by name.
-    package private(set) var routes: [String: Route] = [:]
+    private(set) var routes: [String: Route] = [:]
     /// Finished flows taken in.
-    package private(set) var flowCount = 0
+    private(set) var flowCount = 0
 
     /// The profile of `flows` (unfinished ones are left out).
     package init(flows: [NetworkLog], options: Options = Options()) {

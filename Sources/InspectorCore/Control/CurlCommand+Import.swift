@@ -12,7 +12,7 @@ import WireProtocol
 /// ```
 extension CurlCommand {
     /// Why a command cannot be imported, in words for the notice line.
-    package struct ImportError: Error, Equatable, CustomStringConvertible {
+    struct ImportError: Error, Equatable, CustomStringConvertible {
         package var description: String
     }
 
@@ -39,7 +39,7 @@ extension CurlCommand {
     /// ones curl adds to every request (`User-Agent`, `Accept`) are left to
     /// the client that sends it.
     /// - Throws: ``ImportError`` naming the option or word it cannot read.
-    package static func request(from command: String) throws(ImportError) -> Request {
+    static func request(from command: String) throws(ImportError) -> Request {
         let commands: [[String]]
         do {
             commands = try ShellWords.split(command.trimmingCharacters(in: .whitespacesAndNewlines))

@@ -26,8 +26,8 @@ package enum HTTPMessageText {
     /// Why an edited text is not an HTTP message.
     package struct ParseError: Error, Equatable, CustomStringConvertible {
         /// Line number (1-based) and what is wrong there.
-        package var line: Int
-        package var message: String
+        var line: Int
+        var message: String
         package var description: String { "line \(line): \(message)" }
     }
 
@@ -42,13 +42,13 @@ package enum HTTPMessageText {
     static let clientFieldsLine = "# Added by the client, not the app (delete a line to send the request without it):"
 
     /// The request as editable text.
-    package static func text(of request: WireProtocol.Request) -> String {
+    static func text(of request: WireProtocol.Request) -> String {
         text(firstLine: "\(request.method) \(request.url) HTTP/1.1", headers: request.headers, clientHeaders: request.clientHeaders,
              body: request.body)
     }
 
     /// The response as editable text.
-    package static func text(of response: Response) -> String {
+    static func text(of response: Response) -> String {
         return text(firstLine: "HTTP/1.1 \(response.statusCode) \(Format.reason(response.statusCode))", headers: response.headers,
                     clientHeaders: [], body: response.body)
     }
@@ -72,7 +72,7 @@ package enum HTTPMessageText {
 
     /// The request a person made of `original`.
     /// - Throws: ``ParseError`` for a missing request line, URL or header colon.
-    package static func request(from text: String, original: WireProtocol.Request) throws(ParseError) -> WireProtocol.Request {
+    static func request(from text: String, original: WireProtocol.Request) throws(ParseError) -> WireProtocol.Request {
         let (first, headers, clientLines, bodyText) = try split(text)
         let parts = first.split(separator: " ", omittingEmptySubsequences: true)
         guard parts.count == 2 || parts.count == 3, parts[0].allSatisfy({ $0.isLetter }) else {
@@ -96,7 +96,7 @@ package enum HTTPMessageText {
 
     /// The response a person made of `original`.
     /// - Throws: ``ParseError`` for a missing status line or header colon.
-    package static func response(from text: String, original: Response) throws(ParseError) -> Response {
+    static func response(from text: String, original: Response) throws(ParseError) -> Response {
         let (first, headers, clientLines, bodyText) = try split(text)
         let parts = first.split(separator: " ", maxSplits: 2, omittingEmptySubsequences: true)
         guard parts.count >= 2, parts[0].hasPrefix("HTTP/"), let code = Int(parts[1]), (100...999).contains(code) else {

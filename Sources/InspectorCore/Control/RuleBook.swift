@@ -18,7 +18,7 @@ import WireProtocol
 /// ```
 package struct RuleBook: Sendable, Equatable {
     /// What marks a rule that is off in a rules file.
-    package static let disabledPrefix = "# off: "
+    static let disabledPrefix = "# off: "
 
     /// One rule of the book.
     package struct Entry: Sendable, Equatable {
@@ -32,19 +32,19 @@ package struct RuleBook: Sendable, Equatable {
         }
 
         /// What the rule does.
-        package var kind: TrafficRule.Kind
+        var kind: TrafficRule.Kind
         /// The rule in mitmproxy's syntax, as typed.
         package var spec: String
         /// Where it came from.
-        package var origin: Origin
+        var origin: Origin
         /// The rule as agents get it (map-local files read), while it is on;
         /// nil while it is off.
-        package var rule: TrafficRule?
+        var rule: TrafficRule?
         /// Comments and blank lines above the rule in the file, kept as they were.
         var leadingLines: [String] = []
 
         /// Creates an entry; `rule` nil makes it off.
-        package init(kind: TrafficRule.Kind, spec: String, origin: Origin = .file, rule: TrafficRule?) {
+        init(kind: TrafficRule.Kind, spec: String, origin: Origin = .file, rule: TrafficRule?) {
             self.kind = kind
             self.spec = spec
             self.origin = origin
@@ -57,10 +57,10 @@ package struct RuleBook: Sendable, Equatable {
         }
 
         /// Whether the rule is in force.
-        package var isEnabled: Bool { rule != nil }
+        var isEnabled: Bool { rule != nil }
 
         /// `KIND SPEC`, as typed in the view and written to the file.
-        package var text: String { "\(kind.rawValue) \(spec)" }
+        var text: String { "\(kind.rawValue) \(spec)" }
     }
 
     /// How the last save went.
@@ -78,7 +78,7 @@ package struct RuleBook: Sendable, Equatable {
     /// Comments and blank lines after the last rule of the file.
     var trailingLines: [String] = []
     /// How the last save went, if there was one.
-    package var lastSave: SaveOutcome?
+    var lastSave: SaveOutcome?
     /// Whether the file text starts with a comment saying how to read it:
     /// for a file netinspect creates, not one a person wrote.
     var writesHeader = true
@@ -94,14 +94,14 @@ package struct RuleBook: Sendable, Equatable {
 
     /// The directory relative map-local paths are read from: the rules
     /// file's, else nil (the working directory), as for the flags.
-    package var directory: URL? {
+    var directory: URL? {
         path.map { URL(fileURLWithPath: $0).deletingLastPathComponent() }
     }
 
     /// The rules file's text: the file's rules (not the flags'), rules that
     /// are off behind ``disabledPrefix``, comments kept where they were. A
     /// file netinspect creates starts with a comment saying how to read it.
-    package var fileText: String {
+    var fileText: String {
         var lines: [String] = []
         let saved = entries.filter { $0.origin == .file }
         if writesHeader {

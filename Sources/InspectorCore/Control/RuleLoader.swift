@@ -20,9 +20,9 @@ package enum RuleLoader {
 
     /// The most a map-local rule may carry: files of an agent's control
     /// frame, which is bounded at 16 MiB.
-    package static let maximumLocalBytes = 8 * 1024 * 1024
+    static let maximumLocalBytes = 8 * 1024 * 1024
     /// The most files one map-local directory may hold.
-    package static let maximumLocalFiles = 1000
+    static let maximumLocalFiles = 1000
 
     /// Reads one rule, e.g. `load(.mapRemote, "|api.example.com|127.0.0.1:8080")`.
     ///
@@ -65,7 +65,7 @@ package enum RuleLoader {
     /// blank lines and `#` comments ignored, so are rules that are off
     /// (`# off: KIND SPEC`, see ``RuleBook``). Relative map-local paths are
     /// taken from the file's directory.
-    package static func loadFile(at path: String) throws(RuleError) -> [TrafficRule] {
+    static func loadFile(at path: String) throws(RuleError) -> [TrafficRule] {
         try readBook(at: path).inForce
     }
 
@@ -131,7 +131,7 @@ package enum RuleLoader {
     /// let (kind, spec) = try RuleLoader.parseLine("modify-headers /X-Env/staging")
     /// // kind == .modifyHeaders, spec == "/X-Env/staging"
     /// ```
-    package static func parseLine(_ line: String) throws(RuleError) -> (kind: TrafficRule.Kind, spec: String) {
+    static func parseLine(_ line: String) throws(RuleError) -> (kind: TrafficRule.Kind, spec: String) {
         let parts = line.trimmingCharacters(in: .whitespaces).split(separator: " ", maxSplits: 1)
         guard parts.count == 2, let kind = TrafficRule.Kind(rawValue: String(parts[0])) else {
             let kinds = TrafficRule.Kind.allCases.map(\.rawValue).joined(separator: ", ")
@@ -141,7 +141,7 @@ package enum RuleLoader {
     }
 
     /// Writes rules back in the format ``loadFile(at:)`` reads.
-    package static func fileText(_ rules: [TrafficRule]) -> String {
+    static func fileText(_ rules: [TrafficRule]) -> String {
         rules.map { "\($0.kind.rawValue) \($0.spec)\n" }.joined()
     }
 
@@ -230,7 +230,7 @@ package enum RuleLoader {
     }
 
     /// The content type an answer from `url` gets, from its extension.
-    package static func contentType(of url: URL) -> String {
+    static func contentType(of url: URL) -> String {
         switch url.pathExtension.lowercased() {
         case "json": "application/json"
         case "html", "htm": "text/html; charset=utf-8"

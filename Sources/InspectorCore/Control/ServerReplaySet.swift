@@ -14,19 +14,19 @@ import WireProtocol
 /// ```
 package struct ServerReplaySet: Sendable {
     /// The files read, as named.
-    package var paths: [String]
-    package var options: ServerReplayOptions
+    var paths: [String]
+    var options: ServerReplayOptions
     /// One per recorded response, in the order they were recorded.
     package var entries: [ServerReplayEntry]
     /// Flows of the files that cannot be replayed, with why: a person
     /// should not wonder why a request went to the network.
-    package var skipped: [String]
+    var skipped: [String]
 
     /// The most JSON one message carries: well under the agent's 16 MiB
     /// frame limit, so an estimate may be off without a frame refused.
-    package static let partBytes = 4 * 1024 * 1024
+    static let partBytes = 4 * 1024 * 1024
     /// A response larger than this cannot travel in one message.
-    package static let largestResponse = 12 * 1024 * 1024
+    static let largestResponse = 12 * 1024 * 1024
 
     /// Reads every file (HAR, ours or another tool's, or `--save`'s JSON lines).
     /// - Throws: ``FlowFile/ReadError`` naming the file that cannot be read.
@@ -37,7 +37,7 @@ package struct ServerReplaySet: Sendable {
     }
 
     /// The set for flows already read.
-    package init(flows: [NetworkLog], paths: [String], options: ServerReplayOptions) {
+    init(flows: [NetworkLog], paths: [String], options: ServerReplayOptions) {
         self.paths = paths
         self.options = options
         var entries: [ServerReplayEntry] = []

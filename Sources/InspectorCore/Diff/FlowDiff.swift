@@ -27,32 +27,32 @@ package struct FlowDiff: Sendable, Equatable {
     }
 
     /// One compared item: a header, a JSON path, a line, a timing point.
-    package struct Row: Sendable, Equatable {
+    struct Row: Sendable, Equatable {
         /// How it differs.
-        package var kind: Kind
+        var kind: Kind
         /// What it is: the header name, the JSON path (`$.items[2].price`), `line 12`.
-        package var label: String
+        var label: String
         /// The base flow's value, when it has one.
-        package var base: String?
+        var base: String?
         /// The other flow's value, when it has one.
-        package var other: String?
+        var other: String?
     }
 
     /// A part of the flows compared.
-    package struct Section: Sendable, Equatable {
+    struct Section: Sendable, Equatable {
         /// Its heading, e.g. `Response body (JSON)`.
-        package var title: String
+        var title: String
         /// The rows, differences first in document order, notes where they belong.
-        package var rows: [Row]
+        var rows: [Row]
         /// Whether any row is a difference.
-        package var hasDifferences: Bool { rows.contains { $0.kind != .note } }
+        var hasDifferences: Bool { rows.contains { $0.kind != .note } }
     }
 
     /// The sections, in the order of an exchange.
-    package let sections: [Section]
+    let sections: [Section]
 
     /// Rows listed per body before the rest is summed up in a note.
-    package static let maximumRows = 2_000
+    static let maximumRows = 2_000
 
     /// Compares two flows; `base` is the one thought good, `other` the one examined.
     package init(base: NetworkLog, other: NetworkLog) {
@@ -71,7 +71,7 @@ package struct FlowDiff: Sendable, Equatable {
     }
 
     /// Number of differences over all sections.
-    package var differenceCount: Int {
+    var differenceCount: Int {
         sections.reduce(0) { $0 + $1.rows.filter { $0.kind != .note }.count }
     }
 

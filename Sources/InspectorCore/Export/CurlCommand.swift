@@ -22,10 +22,10 @@ import WireProtocol
 ///   POSIX shell;
 /// - a truncated body ends the command with a shell comment saying so, since
 ///   only the captured prefix can be replayed.
-package enum CurlCommand {
+enum CurlCommand {
     /// The command for `request`, as POSIX shell text (several lines joined
     /// with backslash-newline).
-    package static func make(for request: Request) -> String {
+    static func make(for request: Request) -> String {
         var arguments = ["curl", "--globoff", "--path-as-is"]
         let body = request.body
         let hasBody = body.map { !$0.data.isEmpty } ?? false
@@ -72,7 +72,7 @@ package enum CurlCommand {
     }
 
     /// Single-quoted for a POSIX shell; a quote inside becomes `'\''`.
-    package static func shellQuoted(_ text: String) -> String {
+    static func shellQuoted(_ text: String) -> String {
         "'" + text.replacingOccurrences(of: "'", with: #"'\''"#) + "'"
     }
 

@@ -22,7 +22,7 @@ package enum FlowFile {
         package var annotations: [FlowID: FlowAnnotation]
 
         /// Creates contents.
-        package init(flows: [NetworkLog], annotations: [FlowID: FlowAnnotation] = [:]) {
+        init(flows: [NetworkLog], annotations: [FlowID: FlowAnnotation] = [:]) {
             self.flows = flows
             self.annotations = annotations
         }
@@ -80,12 +80,12 @@ package enum FlowFile {
     }
 
     /// Reads flows from file contents; `name` is used in error messages.
-    package static func read(_ data: Data, name: String) throws(ReadError) -> [NetworkLog] {
+    static func read(_ data: Data, name: String) throws(ReadError) -> [NetworkLog] {
         try readContents(data, name: name).flows
     }
 
     /// Reads flows, marks and comments from file contents; `name` is used in error messages.
-    package static func readContents(_ data: Data, name: String) throws(ReadError) -> Contents {
+    static func readContents(_ data: Data, name: String) throws(ReadError) -> Contents {
         if looksLikeJSONLines(data) {
             var contents = Contents(flows: [])
             for (index, line) in data.split(separator: UInt8(ascii: "\n")).enumerated()
@@ -132,9 +132,9 @@ package enum FlowFile {
 package final class FlowLineWriter {
     private let handle: FileHandle?
     /// The path being written.
-    package let path: String
+    let path: String
     /// Flows written so far.
-    package private(set) var writtenFlows = 0
+    private(set) var writtenFlows = 0
     /// The first error (opening or writing), after which nothing more is written.
     package private(set) var failure: String?
 

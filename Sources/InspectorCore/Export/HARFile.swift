@@ -18,7 +18,7 @@ import WireProtocol
 /// state completed (failed when there is no status) and new ids.
 package enum HARFile {
     /// The name and version written as the HAR `creator`.
-    package static let creator = (name: "netinspect", version: "0.1.0")
+    static let creator = (name: "netinspect", version: "0.1.0")
 
     /// Encodes `flows` as a HAR 1.2 document (UTF-8 JSON). A flow's comment
     /// goes in its entry's `comment`, a mark in `_netinspect.marked`.
@@ -61,7 +61,7 @@ package enum HARFile {
 
     /// Reads a HAR document with the marks and comments of its entries
     /// (an entry's `comment`, whoever wrote it, and `_netinspect.marked`).
-    package static func decodeSession(_ data: Data) throws(ReadError) -> FlowFile.Contents {
+    static func decodeSession(_ data: Data) throws(ReadError) -> FlowFile.Contents {
         var flows: [NetworkLog] = []
         var annotations: [FlowID: FlowAnnotation] = [:]
         do {
@@ -366,7 +366,7 @@ private func capturedBody(_ data: Data, record: JSONValue?, declaredSize: Int?) 
 
 /// Fields of an `application/x-www-form-urlencoded` body, percent-decoded,
 /// `+` read as a space, in order.
-package func formFields(_ text: String) -> [(name: String, value: String)] {
+func formFields(_ text: String) -> [(name: String, value: String)] {
     text.split(separator: "&", omittingEmptySubsequences: true).map { pair in
         let parts = pair.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
         func decode(_ part: Substring) -> String {

@@ -20,9 +20,9 @@ import WireProtocol
 /// URLSession adds fields of its own (`User-Agent`, `Accept-Encoding`…)
 /// that the request did not have. A text body is a string literal; any
 /// other is base64.
-package enum SwiftCode {
+enum SwiftCode {
     /// The program for `request`.
-    package static func make(for request: Request) -> String {
+    static func make(for request: Request) -> String {
         var lines = [
             "import Foundation",
             "#if canImport(FoundationNetworking)",
@@ -91,7 +91,7 @@ package enum SwiftCode {
     }
 
     /// A Swift string literal for `text`, escaping what a literal cannot hold as is.
-    package static func literal(_ text: String) -> String {
+    static func literal(_ text: String) -> String {
         QuotedText.quoted(text) { scalar in
             if scalar == "\0" { return "\\0" }
             let category = scalar.properties.generalCategory
@@ -116,9 +116,9 @@ package enum SwiftCode {
 /// body goes in `--raw` when it is text, else it is piped in with `printf`.
 /// HTTPie adds `User-Agent`, `Accept` and `Accept-Encoding` of its own
 /// unless the request set them.
-package enum HTTPieCommand {
+enum HTTPieCommand {
     /// The command for `request`, as POSIX shell text.
-    package static func make(for request: Request) -> String {
+    static func make(for request: Request) -> String {
         let body = request.body.flatMap { $0.data.isEmpty ? nil : $0 }
         let text = body.flatMap { String(data: $0.data, encoding: .utf8) }
         var first = ["http"]

@@ -37,7 +37,7 @@ package enum DumpFormat {
 
     /// The line for `log`, times shown in `zone`; `app` names the app it
     /// came from, `link` its link to another service's flow.
-    package static func line(_ log: NetworkLog, in zone: TimeZone, app: String? = nil, link: Link? = nil) -> String {
+    static func line(_ log: NetworkLog, in zone: TimeZone, app: String? = nil, link: Link? = nil) -> String {
         var bytes: [UInt8] = []
         append(log, in: zone, app: app, link: link, to: &bytes)
         return String(decoding: bytes, as: UTF8.self)

@@ -1,3 +1,4 @@
+import InspectorIngest
 import WireProtocol
 
 /// For `--dump`: which captured call made each inbound flow (``FlowLinks``),

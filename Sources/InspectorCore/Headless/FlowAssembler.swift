@@ -1,3 +1,4 @@
+import InspectorIngest
 import WireProtocol
 
 /// Folds listener events into finished flows, for output that wants each
@@ -29,9 +30,9 @@ package struct FlowAssembler: Sendable {
     }
 
     /// In-progress flows held at most.
-    package let maximumPending: Int
+    let maximumPending: Int
     /// Flows forgotten because too many were in progress at once.
-    package private(set) var forgottenFlows = 0
+    private(set) var forgottenFlows = 0
 
     private var pending: [FlowID: NetworkLog] = [:]
     private var pendingOrder: [FlowID] = []

@@ -1,4 +1,5 @@
 import Foundation
+import InspectorIngest
 import WireProtocol
 
 /// `--messages` with `--dump` or `--json`: each server-sent event and
@@ -24,7 +25,7 @@ package struct MessageTap: Sendable {
         /// The flow, as known when the message came.
         package var flow: NetworkLog
         /// The message.
-        package var item: FlowMessages.Item
+        var item: FlowMessages.Item
     }
 
     /// An event stream being read: its decoder, and the body bytes fed to it.

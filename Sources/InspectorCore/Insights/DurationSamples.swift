@@ -11,22 +11,22 @@
 /// samples.settle()
 /// samples.percentile(50)   // 0.2
 /// ```
-package struct DurationSamples: Sendable, Equatable {
+struct DurationSamples: Sendable, Equatable {
     /// The settled durations, ascending.
-    package private(set) var sorted: [Double] = []
+    private(set) var sorted: [Double] = []
     /// Durations added since the last ``settle()``.
     private var pending: [Double] = []
 
-    package init() {}
+    init() {}
 
     /// Adds a duration, in seconds.
-    package mutating func add(_ seconds: Double) { pending.append(seconds) }
+    mutating func add(_ seconds: Double) { pending.append(seconds) }
 
     /// Whether durations wait to be merged.
-    package var isSettled: Bool { pending.isEmpty }
+    var isSettled: Bool { pending.isEmpty }
 
     /// Merges the durations added since the last call into ``sorted``.
-    package mutating func settle() {
+    mutating func settle() {
         guard !pending.isEmpty else { return }
         pending.sort()
         if sorted.isEmpty || pending[0] >= sorted[sorted.count - 1] {
@@ -49,7 +49,7 @@ package struct DurationSamples: Sendable, Equatable {
     /// one with at least `p` percent of them at or below it, the one at rank
     /// ⌈p/100 × n⌉ (no interpolation: every figure shown is a duration a
     /// flow really took). Nil when there are none.
-    package func percentile(_ p: Int) -> Double? {
+    func percentile(_ p: Int) -> Double? {
         guard !sorted.isEmpty else { return nil }
         // In integers: 0.95 × 20 in doubles is 19.000000000000004, whose ceiling is one rank too far.
         let rank = (p * sorted.count + 99) / 100

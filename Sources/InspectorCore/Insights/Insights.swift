@@ -37,7 +37,7 @@ package struct Insights: Sendable {
     private var hosts = InsightsGroupTable()
     private var services = InsightsGroupTable()
     /// Every flow counted, as one group.
-    package private(set) var total = InsightsGroup(name: "all", filter: "")
+    private(set) var total = InsightsGroup(name: "all", filter: "")
     /// Where a flow's route name is put together, from flow to flow:
     /// making strings was most of the cost of a flow.
     private var scratch: [UInt8] = []
@@ -128,7 +128,7 @@ package struct Insights: Sendable {
     }
 
     /// The groups of a dimension, sorted (largest first; names A to Z).
-    package func rows(_ dimension: Dimension, by column: Column, ascending: Bool = false) -> [InsightsGroup] {
+    func rows(_ dimension: Dimension, by column: Column, ascending: Bool = false) -> [InsightsGroup] {
         let rows = groups(dimension)
         let sorted = rows.sorted { left, right in
             let (a, b) = (left.sortValue(column), right.sortValue(column))
@@ -153,28 +153,28 @@ package struct Insights: Sendable {
 /// One group of the insights: the flows of a route, a host or a service.
 package struct InsightsGroup: Sendable, Equatable {
     /// What the group is: `GET api.example.com/users/{id}`, a host, a service.
-    package let name: String
+    let name: String
     /// A filter expression (the `f` key's language) that shows its flows.
-    package let filter: String
+    let filter: String
     /// Flows counted.
-    package private(set) var count = 0
+    private(set) var count = 0
     /// Flows that failed or answered 500 or more.
-    package private(set) var errors = 0
+    private(set) var errors = 0
     /// Request body bytes, as the app sent them.
-    package private(set) var bytesSent = 0
+    private(set) var bytesSent = 0
     /// Response body bytes, as the app received them.
-    package private(set) var bytesReceived = 0
+    private(set) var bytesReceived = 0
     /// The sum of the flows' durations, in seconds: the time spent in the group.
-    package private(set) var impact = 0.0
+    private(set) var impact = 0.0
     /// The durations, for percentiles.
-    package internal(set) var durations = DurationSamples()
+    var durations = DurationSamples()
     /// Flows per duration bucket (``InsightsGroup/bucketBounds``).
-    package private(set) var histogram = [Int](repeating: 0, count: InsightsGroup.bucketBounds.count + 1)
+    private(set) var histogram = [Int](repeating: 0, count: InsightsGroup.bucketBounds.count + 1)
 
     /// The upper bounds, in seconds, of the histogram's buckets but the last
     /// (which has none): one a half-decade, as latencies spread over
     /// orders of magnitude.
-    package static let bucketBounds: [Double] = [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3]
+    static let bucketBounds: [Double] = [0.001, 0.003, 0.01, 0.03, 0.1, 0.3, 1, 3]
 
     init(name: String, filter: String) {
         self.name = name
@@ -182,10 +182,10 @@ package struct InsightsGroup: Sendable, Equatable {
     }
 
     /// The share of its flows that are errors, from 0 to 1.
-    package var errorRate: Double { count == 0 ? 0 : Double(errors) / Double(count) }
+    var errorRate: Double { count == 0 ? 0 : Double(errors) / Double(count) }
 
     /// A nearest-rank percentile of its durations (``DurationSamples/percentile(_:)``).
-    package func percentile(_ p: Int) -> Double? { durations.percentile(p) }
+    func percentile(_ p: Int) -> Double? { durations.percentile(p) }
 
     mutating func add(_ log: NetworkLog) {
         count += 1

@@ -23,12 +23,12 @@ package enum InsightsTable {
     }
 
     /// The header line.
-    package static func header(width: Int) -> String {
+    static func header(width: Int) -> String {
         pad("NAME", nameWidth(width)) + columns.map { leftPad($0.title, $0.width) }.joined() + "  HISTOGRAM"
     }
 
     /// One group's line.
-    package static func row(_ group: InsightsGroup, width: Int) -> String {
+    static func row(_ group: InsightsGroup, width: Int) -> String {
         let percent = group.count == 0 ? "-" : Format.fixed(group.errorRate * 100, decimals: 1)
         let duration = { (p: Int) in group.percentile(p).map(Format.duration) ?? "-" }
         let cells = ["\(group.count)", percent, duration(50), duration(95), duration(99),
@@ -39,7 +39,7 @@ package enum InsightsTable {
 
     /// The histogram of a group's durations, a block a bucket (fastest
     /// first), each as high as its share of the fullest; a space for none.
-    package static func histogram(_ group: InsightsGroup) -> String {
+    static func histogram(_ group: InsightsGroup) -> String {
         let fullest = group.histogram.max() ?? 0
         guard fullest > 0 else { return String(repeating: " ", count: group.histogram.count) }
         return String(group.histogram.map { count in

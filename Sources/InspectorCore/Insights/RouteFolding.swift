@@ -20,9 +20,9 @@ import WireProtocol
 /// RouteFolding.route(ofPath: "/users/42/orders?page=2")   // "/users/{id}/orders"
 /// RouteFolding.route(ofPath: "/api/orders/ord_52608")     // "/api/orders/{id}"
 /// ```
-package enum RouteFolding {
+enum RouteFolding {
     /// The route of a URL's path (the query and fragment left out).
-    package static func route(ofPath path: Substring) -> String {
+    static func route(ofPath path: Substring) -> String {
         let end = path.firstIndex { $0 == "?" || $0 == "#" } ?? path.endIndex
         let segments = path[..<end].split(separator: "/", omittingEmptySubsequences: false)
         let folded = segments.map { placeholder(for: $0).map { "{\($0.rawValue)}" } ?? String($0) }.joined(separator: "/")
@@ -30,7 +30,7 @@ package enum RouteFolding {
     }
 
     /// The route of a URL: its path's (``route(ofPath:)``).
-    package static func route(ofURL url: String) -> String {
+    static func route(ofURL url: String) -> String {
         var text = url
         // Insights fold every flow's URL: an ASCII one (nearly all) byte by
         // byte, as Characters and Foundation's search cost most of the build.
@@ -102,7 +102,7 @@ package enum RouteFolding {
     }
 
     /// The kinds of folded segment.
-    package enum Placeholder: String, Sendable {
+    enum Placeholder: String, Sendable {
         case id, uuid, hash, key
 
         /// How a route writes it: `{id}`.
@@ -128,7 +128,7 @@ package enum RouteFolding {
     }
 
     /// The placeholder a segment folds into, or nil when it stays.
-    package static func placeholder(for segment: Substring) -> Placeholder? {
+    static func placeholder(for segment: Substring) -> Placeholder? {
         placeholder(forBytes: segment.utf8)
     }
 
@@ -173,7 +173,7 @@ package enum RouteFolding {
     /// A regular expression for `~u` matching the URLs of a route on `host`
     /// (any route when nil): literal segments escaped, placeholders as the
     /// segments they fold. (`~d` would find the host inside longer ones.)
-    package static func urlPattern(route: String?, host: String) -> String {
+    static func urlPattern(route: String?, host: String) -> String {
         let authority = "^[a-zA-Z][a-zA-Z0-9+.-]*://(?:[^/@]*@)?" + escaped(Substring(host)) + "(?::\\d+)?"
         guard let route else { return authority + "(?:[/?#]|$)" }
         let segments = route.split(separator: "/", omittingEmptySubsequences: false).map { segment -> String in

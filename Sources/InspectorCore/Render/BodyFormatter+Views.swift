@@ -3,17 +3,17 @@ import WireProtocol
 
 /// What an image body is, read from its first bytes: the format's own
 /// header, not the declared type.
-package struct ImageInfo: Sendable, Equatable {
+struct ImageInfo: Sendable, Equatable {
     /// `PNG`, `JPEG`, `GIF` or `WebP`.
-    package var format: String
+    var format: String
     /// Pixels across.
-    package var width: Int
+    var width: Int
     /// Pixels down.
-    package var height: Int
+    var height: Int
 
     /// Reads the header of a PNG, JPEG, GIF or WebP image; nil for anything
     /// else or a header cut short.
-    package init?(_ data: Data) {
+    init?(_ data: Data) {
         let bytes = [UInt8](data.prefix(64 * 1024))
         func be16(_ at: Int) -> Int? { at + 1 < bytes.count ? Int(bytes[at]) << 8 | Int(bytes[at + 1]) : nil }
         func le16(_ at: Int) -> Int? { at + 1 < bytes.count ? Int(bytes[at + 1]) << 8 | Int(bytes[at]) : nil }
@@ -57,7 +57,7 @@ package struct ImageInfo: Sendable, Equatable {
     }
 
     /// Creates a description.
-    package init(format: String, width: Int, height: Int) {
+    init(format: String, width: Int, height: Int) {
         self.format = format
         self.width = width
         self.height = height
@@ -130,7 +130,7 @@ extension BodyFormatter {
     /// Markup re-indented: one tag or run of text per line, nested two
     /// spaces per level. Comments, declarations and HTML's void elements
     /// do not nest; a document cut short is indented as far as it goes.
-    package static func markup(_ text: String, limit: Int = maximumLines) -> [StyledLine] {
+    static func markup(_ text: String, limit: Int = maximumLines) -> [StyledLine] {
         var lines: [StyledLine] = []
         var depth = 0
         var rest = Substring(text)

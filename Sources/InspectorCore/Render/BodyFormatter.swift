@@ -5,7 +5,7 @@ import WireProtocol
 /// with colour, form-urlencoded as a table, text as text, anything else as a
 /// hex dump. Nothing here validates strictly: a truncated JSON body is still
 /// indented as far as it goes.
-package enum BodyFormatter {
+enum BodyFormatter {
     /// How a body is shown.
     package enum Kind: Sendable, Equatable {
         /// JSON, re-indented and coloured; form-urlencoded, as a table;
@@ -22,13 +22,13 @@ package enum BodyFormatter {
 
     /// Lines beyond this are left out, with a notice, unless the detail view
     /// asks for the whole body (a search that found nothing in the lines shown).
-    package static let maximumLines = 5_000
+    static let maximumLines = 5_000
 
     /// The line that ends a body cut at the line limit.
-    package static let moreLinesNotice = "… more lines not shown (/ searches the whole body)"
+    static let moreLinesNotice = "… more lines not shown (/ searches the whole body)"
 
     /// Picks the kind from the declared type, then from the bytes.
-    package static func kind(of data: Data, contentType: String?) -> Kind {
+    static func kind(of data: Data, contentType: String?) -> Kind {
         let type = MediaType(contentType ?? "")
         if type.isForm { return .form }
         if type.isJSON { return .json }
@@ -52,11 +52,11 @@ package enum BodyFormatter {
     /// ```swift
     /// BodyFormatter.lines(for: body, contentType: "application/json", view: .hex)
     /// ```
-    package enum View: String, Sendable, CaseIterable {
+    enum View: String, Sendable, CaseIterable {
         case auto, raw, hex, json, form, markup
 
         /// The next mode in the cycle of the key.
-        package var next: View { Self.allCases[(Self.allCases.firstIndex(of: self)! + 1) % Self.allCases.count] }
+        var next: View { Self.allCases[(Self.allCases.firstIndex(of: self)! + 1) % Self.allCases.count] }
 
         var forcedKind: Kind? {
             switch self {
@@ -71,7 +71,7 @@ package enum BodyFormatter {
     }
 
     /// The lines for a body (notices included), in the chosen view.
-    package static func lines(for body: CapturedBody, contentType: String?, dropped: Bool = false, view: View = .auto,
+    static func lines(for body: CapturedBody, contentType: String?, dropped: Bool = false, view: View = .auto,
                              limit: Int = maximumLines) -> [StyledLine] {
         var lines: [StyledLine] = []
         if dropped {
@@ -135,7 +135,7 @@ package enum BodyFormatter {
 
     /// Re-indents JSON text token by token, colouring keys, strings, numbers
     /// and literals. Key order and number spelling are kept as sent.
-    package static func json(_ text: String, limit: Int = maximumLines) -> [StyledLine] {
+    static func json(_ text: String, limit: Int = maximumLines) -> [StyledLine] {
         var printer = JSONPrinter()
         let scalars = Array(text.unicodeScalars)
         var index = 0
@@ -215,7 +215,7 @@ package enum BodyFormatter {
     // MARK: Form
 
     /// `a=1&b=two+words` as a two-column table of decoded names and values.
-    package static func form(_ text: String) -> [StyledLine] {
+    static func form(_ text: String) -> [StyledLine] {
         let pairs = text.split(separator: "&").map { item -> (String, String) in
             let parts = item.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             return (decodeFormComponent(parts[0]), parts.count > 1 ? decodeFormComponent(parts[1]) : "")
@@ -234,7 +234,7 @@ package enum BodyFormatter {
     // MARK: Binary
 
     /// The classic 16-bytes-per-line dump: offset, hex in two groups, ASCII.
-    package static func hexDump(_ data: Data, limit: Int = maximumLines) -> [StyledLine] {
+    static func hexDump(_ data: Data, limit: Int = maximumLines) -> [StyledLine] {
         let bytes = [UInt8](data.prefix(limit.multipliedReportingOverflow(by: 16).overflow ? Int.max : limit * 16))
         var lines: [StyledLine] = []
         lines.reserveCapacity(bytes.count / 16 + 1)

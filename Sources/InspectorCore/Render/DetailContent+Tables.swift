@@ -1,3 +1,4 @@
+import FlowFilter
 import Foundation
 import WireProtocol
 

@@ -6,15 +6,15 @@ import WireProtocol
 /// carries a failed call as well as a good one.
 extension Format {
     /// `echo.Echo/Get`: the call as a person names it.
-    package static func grpcName(_ call: GRPCCall) -> String {
+    static func grpcName(_ call: GRPCCall) -> String {
         "\(call.service)/\(call.method)"
     }
 
     /// What the method column shows for a gRPC call, whose HTTP method is always POST.
-    package static let grpcMethod = "gRPC"
+    static let grpcMethod = "gRPC"
 
     /// The method column's text: `gRPC` for a call, else the HTTP method.
-    package static func method(of log: NetworkLog) -> String {
+    static func method(of log: NetworkLog) -> String {
         log.grpc == nil ? log.request.method : grpcMethod
     }
 
@@ -30,7 +30,7 @@ extension Format {
     }
 
     /// The style of a gRPC status: OK as a 2xx, every other code as a 5xx.
-    package static func style(forGRPC status: GRPCStatus) -> Style {
+    static func style(forGRPC status: GRPCStatus) -> Style {
         status.isOK ? .status2xx : .status5xx
     }
 

@@ -9,7 +9,7 @@ extension Format {
 
     /// Whether the flow is live and its response (or WebSocket) has started
     /// arriving: past the head, before the end.
-    package static func isStreaming(_ log: NetworkLog) -> Bool {
+    static func isStreaming(_ log: NetworkLog) -> Bool {
         guard !log.state.isFinal, log.response != nil else { return false }
         return log.webSocket != nil || (log.parts?.count(of: .response) ?? 0) > 0 || FlowMessages.isEventStream(log)
     }
@@ -30,12 +30,12 @@ extension Format {
     /// Whether the app sent what went `direction`: on a call it made, the
     /// request's side; on a request it received (an inbound flow, a
     /// server's WebSocket or gRPC method), the response's.
-    package static func appSent(_ direction: StreamDirection, in log: NetworkLog) -> Bool {
+    static func appSent(_ direction: StreamDirection, in log: NetworkLog) -> Bool {
         (log.direction == .inbound) == (direction == .response)
     }
 
     /// `→` for what the app sent, `←` for what it received, whichever side of the exchange it is on.
-    package static func arrow(_ direction: StreamDirection, in log: NetworkLog) -> String {
+    static func arrow(_ direction: StreamDirection, in log: NetworkLog) -> String {
         appSent(direction, in: log) ? "→" : "←"
     }
 

@@ -1,3 +1,4 @@
+import FlowFilter
 import Foundation
 import WireProtocol
 
@@ -18,7 +19,7 @@ package enum Format {
     private static let sizeUnits = ["B", "KiB", "MiB", "GiB", "TiB"]
 
     /// A duration in at most 6 columns: `850µs`, `12ms`, `1.25s`, `42.1s`, `3m07s`.
-    package static func duration(_ seconds: Double) -> String {
+    static func duration(_ seconds: Double) -> String {
         switch seconds {
         case ..<0.001: return "\(Int((seconds * 1_000_000).rounded()))µs"
         case ..<1: return "\(Int((seconds * 1000).rounded()))ms"
@@ -31,7 +32,7 @@ package enum Format {
     }
 
     /// A date and time for a file name, local to `zone`: `20261129-034712`.
-    package static func fileStamp(_ date: Date, in zone: TimeZone) -> String {
+    static func fileStamp(_ date: Date, in zone: TimeZone) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute, .second], from: date)
@@ -43,12 +44,12 @@ package enum Format {
     /// A duration in the detail view's columns: milliseconds with one
     /// decimal below a second (`12.3 ms`), else seconds as the list writes
     /// them (`3.00 s`, not `3002.3 ms`).
-    package static func milliseconds(_ seconds: Double) -> String {
+    static func milliseconds(_ seconds: Double) -> String {
         seconds < 0.99995 ? fixed(seconds * 1000, decimals: 1) + " ms" : fixed(seconds, decimals: seconds < 10 ? 2 : 1) + " s"
     }
 
     /// Wall-clock time of day, `HH:mm:ss`, or `HH:mm:ss.SSS` with milliseconds.
-    package static func time(_ date: Date, in zone: TimeZone, milliseconds: Bool = false) -> String {
+    static func time(_ date: Date, in zone: TimeZone, milliseconds: Bool = false) -> String {
         let local = date.timeIntervalSince1970 + Double(zone.secondsFromGMT(for: date))
         let whole = Int(local.rounded(.down))
         let seconds = ((whole % 86_400) + 86_400) % 86_400
@@ -77,7 +78,7 @@ package enum Format {
     }
 
     /// Date and time with milliseconds and the zone: `2026-11-21 09:43:01.123 UTC`.
-    package static func timestamp(_ date: Date, in zone: TimeZone) -> String {
+    static func timestamp(_ date: Date, in zone: TimeZone) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = zone
         let parts = calendar.dateComponents([.year, .month, .day], from: date)
@@ -88,7 +89,7 @@ package enum Format {
     }
 
     /// The reason phrase of common status codes.
-    package static func reason(_ code: Int) -> String {
+    static func reason(_ code: Int) -> String {
         switch code {
         case 100: "Continue"
         case 101: "Switching Protocols"
@@ -126,7 +127,7 @@ package enum Format {
     }
 
     /// The style of a status code, by class.
-    package static func style(forStatus code: Int) -> Style {
+    static func style(forStatus code: Int) -> Style {
         switch code {
         case ..<200: .status1xx
         case ..<300: .status2xx
@@ -137,7 +138,7 @@ package enum Format {
     }
 
     /// Splits a URL into its path-and-query (at least "/").
-    package static func pathAndQuery(of url: String) -> String {
+    static func pathAndQuery(of url: String) -> String {
         var rest = Substring(url)
         if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
         guard let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
@@ -147,7 +148,7 @@ package enum Format {
 
     /// `host:port` when the URL names a port (`http://127.0.0.1:8765/x` →
     /// `127.0.0.1:8765`, `[::1]:8080`), lowercased; nil when it names none.
-    package static func hostAndPort(of url: String) -> String? {
+    static func hostAndPort(of url: String) -> String? {
         let authority = URLAuthority(url: url)
         return authority.port.map { PeerAddress.text(host: authority.host.lowercased(), port: $0) }
     }
@@ -155,13 +156,13 @@ package enum Format {
     /// The path and query as a person reads them: percent-escapes decoded
     /// when they form UTF-8 (`/caf%C3%A9` → `/café`), a query's `+` as a
     /// space; filters match this form too (``DecodedText``).
-    package static func displayPath(of url: String) -> String {
+    static func displayPath(of url: String) -> String {
         let raw = pathAndQuery(of: url)
         return DecodedText.url(raw) ?? raw
     }
 
     /// A MIME type's essence (``MediaType``) without the `application/` prefix.
-    package static func shortContentType(_ type: String?) -> String {
+    static func shortContentType(_ type: String?) -> String {
         let essence = MediaType.essence(of: type) ?? ""
         return essence.hasPrefix("application/") ? String(essence.dropFirst("application/".count)) : essence
     }
@@ -172,7 +173,7 @@ package enum Format {
     /// response arrived, failed) never shows a code, which would read as success.
     /// A gRPC call shows its status's name (`NOT_FOUND`) once it has one,
     /// and never the HTTP status that carries it.
-    package static func statusLabel(_ log: NetworkLog) -> String {
+    static func statusLabel(_ log: NetworkLog) -> String {
         let code = log.grpc == nil ? log.response.map { String($0.statusCode) } : nil
         if let status = log.grpc?.status { return status.name }
         return switch log.state {
@@ -187,7 +188,7 @@ package enum Format {
     /// URL error is often just "The operation could not be completed.
     /// (NSURLErrorDomain error -999.)", so the common codes get their
     /// meaning, with the domain and code kept after it for searching.
-    package static func errorText(_ error: FlowError) -> String {
+    static func errorText(_ error: FlowError) -> String {
         let meaning: String? = error.domain == "NSURLErrorDomain" ? urlErrorMeanings[error.code] : nil
         let bare = error.message.isEmpty || error.message.contains("\(error.domain) error \(error.code)")
         switch (meaning, bare) {

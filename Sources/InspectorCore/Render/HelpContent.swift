@@ -1,3 +1,4 @@
+import FlowFilter
 /// The help overlay, generated from the keymap (one line per command and
 /// context, listing every key bound to it and the command's name in the
 /// `:` bar), the commands that have no key, and the filter language's own

@@ -31,9 +31,9 @@ extension ProtoSchema {
 /// A `--proto` file that could not be used: which, and why.
 package struct ProtoFileError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The file as given.
-    package var path: String
+    var path: String
     /// What is wrong with it.
-    package var reason: String
+    var reason: String
 
     package var description: String { "\(path): \(reason)" }
 }

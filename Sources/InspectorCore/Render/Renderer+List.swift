@@ -2,11 +2,11 @@ import Foundation
 import WireProtocol
 
 /// A column of the flow list; `:columns` chooses which are shown, by these names.
-package enum ListColumn: String, Sendable, CaseIterable {
+enum ListColumn: String, Sendable, CaseIterable {
     case time, app, method, code, host, path, type, size, duration, bar
 
     /// The columns shown unless the person chose others (`app` only with several apps).
-    package static let standard: [ListColumn] = [.time, .app, .method, .code, .host, .path, .type, .size, .duration, .bar]
+    static let standard: [ListColumn] = [.time, .app, .method, .code, .host, .path, .type, .size, .duration, .bar]
 
     var title: String {
         switch self {

@@ -2,9 +2,9 @@
 /// docs/GUIDE.md's table (checked against it by
 /// `GuideNamesEveryKeyCommandAndFlagTests`): a count a person cannot look
 /// up reads as a fault.
-package enum StatusBarLegend {
+enum StatusBarLegend {
     /// The words as the bar writes them (`N` a number), and what each says.
-    package static let entries: [(word: String, meaning: String)] = [
+    static let entries: [(word: String, meaning: String)] = [
         ("N/M flows", "the list shows N of the M flows kept (its filter, f, passes N)"),
         ("filter: EXPR", "the list's filter; c clears it"),
         ("intercept: EXPR", "breakpoints are on: a flow that matches waits (i sets them, I switches them off)"),

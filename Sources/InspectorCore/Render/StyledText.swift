@@ -1,12 +1,12 @@
 /// A run of text in one style.
 package struct Span: Sendable, Equatable {
     /// The text.
-    package var text: String
+    var text: String
     /// Its style.
-    package var style: Style
+    var style: Style
 
     /// Creates a span.
-    package init(_ text: String, _ style: Style = .normal) {
+    init(_ text: String, _ style: Style = .normal) {
         self.text = text
         self.style = style
     }
@@ -15,20 +15,20 @@ package struct Span: Sendable, Equatable {
 /// One line of styled text: what formatters return and the renderer draws.
 package struct StyledLine: Sendable, Equatable, ExpressibleByStringLiteral {
     /// The runs, left to right.
-    package var spans: [Span]
+    var spans: [Span]
 
     /// Creates a line from spans.
-    package init(_ spans: [Span] = []) { self.spans = spans }
+    init(_ spans: [Span] = []) { self.spans = spans }
     /// A line of one span.
-    package init(_ text: String, _ style: Style = .normal) { self.spans = [Span(text, style)] }
+    init(_ text: String, _ style: Style = .normal) { self.spans = [Span(text, style)] }
     /// A plain line.
     package init(stringLiteral value: String) { self.init(value) }
 
     /// The characters, without styles.
-    package var text: String { spans.map(\.text).joined() }
+    var text: String { spans.map(\.text).joined() }
 
     /// Splits the line into lines of at most `width` columns.
-    package func wrapped(toWidth width: Int) -> [StyledLine] {
+    func wrapped(toWidth width: Int) -> [StyledLine] {
         guard width > 0, DisplayWidth.of(text) > width else { return [self] }
         var lines: [StyledLine] = []
         var current: [Span] = []

@@ -11,9 +11,9 @@
 /// DisplayWidth.of("日本")   // 4
 /// DisplayWidth.of("e\u{301}") // 1
 /// ```
-package enum DisplayWidth {
+enum DisplayWidth {
     /// Columns taken by one grapheme cluster: 0, 1 or 2.
-    package static func of(_ character: Character) -> Int {
+    static func of(_ character: Character) -> Int {
         if character.isASCII {
             let value = character.asciiValue ?? 0
             return value < 0x20 || value == 0x7F ? 0 : 1
@@ -26,14 +26,14 @@ package enum DisplayWidth {
     }
 
     /// Columns taken by a string.
-    package static func of<S: StringProtocol>(_ text: S) -> Int {
+    static func of<S: StringProtocol>(_ text: S) -> Int {
         var total = 0
         for character in text { total += of(character) }
         return total
     }
 
     /// Columns taken by one scalar on its own: 0, 1 or 2.
-    package static func of(_ scalar: Unicode.Scalar) -> Int {
+    static func of(_ scalar: Unicode.Scalar) -> Int {
         let value = scalar.value
         if value < 0x20 || (0x7F..<0xA0).contains(value) { return 0 }
         if value < 0x300 { return 1 }
@@ -99,7 +99,7 @@ package enum DisplayWidth {
 
 extension String {
     /// The text cut to at most `width` columns, ending in "…" when cut.
-    package func truncated(toWidth width: Int) -> String {
+    func truncated(toWidth width: Int) -> String {
         guard width > 0 else { return "" }
         if DisplayWidth.of(self) <= width { return self }
         var result = ""
@@ -114,7 +114,7 @@ extension String {
     }
 
     /// The text cut or padded with spaces to exactly `width` columns.
-    package func fitted(toWidth width: Int, alignRight: Bool = false) -> String {
+    func fitted(toWidth width: Int, alignRight: Bool = false) -> String {
         let cut = truncated(toWidth: width)
         let padding = String(repeating: " ", count: max(0, width - DisplayWidth.of(cut)))
         return alignRight ? padding + cut : cut + padding

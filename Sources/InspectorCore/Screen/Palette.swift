@@ -44,7 +44,7 @@ package struct Appearance: Sendable, Hashable {
     package var dim: Bool
 
     /// Creates an appearance.
-    package init(
+    init(
         _ foreground: TerminalColor? = nil,
         on background: TerminalColor? = nil,
         bold: Bool = false,
@@ -71,7 +71,7 @@ package struct Palette: Sendable {
     private let table: [Style: Appearance]
 
     /// Creates a palette; styles missing from `table` look normal.
-    package init(_ table: [Style: Appearance]) { self.table = table }
+    init(_ table: [Style: Appearance]) { self.table = table }
 
     /// The appearance of a style.
     package subscript(style: Style) -> Appearance { table[style] ?? Appearance() }

@@ -12,7 +12,7 @@ package struct Size: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// The smallest terminal the layout is designed for.
-    package static let minimum = Size(width: 80, height: 24)
+    static let minimum = Size(width: 80, height: 24)
 
     package var description: String { "\(width)x\(height)" }
 }
@@ -28,7 +28,7 @@ package struct Cell: Sendable, Hashable {
     package var style: Style
 
     /// Creates a cell.
-    package init(_ character: Character? = " ", style: Style = .normal) {
+    init(_ character: Character? = " ", style: Style = .normal) {
         self.character = character
         self.style = style
     }
@@ -37,7 +37,7 @@ package struct Cell: Sendable, Hashable {
     package var isContinuation: Bool { character == nil }
 
     /// An empty cell in the default style.
-    package static let blank = Cell()
+    static let blank = Cell()
 }
 
 /// A rectangular grid of cells: what `render(state, size)` produces and the
@@ -51,10 +51,10 @@ package struct Screen: Sendable, Equatable {
     /// The grid's dimensions.
     package let size: Size
     /// The cells, row by row.
-    package private(set) var cells: [Cell]
+    private(set) var cells: [Cell]
 
     /// A screen filled with blank cells.
-    package init(size: Size) {
+    init(size: Size) {
         self.size = Size(width: max(0, size.width), height: max(0, size.height))
         self.cells = Array(repeating: .blank, count: self.size.width * self.size.height)
     }
@@ -67,7 +67,7 @@ package struct Screen: Sendable, Equatable {
     /// Writes text from a position, clipping at `limit` columns (default: the
     /// right edge) and ending clipped text with "…". Returns the columns used.
     @discardableResult
-    package mutating func write(_ text: String, row: Int, column: Int = 0, style: Style = .normal, limit: Int? = nil) -> Int {
+    mutating func write(_ text: String, row: Int, column: Int = 0, style: Style = .normal, limit: Int? = nil) -> Int {
         guard row >= 0, row < size.height, column >= 0, column < size.width else { return 0 }
         let available = min(limit ?? size.width - column, size.width - column)
         guard available > 0 else { return 0 }
@@ -87,7 +87,7 @@ package struct Screen: Sendable, Equatable {
     }
 
     /// Paints a run of cells in a style, keeping their characters.
-    package mutating func restyle(row: Int, from column: Int, width: Int, style: Style) {
+    mutating func restyle(row: Int, from column: Int, width: Int, style: Style) {
         guard row >= 0, row < size.height else { return }
         let start = max(0, column)
         let end = min(size.width, column + width)
@@ -96,13 +96,13 @@ package struct Screen: Sendable, Equatable {
     }
 
     /// Fills a whole row with blanks in a style.
-    package mutating func fill(row: Int, style: Style) {
+    mutating func fill(row: Int, style: Style) {
         guard row >= 0, row < size.height else { return }
         for x in 0..<size.width { cells[row * size.width + x] = Cell(" ", style: style) }
     }
 
     /// The characters of one row, wide characters once, trailing spaces kept.
-    package func text(ofRow row: Int) -> String {
+    func text(ofRow row: Int) -> String {
         var line = ""
         for x in 0..<size.width {
             if let character = self[row, x].character { line.append(character) }

@@ -14,18 +14,18 @@ import WireProtocol
 /// ```
 package struct FlowAnnotation: Sendable, Equatable, Hashable {
     /// Whether the flow is marked (`M`, `:mark`).
-    package var isMarked: Bool
+    var isMarked: Bool
     /// The comment (`#`, `:comment`); nil when there is none. Never empty.
-    package var comment: String? {
+    var comment: String? {
         didSet { if comment?.isEmpty == true { comment = nil } }
     }
 
     /// Creates an annotation; an empty comment is stored as none.
-    package init(isMarked: Bool = false, comment: String? = nil) {
+    init(isMarked: Bool = false, comment: String? = nil) {
         self.isMarked = isMarked
         self.comment = comment?.isEmpty == true ? nil : comment
     }
 
     /// Whether there is nothing to keep.
-    package var isEmpty: Bool { !isMarked && comment == nil }
+    var isEmpty: Bool { !isMarked && comment == nil }
 }

@@ -29,16 +29,16 @@ package enum FlowLink {
     package struct Endpoint: Sendable, Equatable {
         /// The connection's address on the caller's side: a call's local
         /// address, an inbound flow's peer.
-        package var address: String
+        var address: String
         /// The host the flow's agent runs on.
-        package var host: String
+        var host: String
         /// When the flow started.
-        package var start: Date
+        var start: Date
         /// When it finished; nil while it runs.
-        package var end: Date?
+        var end: Date?
 
         /// Creates an endpoint from its parts.
-        package init(address: String, host: String, start: Date, end: Date?) {
+        init(address: String, host: String, start: Date, end: Date?) {
             self.address = address
             self.host = host
             self.start = start
@@ -46,21 +46,21 @@ package enum FlowLink {
         }
 
         /// The caller's side of a call, if it recorded its local address.
-        package init?(call log: NetworkLog, host: String) {
+        init?(call log: NetworkLog, host: String) {
             guard !log.isInbound, let address = log.localAddress, !address.isEmpty else { return nil }
             self.init(address: address, host: host, start: log.timing.startedAt,
                       end: log.timing.finished.map { log.timing.startedAt.addingTimeInterval($0) })
         }
 
         /// The callee's side of an inbound flow, if its capture saw the peer.
-        package init?(received log: NetworkLog, host: String) {
+        init?(received log: NetworkLog, host: String) {
             guard log.isInbound, let address = log.peer, !address.isEmpty else { return nil }
             self.init(address: address, host: host, start: log.timing.startedAt, end: nil)
         }
     }
 
     /// Whether `call` could have carried the request of `received`.
-    package static func made(_ call: Endpoint, _ received: Endpoint) -> Bool {
+    static func made(_ call: Endpoint, _ received: Endpoint) -> Bool {
         call.address == received.address && call.host == received.host
             && call.start <= received.start && (call.end.map { $0 >= received.start } ?? true)
     }
@@ -70,7 +70,7 @@ package enum FlowLink {
     /// started last, since a connection's earlier requests were answered
     /// before it was sent. Reads from the end, and stops at the first call
     /// that started no later than `received`: an earlier one ended before it.
-    package static func caller<Calls: BidirectionalCollection>(of received: Endpoint, among calls: Calls) -> Calls.Element?
+    static func caller<Calls: BidirectionalCollection>(of received: Endpoint, among calls: Calls) -> Calls.Element?
     where Calls.Element == (id: FlowID, endpoint: Endpoint) {
         for call in calls.reversed() where call.endpoint.host == received.host && call.endpoint.start <= received.start {
             return made(call.endpoint, received) ? call : nil

@@ -23,11 +23,11 @@ package struct FlowLinks: Sendable {
     }
 
     /// Flows remembered at most.
-    package let limit: Int
+    let limit: Int
     /// For each inbound flow made by a captured call, that call.
-    package private(set) var callerOf: [FlowID: FlowID] = [:]
+    private(set) var callerOf: [FlowID: FlowID] = [:]
     /// The inbound flows each call made.
-    package private(set) var calleesOf: [FlowID: [FlowID]] = [:]
+    private(set) var calleesOf: [FlowID: [FlowID]] = [:]
     private var calls: [String: Group] = [:]
     private var received: [String: Group] = [:]
     /// Every entry's address and side, oldest first, for forgetting.
@@ -35,7 +35,7 @@ package struct FlowLinks: Sendable {
     private var orderHead = 0
 
     /// Creates an empty index remembering at most `limit` flows.
-    package init(limit: Int = 100_000) {
+    init(limit: Int = 100_000) {
         self.limit = max(1, limit)
     }
 
@@ -43,7 +43,7 @@ package struct FlowLinks: Sendable {
     /// span), from an agent on `host`; returns the inbound flows whose
     /// caller changed. Flows that can take no part in a link are ignored.
     @discardableResult
-    package mutating func note(_ log: NetworkLog, host: String) -> [FlowID] {
+    mutating func note(_ log: NetworkLog, host: String) -> [FlowID] {
         if let call = FlowLink.Endpoint(call: log, host: host) {
             let isNew = upsert((log.id, call), isCall: true)
             // Requests reach one address in the order they were sent: those
@@ -66,7 +66,7 @@ package struct FlowLinks: Sendable {
     }
 
     /// Forgets every flow.
-    package mutating func removeAll() {
+    mutating func removeAll() {
         self = FlowLinks(limit: limit)
     }
 

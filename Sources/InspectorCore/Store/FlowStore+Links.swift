@@ -1,10 +1,11 @@
+import FlowFilter
 import WireProtocol
 
 extension FlowStore {
     /// Names the app an agent connection belongs to (``Session`` does, as
     /// the agent says hello): what `~app` and `~pid` match, and the host a
     /// link between two services' flows needs.
-    package mutating func setOrigin(_ origin: FlowOrigin, ofAgent agent: Int) {
+    mutating func setOrigin(_ origin: FlowOrigin, ofAgent agent: Int) {
         origins[agent] = origin
     }
 
@@ -21,7 +22,7 @@ extension FlowStore {
     /// ```swift
     /// store.parentSequence(of: inventoryRequest)   // the checkout service's call
     /// ```
-    package func parentSequence(of sequence: Int) -> Int? {
+    func parentSequence(of sequence: Int) -> Int? {
         guard let log = self[sequence]?.log else { return nil }
         // The tree asks this of every row on every batch: most flows are
         // neither a call's child nor linked, and cost no hashing.
@@ -31,7 +32,7 @@ extension FlowStore {
     }
 
     /// The same for a flow, with the app it came from: how `~parent` looks up.
-    package func parent(of log: NetworkLog) -> (log: NetworkLog, origin: FlowOrigin?)? {
+    func parent(of log: NetworkLog) -> (log: NetworkLog, origin: FlowOrigin?)? {
         guard let sequence = sequence(of: log.id), let parent = parentSequence(of: sequence), let record = self[parent] else {
             return nil
         }

@@ -1,3 +1,4 @@
+import FlowFilter
 import Foundation
 import WireProtocol
 
@@ -18,10 +19,10 @@ package struct FlowStore: Sendable {
     /// How much the store may hold.
     package struct Limits: Sendable, Equatable {
         /// Flows kept; the oldest are evicted beyond this.
-        package var maximumFlows: Int
+        var maximumFlows: Int
         /// Bytes of captured bodies kept; the oldest flows lose their bodies
         /// (marked as dropped) beyond this.
-        package var bodyMemoryBudget: Int
+        var bodyMemoryBudget: Int
 
         /// Creates limits. Defaults: 100,000 flows and 256 MiB of bodies.
         package init(maximumFlows: Int = 100_000, bodyMemoryBudget: Int = 256 * 1024 * 1024) {
@@ -35,25 +36,25 @@ package struct FlowStore: Sendable {
         /// The flow as last updated.
         package internal(set) var log: NetworkLog
         /// Arrival order number.
-        package let sequence: Int
+        let sequence: Int
         /// Number of the agent connection it came from (see ``Session``), if known.
-        package let agent: Int?
+        let agent: Int?
         /// The URL's host, lowercased, computed once for sorting and display.
-        package let host: String
+        let host: String
         /// Whether the bodies were dropped to stay within the memory budget.
-        package internal(set) var bodiesDropped: Bool
+        var bodiesDropped: Bool
         /// Counts the changes to this record, so derived views can be cached.
-        package internal(set) var revision = 0
+        var revision = 0
         /// The mark and comment the person added (viewer-side, not from the agent).
-        package internal(set) var annotation = FlowAnnotation()
+        var annotation = FlowAnnotation()
         /// Set while the flow's agent holds it at a breakpoint.
-        package internal(set) var hold: FlowHold?
+        var hold: FlowHold?
         /// Deleted by the person (`d`): kept in its slot, so sequence numbers
         /// stay indices, but out of every view, count and file.
         package internal(set) var isDeleted = false
         /// How long the flow was held, as the inspector saw `held` and
         /// `released` arrive (the agent sends no hold times of its own).
-        package internal(set) var heldTime = HeldTime()
+        var heldTime = HeldTime()
 
         var bodyBytes: Int {
             (log.request.body?.data.count ?? 0) + (log.response?.body?.data.count ?? 0)
@@ -81,7 +82,7 @@ package struct FlowStore: Sendable {
     }
 
     /// The limits in force.
-    package let limits: Limits
+    let limits: Limits
     private var records: [Record] = []
     /// Index in `records` of the oldest live flow; the slots before it are
     /// evicted and compacted away in batches.
@@ -95,43 +96,43 @@ package struct FlowStore: Sendable {
 
     /// Events that named a flow the store does not have (evicted, cleared,
     /// or never started); they are ignored.
-    package private(set) var unknownFlowEvents = 0
+    private(set) var unknownFlowEvents = 0
     /// Flows evicted because of ``Limits/maximumFlows``.
-    package private(set) var evictedFlows = 0
+    private(set) var evictedFlows = 0
     /// Bytes of bodies currently held.
-    package private(set) var bodyBytes = 0
+    private(set) var bodyBytes = 0
     /// Which captured call made each inbound flow (FlowStore+Links.swift).
-    package internal(set) var links: FlowLinks
+    var links: FlowLinks
     /// The app each agent connection belongs to, by agent number.
-    package internal(set) var origins: [Int: FlowOrigin] = [:]
+    var origins: [Int: FlowOrigin] = [:]
 
     /// Creates an empty store.
-    package init(limits: Limits = Limits()) {
+    init(limits: Limits = Limits()) {
         self.limits = limits
         links = FlowLinks(limit: limits.maximumFlows)
     }
 
     /// Number of flows held, not counting those deleted.
-    package var count: Int { records.count - head - deletedCount }
+    var count: Int { records.count - head - deletedCount }
     /// Flows deleted (``delete(_:)``) and not yet evicted.
     private var deletedCount = 0
     /// Whether the store is empty.
-    package var isEmpty: Bool { count == 0 }
+    var isEmpty: Bool { count == 0 }
     /// Sequence number of the oldest flow held (or of the next one, when empty).
-    package var firstSequence: Int { baseSequence + head }
+    var firstSequence: Int { baseSequence + head }
     /// Sequence number the next flow will get.
-    package var endSequence: Int { nextSequence }
+    var endSequence: Int { nextSequence }
     /// Sequence numbers of all flows held, oldest first.
-    package var sequenceRange: Range<Int> { firstSequence..<endSequence }
+    var sequenceRange: Range<Int> { firstSequence..<endSequence }
 
     /// The flow with a sequence number, if still held.
-    package subscript(sequence: Int) -> Record? {
+    subscript(sequence: Int) -> Record? {
         guard sequenceRange.contains(sequence) else { return nil }
         return records[sequence - baseSequence]
     }
 
     /// The flow's record; the sequence number must be in ``sequenceRange``.
-    package func record(at sequence: Int) -> Record {
+    func record(at sequence: Int) -> Record {
         records[sequence - baseSequence]
     }
 
@@ -142,14 +143,14 @@ package struct FlowStore: Sendable {
     }
 
     /// The sequence number of a flow, if held.
-    package func sequence(of id: FlowID) -> Int? { sequences[id] }
+    func sequence(of id: FlowID) -> Int? { sequences[id] }
 
     /// All records, oldest first.
     package var allRecords: ArraySlice<Record> { records[head...] }
 
     /// Adds a started flow. A second `flowStarted` for a known id replaces
     /// the flow's content in place.
-    package mutating func insert(_ log: NetworkLog, agent: Int? = nil) -> [Change] {
+    mutating func insert(_ log: NetworkLog, agent: Int? = nil) -> [Change] {
         if let existing = sequences[log.id] {
             return update(existing) { $0 = log } + noteLinks(of: existing)
         }
@@ -170,7 +171,7 @@ package struct FlowStore: Sendable {
 
     /// Changes the mark or comment of a flow. Nothing happens (and no change
     /// is reported) when the flow is gone or the annotation stays the same.
-    package mutating func annotate(_ sequence: Int, _ body: (inout FlowAnnotation) -> Void) -> [Change] {
+    mutating func annotate(_ sequence: Int, _ body: (inout FlowAnnotation) -> Void) -> [Change] {
         guard sequenceRange.contains(sequence) else { return [] }
         let index = sequence - baseSequence
         var annotation = records[index].annotation
@@ -184,7 +185,7 @@ package struct FlowStore: Sendable {
     /// Notes that the agent holds flow `hold.id` at a breakpoint, or (nil)
     /// that flow `id` goes on, at `date` as the inspector saw it. Unknown
     /// flows are ignored.
-    package mutating func setHold(_ hold: FlowHold?, of id: FlowID, at date: Date) -> [Change] {
+    mutating func setHold(_ hold: FlowHold?, of id: FlowID, at date: Date) -> [Change] {
         guard let sequence = sequences[id], sequenceRange.contains(sequence) else { return [] }
         let index = sequence - baseSequence
         guard records[index].hold != hold else { return [] }
@@ -201,7 +202,7 @@ package struct FlowStore: Sendable {
     }
 
     /// Sequence numbers of the held flows, oldest first (of `agent` only, when given).
-    package func heldSequences(agent: Int? = nil) -> [Int] {
+    func heldSequences(agent: Int? = nil) -> [Int] {
         heldIDs.compactMap { id in
             guard let sequence = sequences[id], let record = self[sequence], record.hold != nil, agent == nil || record.agent == agent else { return nil }
             return sequence
@@ -212,7 +213,7 @@ package struct FlowStore: Sendable {
     private var heldIDs: Set<FlowID> = []
 
     /// Sequence numbers of the marked flows, oldest first.
-    package var markedSequences: [Int] {
+    var markedSequences: [Int] {
         allRecords.lazy.filter { $0.annotation.isMarked && !$0.isDeleted }.map(\.sequence)
     }
 
@@ -224,38 +225,38 @@ package struct FlowStore: Sendable {
     }
 
     /// Folds a response head into its flow; unknown flows are counted.
-    package mutating func apply(_ event: FlowResponse) -> [Change] {
+    mutating func apply(_ event: FlowResponse) -> [Change] {
         guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
         return update(sequence) { $0.apply(event) }
     }
 
     /// Appends a gRPC message to its call; unknown flows are counted.
-    package mutating func apply(_ event: GRPCMessageEvent) -> [Change] {
+    mutating func apply(_ event: GRPCMessageEvent) -> [Change] {
         guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
         return update(sequence) { $0.apply(event) }
     }
 
     /// Adds a body part to its flow (the body grows); unknown flows are counted.
-    package mutating func apply(_ event: BodyPartEvent) -> [Change] {
+    mutating func apply(_ event: BodyPartEvent) -> [Change] {
         guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
         return update(sequence) { $0.apply(event) }
     }
 
     /// Appends a WebSocket message to its connection; unknown flows are counted.
-    package mutating func apply(_ event: WebSocketMessageEvent) -> [Change] {
+    mutating func apply(_ event: WebSocketMessageEvent) -> [Change] {
         guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
         return update(sequence) { $0.apply(event) }
     }
 
     /// Folds a finish event into its flow; unknown flows are counted.
-    package mutating func apply(_ event: FlowFinished) -> [Change] {
+    mutating func apply(_ event: FlowFinished) -> [Change] {
         guard let sequence = sequences[event.id] else { unknownFlowEvents += 1; return [] }
         return update(sequence) { $0.apply(event) } + noteLinks(of: sequence)
     }
 
     /// Deletes a flow (`d`): it leaves every view and file, its bodies are
     /// freed, and later events for it are ignored as for an evicted flow.
-    package mutating func delete(_ sequence: Int) -> [Change] {
+    mutating func delete(_ sequence: Int) -> [Change] {
         guard sequenceRange.contains(sequence), !records[sequence - baseSequence].isDeleted else { return [] }
         let index = sequence - baseSequence
         let id = records[index].log.id
@@ -272,7 +273,7 @@ package struct FlowStore: Sendable {
 
     /// Adds a copy of a flow under a new id, as the newest flow (`D`); it
     /// belongs to no agent, so only netinspect itself can replay it.
-    package mutating func duplicate(_ sequence: Int) -> [Change] {
+    mutating func duplicate(_ sequence: Int) -> [Change] {
         guard let record = self[sequence], !record.isDeleted else { return [] }
         var copy = record.log
         copy.id = FlowID()
@@ -280,7 +281,7 @@ package struct FlowStore: Sendable {
     }
 
     /// Removes every flow. Counters of evictions and unknown events are kept.
-    package mutating func removeAll() -> [Change] {
+    mutating func removeAll() -> [Change] {
         deletedCount = 0
         records.removeAll()
         sequences.removeAll()
@@ -373,11 +374,11 @@ extension NetworkLog {
 /// ```swift
 /// let held = store[sequence]?.heldTime.request   // seconds before the request went out
 /// ```
-package struct HeldTime: Sendable, Equatable {
+struct HeldTime: Sendable, Equatable {
     /// Seconds held before the request went out.
-    package internal(set) var request: Double = 0
+    var request: Double = 0
     /// Seconds held after the response arrived, before the app saw it.
-    package internal(set) var response: Double = 0
+    var response: Double = 0
     /// When the current hold began, and at which phase.
     var since: (date: Date, phase: HoldPhase)?
 

@@ -18,17 +18,17 @@ import WireProtocol
 /// tree.rows          // parent, its children, next parent…
 /// tree.depth[child]  // 1
 /// ```
-package struct FlowTree: Sendable, Equatable {
+struct FlowTree: Sendable, Equatable {
     /// Sequence numbers in display order, collapsed children left out.
-    package private(set) var rows: [Int] = []
+    private(set) var rows: [Int] = []
     /// How deep each shown flow is nested; absent means top-level (0).
-    package private(set) var depth: [Int: Int] = [:]
+    private(set) var depth: [Int: Int] = [:]
     /// How many children each parent has among the list's rows, collapsed or not.
-    package private(set) var childCount: [Int: Int] = [:]
+    private(set) var childCount: [Int: Int] = [:]
 
     /// Nests `rows` (in their order) by parent; the children of parents in
     /// `collapsed` are left out, or of every parent when `collapsesAll`.
-    package init(rows listRows: [Int], store: FlowStore, collapsed: Set<Int>, collapsesAll: Bool = false) {
+    init(rows listRows: [Int], store: FlowStore, collapsed: Set<Int>, collapsesAll: Bool = false) {
         // Flat arrays over the store's sequence range rather than sets and
         // dictionaries: the tree is rebuilt for every batch of events.
         let base = store.firstSequence

@@ -15,7 +15,7 @@ package enum SortKey: String, Sendable, CaseIterable {
     case host
 
     /// The next key in the `o` cycle.
-    package var next: SortKey {
+    var next: SortKey {
         let all = Self.allCases
         return all[(all.firstIndex(of: self)! + 1) % all.count]
     }
@@ -31,24 +31,24 @@ package enum SortKey: String, Sendable, CaseIterable {
 package struct FlowView: Sendable {
     /// A filter over flows (with what the person added to them); nil shows
     /// everything. The store is passed so a filter can look at a flow's parent.
-    package typealias Predicate = @Sendable (FlowStore.Record, FlowStore) -> Bool
+    typealias Predicate = @Sendable (FlowStore.Record, FlowStore) -> Bool
 
     /// Sequence numbers of the shown flows, in display order.
-    package private(set) var rows: [Int] = []
+    private(set) var rows: [Int] = []
     /// The order.
     package private(set) var sortKey: SortKey = .time
     /// Whether the order is reversed.
-    package private(set) var isReversed = false
+    private(set) var isReversed = false
     private var predicate: Predicate?
 
     /// An empty view in time order.
-    package init() {}
+    init() {}
 
     /// Number of rows.
-    package var count: Int { rows.count }
+    var count: Int { rows.count }
 
     /// Rebuilds the view for a new filter and order.
-    package mutating func rebuild(from store: FlowStore, predicate: Predicate?, sortKey: SortKey, reversed: Bool) {
+    mutating func rebuild(from store: FlowStore, predicate: Predicate?, sortKey: SortKey, reversed: Bool) {
         self.predicate = predicate
         self.sortKey = sortKey
         self.isReversed = reversed
@@ -79,7 +79,7 @@ package struct FlowView: Sendable {
     }
 
     /// Applies the store's changes.
-    package mutating func apply(_ changes: [FlowStore.Change], from store: FlowStore) {
+    mutating func apply(_ changes: [FlowStore.Change], from store: FlowStore) {
         for change in changes {
             switch change {
             case .inserted(let sequence):
@@ -96,7 +96,7 @@ package struct FlowView: Sendable {
     }
 
     /// The row showing a flow, if shown.
-    package func rowIndex(of sequence: Int, store: FlowStore) -> Int? {
+    func rowIndex(of sequence: Int, store: FlowStore) -> Int? {
         if sortKey == .time {
             let index = insertionIndex(for: sequence, store: store)
             if index < rows.count, rows[index] == sequence { return index }

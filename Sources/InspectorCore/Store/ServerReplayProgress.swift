@@ -9,14 +9,14 @@ import WireProtocol
 /// ```
 package struct ServerReplayProgress: Sendable, Equatable {
     /// What was loaded, e.g. `run.har: 40 responses`.
-    package var summary: String
+    var summary: String
     /// The recorded responses loaded.
-    package var responses: Int
+    var responses: Int
     /// Flows answered with a recorded response.
-    package var answered = 0
+    var answered = 0
     /// The responses left by the agent that answered last (each agent
     /// keeps its own account), nil before any answer.
-    package var left: Int?
+    var left: Int?
 
     package init(summary: String, responses: Int) {
         self.summary = summary
@@ -24,11 +24,11 @@ package struct ServerReplayProgress: Sendable, Equatable {
     }
 
     /// A finished flow's mark, if it has one, counted.
-    package mutating func count(_ mark: ServerReplayMark) {
+    mutating func count(_ mark: ServerReplayMark) {
         if mark.extra == nil { answered += 1 }
         left = mark.left
     }
 
     /// For the status bar.
-    package var statusText: String { "replay: \(left ?? responses) left" }
+    var statusText: String { "replay: \(left ?? responses) left" }
 }

@@ -1,30 +1,32 @@
+import FlowFilter
 import Foundation
+import InspectorIngest
 import WireProtocol
 
 /// An agent connected (or once connected) to the inspector.
 package struct AgentInfo: Sendable, Equatable {
     /// The listener's id for the connection.
-    package var connection: ConnectionID
+    var connection: ConnectionID
     /// What the agent said about itself.
-    package var hello: Hello
+    var hello: Hello
     /// The peer address, as the listener saw it.
-    package var peer: String
+    var peer: String
     /// Events the agent dropped while this inspector was connected: its
     /// cumulative count less what it had dropped before (its first status,
     /// sent with the hello, says that).
-    package var droppedEvents: Int {
+    var droppedEvents: Int {
         guard let reported = reportedDrops, let before = dropsBeforeConnecting else { return 0 }
         return reported - before
     }
     /// The agent's cumulative drop count when it connected (nil until its first status).
-    package var dropsBeforeConnecting: Int?
+    var dropsBeforeConnecting: Int?
     /// The agent's cumulative drop count as last reported.
-    package var reportedDrops: Int?
+    var reportedDrops: Int?
     /// Whether the connection is still open.
-    package var isConnected: Bool
+    var isConnected: Bool
 
     /// Whether this is an app's agent, not netinspect's own client nor a file.
-    package var isApp: Bool { connection.isApp }
+    var isApp: Bool { connection.isApp }
 }
 
 /// One line of the event log: connections, rejections, disconnections.
@@ -38,11 +40,11 @@ package struct SessionEvent: Sendable, Equatable {
     }
 
     /// When the inspector learned of it (from the injected clock).
-    package var date: Date
+    var date: Date
     /// How serious it is.
-    package var level: Level
+    var level: Level
     /// What happened, for a person.
-    package var text: String
+    var text: String
 }
 
 /// Everything the inspector has recorded: flows, agents and the event log.
@@ -61,43 +63,43 @@ package struct Session: Sendable {
     /// The flows.
     package private(set) var store: FlowStore
     /// Agents in order of connection; a flow's ``FlowStore/Record/agent`` indexes this.
-    package private(set) var agents: [AgentInfo] = []
+    private(set) var agents: [AgentInfo] = []
     /// The event log, oldest first, bounded to ``maximumEvents``.
-    package private(set) var events: [SessionEvent] = []
+    private(set) var events: [SessionEvent] = []
     /// Whether the event log has said, since the last clear, what the
     /// status bar's `ignored N` counts (said once: a stream cleared mid-way
     /// brings one ignored event a part).
     private var explainedIgnored = false
     /// Addresses the listener is listening on.
-    package private(set) var listening: [Endpoint] = []
+    private(set) var listening: [Endpoint] = []
     /// How many event-log lines are kept.
-    package let maximumEvents = 1_000
+    let maximumEvents = 1_000
     private var agentIndex: [ConnectionID: Int] = [:]
     /// The server replay in force (`--server-replay`, `:replay.server`), nil for none.
-    package var serverReplay: ServerReplayProgress?
+    var serverReplay: ServerReplayProgress?
 
     /// An empty session.
-    package init(limits: FlowStore.Limits = FlowStore.Limits()) {
+    init(limits: FlowStore.Limits = FlowStore.Limits()) {
         store = FlowStore(limits: limits)
     }
 
     /// Apps whose agent's connection is open: not netinspect's own client
     /// (its replays) nor a file opened with `--read`.
-    package var connectedAgents: Int { agents.reduce(0) { $0 + ($1.isConnected && $1.isApp ? 1 : 0) } }
+    var connectedAgents: Int { agents.reduce(0) { $0 + ($1.isConnected && $1.isApp ? 1 : 0) } }
 
     /// Events dropped by all agents while connected to this inspector.
-    package var droppedEvents: Int { agents.reduce(0) { $0 + $1.droppedEvents } }
+    var droppedEvents: Int { agents.reduce(0) { $0 + $1.droppedEvents } }
 
     /// Applies listener events in order, stamping log lines with `date`.
     /// Returns what changed in the store.
-    package mutating func apply(_ inboxEvents: [InboxEvent], at date: Date) -> [FlowStore.Change] {
+    mutating func apply(_ inboxEvents: [InboxEvent], at date: Date) -> [FlowStore.Change] {
         var changes: [FlowStore.Change] = []
         for event in inboxEvents { changes += apply(event, at: date) }
         return changes
     }
 
     /// Applies one listener event.
-    package mutating func apply(_ event: InboxEvent, at date: Date) -> [FlowStore.Change] {
+    mutating func apply(_ event: InboxEvent, at date: Date) -> [FlowStore.Change] {
         switch event {
         case .listening(let endpoint):
             listening.append(endpoint)
@@ -143,22 +145,22 @@ package struct Session: Sendable {
     }
 
     /// Changes a flow's mark or comment (see ``FlowStore/annotate(_:_:)``).
-    package mutating func annotate(_ sequence: Int, _ body: (inout FlowAnnotation) -> Void) -> [FlowStore.Change] {
+    mutating func annotate(_ sequence: Int, _ body: (inout FlowAnnotation) -> Void) -> [FlowStore.Change] {
         store.annotate(sequence, body)
     }
 
     /// Deletes a flow (see ``FlowStore/delete(_:)``).
-    package mutating func delete(_ sequence: Int) -> [FlowStore.Change] {
+    mutating func delete(_ sequence: Int) -> [FlowStore.Change] {
         store.delete(sequence)
     }
 
     /// Adds a copy of a flow as the newest (see ``FlowStore/duplicate(_:)``).
-    package mutating func duplicate(_ sequence: Int) -> [FlowStore.Change] {
+    mutating func duplicate(_ sequence: Int) -> [FlowStore.Change] {
         store.duplicate(sequence)
     }
 
     /// Removes every flow; agents and the event log stay.
-    package mutating func clearFlows() -> [FlowStore.Change] {
+    mutating func clearFlows() -> [FlowStore.Change] {
         explainedIgnored = false
         return store.removeAll()
     }
@@ -202,7 +204,7 @@ package struct Session: Sendable {
 
     /// Adds a line to the event log (the inspector's own errors, such as a
     /// `--save` file that cannot be written).
-    package mutating func note(_ text: String, level: SessionEvent.Level, at date: Date) {
+    mutating func note(_ text: String, level: SessionEvent.Level, at date: Date) {
         log(text, level: level, at: date)
     }
 

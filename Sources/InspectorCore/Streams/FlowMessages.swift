@@ -21,35 +21,35 @@ package struct FlowMessages: Sendable {
     /// One message, event or frame.
     package struct Item: Sendable {
         /// An event's fields, a WebSocket frame's opcode, or nothing for gRPC.
-        package enum Detail: Sendable {
+        enum Detail: Sendable {
             case event(ServerSentEvent)
             case webSocket(WebSocketOpcode, closeCode: Int?)
             case grpc
         }
 
-        package var detail: Detail
-        package var direction: StreamDirection
+        var detail: Detail
+        var direction: StreamDirection
         /// Seconds since the flow's start, when known.
-        package var at: Double?
+        var at: Double?
         /// The true size: an event's block, a frame's or message's payload.
-        package var size: Int
+        var size: Int
         /// The content as kept: an event's data, a frame's or message's payload.
-        package var data: Data
+        var data: Data
         /// Whether the capture limit cut the content.
-        package var isTruncated: Bool
+        var isTruncated: Bool
     }
 
     /// What carried them; nil for a flow that has none.
-    package var kind: Kind?
+    var kind: Kind?
     /// The messages in the order they went by.
-    package var items: [Item]
+    var items: [Item]
     /// The events' stream, for a `text/event-stream` body.
-    package var events: ServerSentEventStream?
+    var events: ServerSentEventStream?
     /// Messages the agent counted but did not keep (its per-flow limit).
-    package var dropped: Int
+    var dropped: Int
 
     /// Reads the flow's messages.
-    package init(_ log: NetworkLog) {
+    init(_ log: NetworkLog) {
         items = []
         dropped = 0
         if let socket = log.webSocket {
@@ -78,19 +78,19 @@ package struct FlowMessages: Sendable {
 
     /// Whether the flow has a messages tab: a WebSocket, a gRPC call, or a
     /// response declared as `text/event-stream`. Cheap: read by the tab bar.
-    package static func hasMessages(_ log: NetworkLog) -> Bool {
+    static func hasMessages(_ log: NetworkLog) -> Bool {
         log.webSocket != nil || log.grpc != nil || isEventStream(log)
     }
 
     /// Whether the response is declared `text/event-stream`.
-    package static func isEventStream(_ log: NetworkLog) -> Bool {
+    static func isEventStream(_ log: NetworkLog) -> Bool {
         guard let response = log.response else { return false }
         return MediaType.isEventStream(response.mimeType ?? response.headers.first("Content-Type"))
     }
 
     /// The response body read as events, timed by the parts it came in
     /// (the last ones, which came with the flow's end, by the end).
-    package static func eventStream(of log: NetworkLog) -> ServerSentEventStream? {
+    static func eventStream(of log: NetworkLog) -> ServerSentEventStream? {
         guard isEventStream(log), let response = log.response else { return nil }
         let body = response.body ?? CapturedBody(data: Data())
         return ServerSentEventStream(body: body, parts: log.parts?.marks ?? [], state: log.state, endedAt: log.timing.finished)

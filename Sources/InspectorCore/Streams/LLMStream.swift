@@ -14,29 +14,29 @@ import WireProtocol
 ///     llm.eventsPerSecond
 /// }
 /// ```
-package struct LLMStream: Sendable, Equatable {
+struct LLMStream: Sendable, Equatable {
     /// Which shape the events have.
-    package enum Provider: String, Sendable {
+    enum Provider: String, Sendable {
         case openAIChat = "OpenAI chat completions"
         case openAIResponses = "OpenAI Responses"
         case anthropic = "Anthropic messages"
     }
 
     /// The shape recognised.
-    package var provider: Provider
+    var provider: Provider
     /// The text joined so far.
-    package var text: String
+    var text: String
     /// The events of that shape (a role-only or empty delta counts too).
-    package var deltas: Int
+    var deltas: Int
     /// When the first event arrived, in seconds since the flow started.
-    package var firstEventAt: Double?
+    var firstEventAt: Double?
     /// Dispatched events a second, between the first and the last (nil
     /// with fewer than two timed events).
-    package var eventsPerSecond: Double?
+    var eventsPerSecond: Double?
 
     /// Recognises the shape from the first event that tells, then joins
     /// every delta of that shape; nil when no event has one.
-    package init?(events: [ServerSentEvent]) {
+    init?(events: [ServerSentEvent]) {
         let dispatched = events.filter(\.isDispatched)
         var provider: Provider?
         var text = ""

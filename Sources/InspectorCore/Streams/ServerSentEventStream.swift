@@ -11,7 +11,7 @@ import WireProtocol
 /// ```
 package struct ServerSentEventStream: Sendable, Equatable {
     /// How the stream ended, as far as the viewer can tell.
-    package enum Ending: Sendable, Equatable {
+    enum Ending: Sendable, Equatable {
         /// Still arriving.
         case live
         /// The flow completed and its last event was whole.
@@ -21,11 +21,11 @@ package struct ServerSentEventStream: Sendable, Equatable {
     }
 
     /// Every block, dispatched or not, in body order.
-    package var events: [ServerSentEvent]
+    var events: [ServerSentEvent]
     /// How it ended.
-    package var ending: Ending
+    var ending: Ending
     /// Whether the capture limit cut the body, so later events are missing.
-    package var isTruncated: Bool
+    var isTruncated: Bool
 
     /// Reads `body` in the parts it arrived in (`parts`: the flow's marks,
     /// the request's passed over). Bytes past the last part
@@ -34,7 +34,7 @@ package struct ServerSentEventStream: Sendable, Equatable {
     /// (docs/PROTOCOL.md §3.11), so they went by before it, without marks
     /// of their own. A body that came whole (no parts) is read untimed.
     /// `state` is the flow's: it tells a live stream from an ended one.
-    package init(body: CapturedBody, parts: [BodyPartMark], state: FlowState, endedAt: Double? = nil) {
+    init(body: CapturedBody, parts: [BodyPartMark], state: FlowState, endedAt: Double? = nil) {
         var decoder = ServerSentEventDecoder()
         var read = 0
         let streamed = parts.contains { $0.direction == .response }
@@ -52,12 +52,12 @@ package struct ServerSentEventStream: Sendable, Equatable {
     }
 
     /// The events a browser would dispatch.
-    package var dispatched: [ServerSentEvent] { events.filter(\.isDispatched) }
+    var dispatched: [ServerSentEvent] { events.filter(\.isDispatched) }
 }
 
 extension ServerSentEventDecoder {
     /// What to do with the bytes of a body that no part mark covers.
-    package enum UnmarkedBytes: Sendable {
+    enum UnmarkedBytes: Sendable {
         /// Leave them for later: the flow is live, their part may yet come.
         case wait
         /// Read them, timed `at`.
@@ -70,7 +70,7 @@ extension ServerSentEventDecoder {
     /// what it read; the bytes after the last part as `rest` says. Only the
     /// marks past `read` are looked at, so a stream read as it grows costs
     /// each part once.
-    package mutating func feed(_ data: Data, from read: inout Int, marks: [BodyPartMark], rest: UnmarkedBytes) -> [ServerSentEvent] {
+    mutating func feed(_ data: Data, from read: inout Int, marks: [BodyPartMark], rest: UnmarkedBytes) -> [ServerSentEvent] {
         var events: [ServerSentEvent] = []
         let start = read
         let unread = marks.reversed().lazy.filter { $0.direction == .response }.prefix { $0.end > start }.reversed()
@@ -90,7 +90,7 @@ extension ServerSentEventDecoder {
 
 extension MediaType {
     /// Whether a `Content-Type` is `text/event-stream`.
-    package static func isEventStream(_ contentType: String?) -> Bool {
+    static func isEventStream(_ contentType: String?) -> Bool {
         essence(of: contentType) == "text/event-stream"
     }
 }

@@ -15,34 +15,34 @@ import Foundation
 /// ```
 package struct ServerSentEvent: Sendable, Equatable {
     /// The `event` field; nil reads as the default type, `message`.
-    package var event: String?
+    var event: String?
     /// The `data` lines, joined with a line feed.
-    package var data: String
+    var data: String
     /// The `id` field of this block, when it had one.
     package var id: String?
     /// The last event id after this block (ids carry over to later events).
-    package var lastEventID: String
+    var lastEventID: String
     /// The `retry` field, in milliseconds, when it was a number.
-    package var retry: Int?
+    var retry: Int?
     /// The comment lines (after their `:`).
-    package var comments: [String]
+    var comments: [String]
     /// Whether a browser would dispatch it: only a block with data is an event.
-    package var isDispatched: Bool
+    var isDispatched: Bool
     /// Where the block starts in the body, and its size with its line ends.
-    package var offset: Int
+    var offset: Int
     /// The block's size in bytes.
-    package var size: Int
+    var size: Int
     /// When the part that completed it arrived (seconds since the flow's
     /// start), when known.
-    package var at: Double?
+    var at: Double?
     /// Seconds since the previous event, when both times are known.
-    package var gap: Double?
+    var gap: Double?
 
     /// The event's type as the spec names it.
-    package var type: String { event ?? "message" }
+    var type: String { event ?? "message" }
 
     /// Whether it is the `[DONE]` sentinel OpenAI-style streams end with.
-    package var isDone: Bool { isDispatched && data == "[DONE]" }
+    var isDone: Bool { isDispatched && data == "[DONE]" }
 }
 
 /// An incremental `text/event-stream` parser following the WHATWG
@@ -53,7 +53,7 @@ package struct ServerSentEvent: Sendable, Equatable {
 /// in the middle of is not dispatched. Bytes come in parts split anywhere
 /// (mid-line, between CR and LF, inside a UTF-8 sequence): a line is decoded
 /// only once whole, and LF and CR never occur inside a UTF-8 sequence.
-package struct ServerSentEventDecoder: Sendable {
+struct ServerSentEventDecoder: Sendable {
     private var line: [UInt8] = []
     private var afterCR = false
     private var atStart = true
@@ -74,15 +74,15 @@ package struct ServerSentEventDecoder: Sendable {
         var hasLines = false
     }
 
-    package init() {}
+    init() {}
 
     /// Whether the stream so far ends inside a block or a line: were it to
     /// end now, that block would be lost.
-    package var isMidEvent: Bool { !line.isEmpty || block.hasLines }
+    var isMidEvent: Bool { !line.isEmpty || block.hasLines }
 
     /// Reads `bytes`, the next part of the body, which arrived `at` seconds
     /// after the flow started; returns the blocks it completed.
-    package mutating func feed(_ bytes: some Sequence<UInt8>, at: Double?) -> [ServerSentEvent] {
+    mutating func feed(_ bytes: some Sequence<UInt8>, at: Double?) -> [ServerSentEvent] {
         var completed: [ServerSentEvent] = []
         for byte in bytes {
             consumed += 1

@@ -1,3 +1,4 @@
+import FlowFilter
 import Foundation
 import ProtobufWire
 import WireProtocol
@@ -10,7 +11,7 @@ package enum DetailTab: Int, Sendable, CaseIterable {
     case request, response, timing, grpc, messages
 
     /// The tab's title.
-    package var title: String {
+    var title: String {
         switch self {
         case .request: "Request"
         case .response: "Response"
@@ -22,7 +23,7 @@ package enum DetailTab: Int, Sendable, CaseIterable {
 
     /// The tabs a flow has: the gRPC tab only for a gRPC call, the messages
     /// tab only for a flow that has messages (``FlowMessages/hasMessages(_:)``).
-    package static func tabs(for log: NetworkLog?) -> [DetailTab] {
+    static func tabs(for log: NetworkLog?) -> [DetailTab] {
         var tabs: [DetailTab] = [.request, .response, .timing]
         if log?.grpc != nil { tabs.append(.grpc) }
         if let log, FlowMessages.hasMessages(log) { tabs.append(.messages) }
@@ -51,58 +52,58 @@ package enum Mode: Sendable, Equatable {
 /// The insights view's own state.
 package struct InsightsViewState: Sendable, Equatable {
     /// What the rows are.
-    package var dimension: Insights.Dimension = .route
+    var dimension: Insights.Dimension = .route
     /// What they are sorted by.
-    package var column: Insights.Column = .impact
+    var column: Insights.Column = .impact
     /// Whether the order is reversed (smallest first).
-    package var ascending = false
+    var ascending = false
     /// The selected row.
-    package var cursor = 0
+    var cursor = 0
     /// Whether the changes against the baseline are shown instead of a
     /// dimension (the tab after the last, with `--baseline`).
-    package var showsChanges = false
+    var showsChanges = false
 
-    package init() {}
+    init() {}
 }
 
 /// The diff view's own state.
 package struct DiffState: Sendable, Equatable {
     /// The flow compared against, by sequence number.
-    package var base: Int
+    var base: Int
     /// The flow compared with it.
-    package var other: Int
+    var other: Int
     /// First line shown.
-    package var scroll = 0
+    var scroll = 0
 }
 
 /// The detail view's own state.
 package struct DetailState: Sendable, Equatable {
     /// The flow shown, by sequence number.
-    package var sequence: Int
+    var sequence: Int
     /// The tab shown.
-    package var tab: DetailTab = .request
+    var tab: DetailTab = .request
     /// First line shown.
-    package var scroll = 0
+    var scroll = 0
     /// Text searched for in the body, highlighted where it occurs.
-    package var search: String?
+    var search: String?
     /// Whether an inbound flow's waterfall lists every call it made, not
     /// only the first ``DetailContent/waterfallCallLimit`` (`-`).
-    package var showsAllCalls = false
+    var showsAllCalls = false
     /// Whether the body is shown whole rather than up to
     /// ``BodyFormatter/maximumLines``: a search found nothing in the lines
     /// shown, so the rest is searched and shown too.
-    package var showsWholeBody = false
+    var showsWholeBody = false
     /// Whether the view keeps the end of a live stream in sight as it grows
     /// (the messages tab, and the Response tab of a body arriving in parts),
     /// as `tail -f` does: on when a tab of a live flow is shown, off once
     /// the person scrolls up, on again at the bottom.
-    package var followsEnd = false
+    var followsEnd = false
 }
 
 /// A line of text being typed at the bottom of the screen.
-package struct Prompt: Sendable, Equatable {
+struct Prompt: Sendable, Equatable {
     /// What the text is for.
-    package enum Purpose: Sendable, Equatable {
+    enum Purpose: Sendable, Equatable {
         /// Free-text filter of the list.
         case search
         /// Filter expression.
@@ -134,19 +135,19 @@ package struct Prompt: Sendable, Equatable {
     }
 
     /// What the text is for.
-    package var purpose: Purpose
+    var purpose: Purpose
     /// The text so far.
-    package var text: String
+    var text: String
     /// The position in the command history being shown (up/down), if any.
-    package var historyIndex: Int?
+    var historyIndex: Int?
     /// What was typed before walking the history, restored past its end.
-    package var draft: String?
+    var draft: String?
     /// Whether the text is the offered one, shown selected: typing replaces
     /// it, a backspace or Tab starts editing it.
-    package var isSelected: Bool
+    var isSelected: Bool
 
     /// Creates a prompt offering `text`.
-    package init(purpose: Purpose, text: String) {
+    init(purpose: Purpose, text: String) {
         self.purpose = purpose
         self.text = text
         isSelected = !text.isEmpty && purpose.replacesOfferedText
@@ -160,7 +161,7 @@ package struct Prompt: Sendable, Equatable {
     }
 
     /// The label shown before the text.
-    package var label: String {
+    var label: String {
         switch purpose {
         case .search: "Search: "
         case .filter: "Filter: "
@@ -179,7 +180,7 @@ package struct Prompt: Sendable, Equatable {
 }
 
 /// A yes/no question asked before something that cannot be undone.
-package enum Confirmation: Sendable, Equatable {
+enum Confirmation: Sendable, Equatable {
     /// `z`: remove every recorded flow.
     case clearFlows
     /// `q` on the list: leave netinspect (`Q` leaves without asking).
@@ -189,11 +190,11 @@ package enum Confirmation: Sendable, Equatable {
 }
 
 /// A one-line note at the bottom of the screen, until the next key.
-package struct Notice: Sendable, Equatable {
+struct Notice: Sendable, Equatable {
     /// The text.
-    package var text: String
+    var text: String
     /// Whether it reports a mistake.
-    package var isError: Bool
+    var isError: Bool
 }
 
 /// The whole state of the inspector UI: what was recorded and how it is
@@ -206,51 +207,51 @@ package struct AppState: Sendable {
     /// The terminal size.
     package internal(set) var size: Size
     /// Which screen is up.
-    package internal(set) var mode: Mode = .list
+    var mode: Mode = .list
     /// Whether the help overlay is shown over ``mode``.
-    package internal(set) var showsHelp = false
+    var showsHelp = false
     /// First row of the help overlay shown.
-    package internal(set) var helpScroll = 0
+    var helpScroll = 0
     /// The selected row of the list.
-    package internal(set) var cursor = 0
+    var cursor = 0
     /// The selected flow, by sequence number; the cursor follows it as rows move.
-    package internal(set) var selection: Int?
+    var selection: Int?
     /// First list row on screen.
-    package internal(set) var listTop = 0
+    var listTop = 0
     /// Whether the newest flow is kept selected and in view.
-    package internal(set) var follows = true
+    var follows = true
     /// The flow a hold last stopped the list on (``Reducer/selectFirstHeld``):
     /// while the cursor rests there, the next hold moves it on.
     var stoppedAtHold: Int?
     /// The rows frozen by `p`, while the list is paused.
-    package internal(set) var pausedRows: [Int]?
+    var pausedRows: [Int]?
     /// The free-text filter (`/`).
-    package internal(set) var searchText: String?
+    var searchText: String?
     /// The filter expression (`f` and the quick filters), as typed.
     package internal(set) var filterText: String?
     /// The text being typed, if any.
-    package internal(set) var prompt: Prompt?
+    var prompt: Prompt?
     /// The yes/no question being asked, if any.
-    package internal(set) var confirmation: Confirmation?
+    var confirmation: Confirmation?
     /// The note shown until the next key.
-    package internal(set) var notice: Notice?
+    var notice: Notice?
     /// Text shown over the screen until closed with q or Esc (the cURL command).
-    package internal(set) var overlay: TextOverlay?
+    var overlay: TextOverlay?
     /// Time zone for displayed times (injected so snapshots are stable).
-    package let timeZone: TimeZone
+    let timeZone: TimeZone
     /// The current time, from the last ``Action/tick(_:)``; unfinished
     /// flows show how long they have been running against it.
-    package internal(set) var now: Date?
+    var now: Date?
     /// The keymap.
-    package let keymap: Keymap
+    let keymap: Keymap
     /// The flow a diff compares against (`b`), by sequence number.
-    package internal(set) var diffBase: Int?
+    var diffBase: Int?
     /// Command lines run from the bar, oldest first (at most 100).
-    package internal(set) var commandHistory: [String] = []
+    var commandHistory: [String] = []
     /// The list columns chosen with `:columns`; nil shows the default set.
-    package internal(set) var chosenColumns: [ListColumn]?
+    var chosenColumns: [ListColumn]?
     /// The breakpoint filter sent to agents that accept control (`i`); nil: none.
-    package internal(set) var interceptFilter: String?
+    var interceptFilter: String?
     /// The filter `I` switches back on.
     var lastInterceptFilter: String?
     /// Replays of many flows under way (`:replay.client`, `r` on marked flows).
@@ -258,25 +259,25 @@ package struct AppState: Sendable {
     /// The body view chosen per content type (`m` in the detail view,
     /// `:view MODE`), kept for the session: every JSON body stays in hex
     /// once one was switched to it.
-    package internal(set) var bodyViews: [String: BodyFormatter.View] = [:]
+    var bodyViews: [String: BodyFormatter.View] = [:]
     /// The traffic rules: what the rules view shows and agents that accept control get.
-    package internal(set) var rules: RuleBook
+    var rules: RuleBook
     /// The command netinspect runs (`netinspect -- COMMAND`), if any.
-    package internal(set) var commandRun: CommandRun?
+    var commandRun: CommandRun?
     /// The finished flows grouped for the insights view, kept up to date as they arrive.
-    package internal(set) var insights = Insights()
+    var insights = Insights()
     /// `--baseline`: the recorded run, and what changed (the insights view's changes tab).
     package var baseline: BaselineView?
     /// The descriptor sets given with `--proto`: gRPC messages are shown
     /// with field and enum value names when they describe the method.
-    package let protoSchema: ProtoSchema
+    let protoSchema: ProtoSchema
 
     /// The list nested by parent (`T`), and what it shows; nil when flat.
-    package internal(set) var tree: FlowTree?
+    var tree: FlowTree?
     /// Parents whose children the nested list hides (`-`).
-    package internal(set) var collapsedParents: Set<Int> = []
+    var collapsedParents: Set<Int> = []
     /// Whether every parent is collapsed (`_`), whatever `collapsedParents` says.
-    package internal(set) var collapsesAll = false
+    var collapsesAll = false
 
     /// The free-text filter, made from ``searchText``.
     var searchFilter: FilterExpression? { searchText.map(FilterExpression.freeText) }
@@ -309,10 +310,10 @@ package struct AppState: Sendable {
 
     /// Rows of the list that fit on screen (between the header and the two
     /// bottom lines).
-    package var listHeight: Int { max(1, size.height - 3) }
+    var listHeight: Int { max(1, size.height - 3) }
 
     /// Where keys go now.
-    package var keyContext: KeyContext {
+    var keyContext: KeyContext {
         if prompt != nil { return .prompt }
         if confirmation != nil { return .confirm }
         if showsHelp || overlay != nil { return .help }
@@ -326,34 +327,34 @@ package struct AppState: Sendable {
     }
 
     /// Connected agents whose app accepts control: those the rules reach.
-    package var controlledAgents: Int {
+    var controlledAgents: Int {
         session.agents.reduce(0) { $0 + ($1.isConnected && $1.hello.acceptsControl ? 1 : 0) }
     }
 
     /// The sort order as shown in the status bar, with the arrow spreadsheets
     /// use: `time↑` ascending (oldest first), `duration↓` descending (slowest first).
-    package var sortDescription: String {
+    var sortDescription: String {
         view.sortKey.rawValue + (view.isReversed ? "↓" : "↑")
     }
 
     /// The filters in force, as typed, joined for display.
-    package var filterDescription: String? {
+    var filterDescription: String? {
         let parts = [searchText.map { "/\($0)" }, filterText].compactMap { $0 }
         return parts.isEmpty ? nil : parts.joined(separator: " & ")
     }
 }
 
 /// Scrollable text shown over the screen, closed with q or Esc.
-package struct TextOverlay: Sendable, Equatable {
+struct TextOverlay: Sendable, Equatable {
     /// The first line, in the title style.
-    package var title: String
+    var title: String
     /// The text, one entry per line.
-    package var lines: [String]
+    var lines: [String]
     /// The first line shown.
-    package var scroll = 0
+    var scroll = 0
 
     /// Creates an overlay.
-    package init(title: String, lines: [String]) {
+    init(title: String, lines: [String]) {
         self.title = title
         self.lines = lines
     }

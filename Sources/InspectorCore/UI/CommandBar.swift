@@ -15,7 +15,7 @@ package enum CommandBar {
     package typealias Entry = CommandSpec
 
     /// Every command, in help order (``CommandTable/all``).
-    package static var entries: [Entry] { CommandTable.all }
+    static var entries: [Entry] { CommandTable.all }
 
     /// Commands that only make sense while typing or answering, so the bar refuses them.
     static let notFromTheBar: Set<Command> = [
@@ -24,13 +24,13 @@ package enum CommandBar {
     ]
 
     /// Every name the bar accepts, aliases first, then keymap names, sorted within each group.
-    package static let names: [String] = {
+    static let names: [String] = {
         let usable = entries.filter { !notFromTheBar.contains($0.command) }
         return usable.compactMap(\.alias).sorted() + usable.map(\.command.rawValue).sorted()
     }()
 
     /// The entry of a command.
-    package static func entry(for command: Command) -> Entry? {
+    static func entry(for command: Command) -> Entry? {
         entries.first { $0.command == command }
     }
 
@@ -41,7 +41,7 @@ package enum CommandBar {
     }
 
     /// Splits a line into a command and its argument (trimmed; nil when none).
-    package static func parse(_ line: String) throws(ParseError) -> (command: Command, argument: String?) {
+    static func parse(_ line: String) throws(ParseError) -> (command: Command, argument: String?) {
         let trimmed = line.trimmingSpaces()
         let name = String(trimmed.prefix { !$0.isWhitespace })
         let rest = String(trimmed.dropFirst(name.count)).trimmingSpaces()
@@ -64,7 +64,7 @@ package enum CommandBar {
     /// else the argument's last comma- or space-separated item from the
     /// command's choices. Completes as far as all candidates agree;
     /// returns the line unchanged when nothing matches.
-    package static func complete(_ line: String) -> String {
+    static func complete(_ line: String) -> String {
         guard let space = line.firstIndex(of: " ") else {
             let matches = names.filter { $0.hasPrefix(line) }
             guard let first = matches.first else { return line }
@@ -85,7 +85,7 @@ package enum CommandBar {
     }
 
     /// The candidates for what is typed, for the hint beside the bar.
-    package static func candidates(_ line: String) -> [String] {
+    static func candidates(_ line: String) -> [String] {
         guard !line.contains(" ") else { return [] }
         return names.filter { $0.hasPrefix(line) }
     }

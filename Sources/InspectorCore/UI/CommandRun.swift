@@ -11,38 +11,38 @@
 /// run.append(Array("Building…\rBuilt\nok\n".utf8))
 /// run.lines   // ["Built", "ok"]
 /// ```
-package struct CommandRun: Sendable, Equatable {
+struct CommandRun: Sendable, Equatable {
     /// The command and its arguments, as typed.
-    package let commandLine: String
+    let commandLine: String
     /// Its finished output lines, oldest first (at most ``maximumLines``).
-    package private(set) var lines: [String] = []
+    private(set) var lines: [String] = []
     /// The line it is still writing.
-    package private(set) var partialLine: [UInt8] = []
+    private(set) var partialLine: [UInt8] = []
     /// How it ended ("exited with status 0"), nil while it runs.
-    package private(set) var ending: String?
+    private(set) var ending: String?
     /// Whether it ended with status 0.
-    package private(set) var succeeded = false
+    private(set) var succeeded = false
     /// Lines dropped from the start beyond ``maximumLines``.
-    package private(set) var droppedLines = 0
+    private(set) var droppedLines = 0
     /// Inside an escape sequence: what has been skipped of it so far.
     private var escape: EscapeState = .none
 
     /// Lines kept; the oldest go beyond this.
-    package static let maximumLines = 10_000
+    static let maximumLines = 10_000
 
     private enum EscapeState: Sendable, Equatable { case none, started, csi, osc }
 
-    package init(commandLine: String) {
+    init(commandLine: String) {
         self.commandLine = commandLine
     }
 
     /// The lines to show: the finished ones and the one being written.
-    package var shownLines: [String] {
+    var shownLines: [String] {
         partialLine.isEmpty ? lines : lines + [String(decoding: partialLine, as: UTF8.self)]
     }
 
     /// Adds what the command wrote.
-    package mutating func append(_ bytes: [UInt8]) {
+    mutating func append(_ bytes: [UInt8]) {
         for byte in bytes {
             switch escape {
             case .started:
@@ -70,7 +70,7 @@ package struct CommandRun: Sendable, Equatable {
     }
 
     /// Notes how it ended; what it left unfinished is its last line.
-    package mutating func end(_ description: String, succeeded: Bool) {
+    mutating func end(_ description: String, succeeded: Bool) {
         if !partialLine.isEmpty { finishLine() }
         ending = description
         self.succeeded = succeeded

@@ -7,9 +7,9 @@ import WireProtocol
 /// ```
 package struct KeyPlacement: Sendable, Equatable {
     /// The key, in ``Key/init(spec:)`` spelling.
-    package var key: String
+    var key: String
     /// The contexts it applies in.
-    package var contexts: [KeyContext]
+    var contexts: [KeyContext]
 }
 
 /// One command, defined once: its name (``Command``), its short name in the
@@ -23,17 +23,17 @@ package struct KeyPlacement: Sendable, Equatable {
 /// ```
 package struct CommandSpec: Sendable, Equatable {
     /// The command.
-    package var command: Command
+    var command: Command
     /// The short name typed in the bar, when it has one.
-    package var alias: String?
+    var alias: String?
     /// How the argument is written, e.g. `EXPRESSION` or `[FILE]`; nil when it takes none.
-    package var argument: String?
+    var argument: String?
     /// What it does, for the help overlay and the bar.
-    package var help: String
+    var help: String
     /// Values the argument completes to.
-    package var choices: [String] = []
+    var choices: [String] = []
     /// Its default keys.
-    package var keys: [KeyPlacement] = []
+    var keys: [KeyPlacement] = []
 }
 
 /// Every command, in help order. Keys follow mitmproxy's console wherever it
@@ -58,7 +58,7 @@ package enum CommandTable {
     }
 
     /// The rows.
-    package static let all: [CommandSpec] = [
+    static let all: [CommandSpec] = [
         row(.open, "open", help: "Open the selected flow", keys: [("enter", list), ("P", list)]),
         row(.askToQuit, help: "Quit (asks first)", keys: [("q", list)]),
         row(.search, "search", "[TEXT]", help: "Search: free-text filter on URL (as shown, decoded), method, status", keys: [("/", list)]),
@@ -167,7 +167,7 @@ package enum CommandTable {
     ]
 
     /// The row of a command.
-    package static func spec(for command: Command) -> CommandSpec? {
+    static func spec(for command: Command) -> CommandSpec? {
         all.first { $0.command == command }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import InspectorIngest
 import WireProtocol
 
 /// The one line that tells a person an app ignores what needs control

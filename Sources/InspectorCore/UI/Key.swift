@@ -19,7 +19,7 @@ package enum Key: Hashable, Sendable, CustomStringConvertible {
     /// Parses the spelling used in the keymap: a single character (`j`,
     /// `?`), a name (`up`, `pgdn`, `enter`, `esc`, `tab`, `S-tab`, `space`…)
     /// or `C-x` for Control-x. Nil when it is none of these.
-    package init?(spec: String) {
+    init?(spec: String) {
         if let named = Self.names.first(where: { $0.0 == spec }) {
             self = named.1
         } else if spec.count == 3, spec.hasPrefix("C-"), let letter = spec.last {

@@ -4,9 +4,9 @@ extension Keymap {
     /// Why a keys file cannot be used.
     package struct FileError: Error, Sendable, Equatable, CustomStringConvertible {
         /// The line (1-based).
-        package var line: Int
+        var line: Int
         /// What is wrong there.
-        package var message: String
+        var message: String
         package var description: String { "line \(line): \(message)" }
     }
 

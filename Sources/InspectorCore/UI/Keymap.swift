@@ -25,13 +25,13 @@ package enum KeyContext: String, Sendable, CaseIterable {
 /// One row of the keymap.
 package struct KeyBinding: Sendable, Equatable {
     /// The key, in ``Key/init(spec:)`` spelling.
-    package var key: String
+    var key: String
     /// The ``Command`` raw value it runs.
-    package var command: String
+    var command: String
     /// Where it applies.
-    package var context: KeyContext
+    var context: KeyContext
     /// What it does, for the help overlay.
-    package var help: String
+    var help: String
 }
 
 /// The keymap: one table of (key, command, context, help), made from
@@ -39,12 +39,12 @@ package struct KeyBinding: Sendable, Equatable {
 /// Lookups and the help overlay both read it; nothing else binds keys.
 package struct Keymap: Sendable {
     /// The rows, in help order.
-    package let bindings: [KeyBinding]
+    let bindings: [KeyBinding]
     private let table: [KeyContext: [Key: Command]]
 
     /// Builds a keymap; rows whose key or command does not parse are left
     /// out of lookups (``KeymapTests`` guarantee there are none in ``standard``).
-    package init(_ bindings: [KeyBinding]) {
+    init(_ bindings: [KeyBinding]) {
         self.bindings = bindings
         var table: [KeyContext: [Key: Command]] = [:]
         for binding in bindings {
@@ -55,7 +55,7 @@ package struct Keymap: Sendable {
     }
 
     /// The command a key runs in a context, falling back to global bindings.
-    package func command(for key: Key, in context: KeyContext) -> Command? {
+    func command(for key: Key, in context: KeyContext) -> Command? {
         if let command = table[context]?[key] { return command }
         return context.inheritsGlobal ? table[.global]?[key] : nil
     }
@@ -69,7 +69,7 @@ package struct Keymap: Sendable {
 
     /// The first key bound to a command in a context (or globally), for
     /// notices that name a key: "press + on another flow".
-    package func key(for command: Command, in context: KeyContext) -> String? {
+    func key(for command: Command, in context: KeyContext) -> String? {
         bindings.first { $0.command == command.rawValue && ($0.context == context || $0.context == .global) }?.key
     }
 }

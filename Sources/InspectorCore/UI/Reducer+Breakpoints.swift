@@ -1,10 +1,12 @@
+import FlowFilter
 import Foundation
+import InspectorIngest
 import WireProtocol
 
 /// A message open in the person's editor, and what saving it does.
 package struct EditSession: Sendable, Equatable {
     /// What the edit is for.
-    package enum Purpose: Sendable, Equatable {
+    enum Purpose: Sendable, Equatable {
         /// A request held at a breakpoint: saving a change resumes it with the change.
         case heldRequest(WireProtocol.Request)
         /// A response held at a breakpoint: saving a change gives the app the change.
@@ -22,9 +24,9 @@ package struct EditSession: Sendable, Equatable {
     /// The flow (a new request's: the flow it starts from, else ``Reducer/composeID``).
     package var id: FlowID
     /// The connection of the flow's agent.
-    package var connection: ConnectionID
+    var connection: ConnectionID
     /// What the edit is for, with the message as it was.
-    package var purpose: Purpose
+    var purpose: Purpose
     /// The text the editor opens with.
     package var text: String
 }

@@ -1,9 +1,10 @@
 import Foundation
+import InspectorIngest
 import WireProtocol
 
 extension Reducer {
     /// The request `n` opens when no flow is selected.
-    package static let composeTemplate = """
+    static let composeTemplate = """
         GET https://example.com/ HTTP/1.1
         Accept: */*
         User-Agent: netinspect

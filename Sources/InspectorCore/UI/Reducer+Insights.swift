@@ -1,4 +1,5 @@
 import Foundation
+import InspectorIngest
 import WireProtocol
 
 extension Reducer {

@@ -1,3 +1,4 @@
+import FlowFilter
 import Foundation
 import WireProtocol
 
@@ -138,7 +139,7 @@ extension Reducer {
         }
     }
     /// The expression of the "marked only" quick filter.
-    package static let markedFilter = "~marked"
+    static let markedFilter = "~marked"
 
     /// Shows the flow's request as a curl command, Swift code or an HTTPie
     /// command, and asks for it to be copied.

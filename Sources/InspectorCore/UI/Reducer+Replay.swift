@@ -1,4 +1,5 @@
 import Foundation
+import InspectorIngest
 import WireProtocol
 
 /// A request netinspect sends itself (``Effect/send(_:)``), when the app
@@ -32,10 +33,10 @@ extension Reducer {
     /// (`ReplayLimits.requests`, 100 by default, docs/AGENT.md) and ignores a
     /// replay of one it no longer keeps, without an answer. The agent does not
     /// say its bound, so the documented default is the one counted here.
-    package static let agentReplayDepth = 100
+    static let agentReplayDepth = 100
     /// The bytes of bodies the agent keeps for replay (`ReplayLimits.bytes`,
     /// 16 MiB by default): a request body larger than that is not kept.
-    package static let agentReplayBytes = 16 * 1024 * 1024
+    static let agentReplayBytes = 16 * 1024 * 1024
 
     /// What a redacted value reads as in a log (CaptureAgent's default
     /// `redactionMarker`), in a header and, percent-encoded, in a URL.
@@ -118,7 +119,7 @@ extension Reducer {
     /// The clients whose flows the app's agent can send again (docs/AGENT.md's
     /// table of powers); an inbound flow is a request the app received, which
     /// only netinspect's own client can send again.
-    package static func agentReplays(_ log: NetworkLog) -> Bool {
+    static func agentReplays(_ log: NetworkLog) -> Bool {
         guard !log.isInbound else { return false }
         guard let client = log.source?.client else { return true }
         return client == .urlSession || client == .asyncHTTPClient || client == .vaporClient

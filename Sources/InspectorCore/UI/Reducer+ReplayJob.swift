@@ -1,4 +1,6 @@
+import FlowFilter
 import Foundation
+import InspectorIngest
 import WireProtocol
 
 /// Flows being sent again, many at once (`:replay.client FILTER COUNT
@@ -6,7 +8,7 @@ import WireProtocol
 /// send goes by ``Reducer/replayRoute(_:in:)``, at most `concurrency` in
 /// flight, and each result is known by its flow's `changes.replayOf` as it
 /// arrives, whichever client sent it.
-package struct ReplayJob: Sendable, Equatable {
+struct ReplayJob: Sendable, Equatable {
     /// Where a send went, and the flow it replays.
     struct Send: Hashable, Sendable {
         var origin: FlowID
@@ -40,7 +42,7 @@ package struct ReplayJob: Sendable, Equatable {
 
 extension Reducer {
     /// The most repetitions one `:replay.client` makes.
-    package static let replayCountLimit = 10_000
+    static let replayCountLimit = 10_000
 
     /// `:replay.client FILTER [COUNT] [CONCURRENCY]`.
     static func replayClient(_ argument: String?, in state: inout AppState) -> Effect {

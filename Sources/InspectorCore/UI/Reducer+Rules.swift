@@ -8,7 +8,7 @@ import WireProtocol
 /// files, is the program's too (``Effect/loadRule(_:)``).
 extension Reducer {
     /// The most rules in force at once: what an agent accepts in one message.
-    package static let maximumRulesInForce = ViewerMessageDecoder.maximumRules
+    static let maximumRulesInForce = ViewerMessageDecoder.maximumRules
 
     static func rulesCommand(_ command: Command, in state: inout AppState) -> Effect {
         guard case .rules(let cursor) = state.mode else { return .none }

@@ -1,4 +1,5 @@
 import Foundation
+import InspectorIngest
 import WireProtocol
 
 /// Something that happened to the UI.
@@ -93,11 +94,11 @@ package enum Effect: Sendable, Equatable {
 /// ```
 package enum Reducer {
     /// The methods `m` cycles through, after "all".
-    package static let methodCycle = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+    static let methodCycle = ["GET", "POST", "PUT", "PATCH", "DELETE"]
     /// The expression of the "errors only" quick filter.
-    package static let errorsFilter = "~e"
+    static let errorsFilter = "~e"
     /// The expression of the "4xx and 5xx only" quick filter.
-    package static let httpErrorsFilter = "~c 4xx | ~c 5xx"
+    static let httpErrorsFilter = "~c 4xx | ~c 5xx"
 
     /// Applies an action to the state.
     package static func reduce(_ state: inout AppState, _ action: Action) -> Effect {

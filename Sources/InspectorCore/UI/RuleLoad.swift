@@ -27,12 +27,12 @@ package struct RuleLoad: Sendable, Equatable {
     /// The rule's text, as typed.
     package var spec: String
     /// What the rule is for.
-    package var target: Target
+    var target: Target
     /// Where relative map-local paths are read from (``RuleBook/directory``).
     package var directory: URL?
 
     /// Creates a request.
-    package init(kind: TrafficRule.Kind, spec: String, target: Target, directory: URL? = nil) {
+    init(kind: TrafficRule.Kind, spec: String, target: Target, directory: URL? = nil) {
         self.kind = kind
         self.spec = spec
         self.target = target
@@ -40,5 +40,5 @@ package struct RuleLoad: Sendable, Equatable {
     }
 
     /// `KIND SPEC`.
-    package var text: String { "\(kind.rawValue) \(spec)" }
+    var text: String { "\(kind.rawValue) \(spec)" }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import InspectorCore
+import InspectorIngest
 import WireProtocol
 #if canImport(FoundationNetworking)
 import FoundationNetworking

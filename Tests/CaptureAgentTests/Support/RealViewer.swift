@@ -1,5 +1,6 @@
 import Foundation
-import InspectorCore
+@testable import InspectorCore
+import InspectorIngest
 import NIOConcurrencyHelpers
 import WireProtocol
 @testable import CaptureAgent
