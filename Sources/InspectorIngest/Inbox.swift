@@ -72,9 +72,9 @@ package final class Inbox: Sendable {
     private struct Queue {
         var events: [InboxEvent] = []
         var bytes = 0
-        /// An offer was refused since the last drain: the offerer waits for
-        /// `onSpace`.
-        var isSomeoneWaiting = false
+        /// Offers refused since the last drain: each offerer waits for
+        /// `onSpace` (a connection refused once offers nothing more until then).
+        var refusals = 0
         var onSpace: (@Sendable () -> Void)?
         /// Where ``acknowledge(_:)`` sends counts (the listener, which
         /// writes them back to the agents as receipts).
@@ -130,7 +130,7 @@ package final class Inbox: Sendable {
     package func offer(_ event: InboxEvent, bytes: Int) -> Bool {
         queue.withLockedValue { queue in
             guard queue.events.count < limits.maximumEvents, queue.bytes < limits.maximumBytes else {
-                queue.isSomeoneWaiting = true
+                queue.refusals += 1
                 return false
             }
             append(event, bytes: bytes, to: &queue)
@@ -147,8 +147,8 @@ package final class Inbox: Sendable {
             defer {
                 queue.events.removeAll(keepingCapacity: true)
                 queue.bytes = 0
-                if queue.isSomeoneWaiting {
-                    queue.isSomeoneWaiting = false
+                if queue.refusals > 0 {
+                    queue.refusals = 0
                     // Under the lock, so that once setSpaceHandler(nil) has
                     // returned no call is still on its way.
                     queue.onSpace?()
@@ -166,7 +166,11 @@ package final class Inbox: Sendable {
 
     /// Whether an offer was refused since the last drain: a connection's
     /// reading is parked until the next ``drain()``.
-    package var hasRefused: Bool { queue.withLockedValue { $0.isSomeoneWaiting } }
+    package var hasRefused: Bool { refusals > 0 }
+
+    /// Offers refused since the last drain: as many connections are parked
+    /// until the next ``drain()``, since a refused connection reads no more.
+    package var refusals: Int { queue.withLockedValue { $0.refusals } }
 
     /// What ``drain()`` calls (with the inbox's lock held) after emptying an
     /// inbox that refused an offer: it must only hand work to another thread.
