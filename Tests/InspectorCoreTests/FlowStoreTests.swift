@@ -71,14 +71,24 @@ final class FlowStoreTests: XCTestCase {
         XCTAssertEqual(store.insert(Fixtures.started(9)), [.inserted(3)])
     }
 
-    func testHostIsExtractedWithoutUserInfoOrPort() {
-        XCTAssertEqual(FlowStore.host(of: "https://user:pw@API.Example.com:8443/x?y"), "api.example.com")
-        XCTAssertEqual(FlowStore.host(of: "http://[::1]:8080/"), "::1")
-        XCTAssertEqual(FlowStore.host(of: "http://localhost"), "localhost")
-        XCTAssertEqual(FlowStore.host(of: "HTTP://Ünïcode.Example#frag"), "ünïcode.example")
-        XCTAssertEqual(FlowStore.host(of: "example.com:81/redirect?to=http://other/"), "example.com")
-        XCTAssertEqual(FlowStore.host(of: "https://a@b@c.example?q"), "c.example")
-        XCTAssertEqual(FlowStore.host(of: ""), "")
+    func testHostAndPortAreReadOnceAsTheFlowArrivesWithoutUserInfo() {
+        let cases: [(url: String, host: String, port: Int?)] = [
+            ("https://user:pw@API.Example.com:8443/x?y", "api.example.com", 8443),
+            ("http://[::1]:8080/", "::1", 8080),
+            ("http://localhost", "localhost", nil),
+            ("HTTP://Ünïcode.Example#frag", "ünïcode.example", nil),
+            ("example.com:81/redirect?to=http://other/", "example.com", 81),
+            ("https://a@b@c.example?q", "c.example", nil),
+            ("", "", nil),
+        ]
+        var store = FlowStore()
+        for (number, (url, host, port)) in cases.enumerated() {
+            var log = Fixtures.started(number + 1)
+            log.request.url = url
+            _ = store.insert(log)
+            XCTAssertEqual(store.allRecords.last?.host, host, url)
+            XCTAssertEqual(store.allRecords.last?.port, port, url)
+        }
     }
 }
 

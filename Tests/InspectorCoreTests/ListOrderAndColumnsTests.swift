@@ -33,8 +33,18 @@ final class ListOrderAndColumnsTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(columns.first { $0.kind == .path }?.width ?? 0, 20, "\(columns)")
         XCTAssertNil(columns.first { $0.kind == .type }, "the type gives way before the path: \(columns)")
         XCTAssertTrue(bottom.contains("a-much-longer-ho"), bottom)
-        XCTAssertEqual(Format.hostAndPort(of: "https://user@Host.example:8443/x"), "host.example:8443")
-        XCTAssertNil(Format.hostAndPort(of: "https://[::1]/x"))
-        XCTAssertEqual(Format.hostAndPort(of: "http://[::1]:8080/x"), "[::1]:8080")
+    }
+
+    func testTheHostColumnNamesThePortOnlyWhenTheURLDoes() {
+        var state = AppState(size: Fixtures.wide, timeZone: Fixtures.utc)
+        let urls = ["https://user@Host.example:8443/one", "https://[::1]/two", "http://[::1]:8080/three"]
+        let messages = urls.enumerated().map { Message.flowStarted(Fixtures.started($0.offset + 1, url: $0.element)) }
+        _ = Reducer.reduce(&state, .inbox(Fixtures.connection(messages: messages), at: Fixtures.epoch))
+        let lines = state.screen(size: Fixtures.wide).split(separator: "\n")
+        func row(_ path: String) -> String { lines.first { $0.contains(path) }.map(String.init) ?? "" }
+        XCTAssertTrue(row("/one").contains("host.example:8443"), row("/one"))
+        XCTAssertFalse(row("/one").contains("user"), "no user info: \(row("/one"))")
+        XCTAssertTrue(row("/two").contains(" ::1 "), row("/two"))
+        XCTAssertTrue(row("/three").contains("[::1]:8080"), row("/three"))
     }
 }

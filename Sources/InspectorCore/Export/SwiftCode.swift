@@ -75,8 +75,7 @@ enum SwiftCode {
         let allowed = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~:/?#@!$&'()*+,;=".utf8)
         let hex = Set("0123456789abcdefABCDEF".utf8)
         let bytes = Array(url.utf8)
-        let schemeEnd = url.range(of: "://").map { url.utf8.distance(from: url.startIndex, to: $0.upperBound) } ?? 0
-        let authorityEnd = bytes[schemeEnd...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? bytes.count
+        let authorityEnd = bytes.withUnsafeBufferPointer { URLAuthority.locate(url: $0).authority.upperBound }
         var out = ""
         for (index, byte) in bytes.enumerated() {
             let isEscape = byte == UInt8(ascii: "%") && index + 2 < bytes.count && hex.contains(bytes[index + 1]) && hex.contains(bytes[index + 2])

@@ -137,20 +137,15 @@ package enum Format {
         }
     }
 
-    /// Splits a URL into its path-and-query (at least "/").
+    /// Splits a URL into its path-and-query (at least "/"). The route fold
+    /// reads a URL's bytes by the same rule (`RouteFolding.writeRoute`, kept
+    /// equal by RouteFoldingOfBytesAgreesWithCharactersTests).
     static func pathAndQuery(of url: String) -> String {
         var rest = Substring(url)
         if let scheme = rest.range(of: "://") { rest = rest[scheme.upperBound...] }
         guard let slash = rest.firstIndex(where: { $0 == "/" || $0 == "?" }) else { return "/" }
         let path = rest[slash...]
         return path.hasPrefix("?") ? "/" + path : String(path)
-    }
-
-    /// `host:port` when the URL names a port (`http://127.0.0.1:8765/x` →
-    /// `127.0.0.1:8765`, `[::1]:8080`), lowercased; nil when it names none.
-    static func hostAndPort(of url: String) -> String? {
-        let authority = URLAuthority(url: url)
-        return authority.port.map { PeerAddress.text(host: authority.host.lowercased(), port: $0) }
     }
 
     /// The path and query as a person reads them: percent-escapes decoded

@@ -157,7 +157,8 @@ extension Renderer {
             .app: Span(name ?? "?", .dim),
             .method: log.isInbound ? Span(inboundMarker + Format.method(of: log), .inbound) : Span(Format.method(of: log), .method),
             .code: record.hold == nil ? listStatusSpan(log) : Span("HELD", .warning),
-            .host: Span(Format.hostAndPort(of: log.request.url) ?? record.host, .host),
+            // Read once, as the flow arrived: `host:port` when the URL names a port.
+            .host: Span(record.port.map { PeerAddress.text(host: record.host, port: $0) } ?? record.host, .host),
             .path: pathSpan(path, log, callFailed: call?.isFailure == true),
             .type: Span(log.grpc.map { Format.grpcKind($0) } ?? Format.shortContentType(log.response?.mimeType ?? log.response?.headers.first("Content-Type")), .dim),
             .size: Span(Format.responseSize(log) ?? "", .normal),

@@ -41,6 +41,8 @@ package struct FlowStore: Sendable {
         let agent: Int?
         /// The URL's host, lowercased, computed once for sorting and display.
         let host: String
+        /// The port the URL names, read with the host; nil when it names none.
+        let port: Int?
         /// Whether the bodies were dropped to stay within the memory budget.
         var bodiesDropped: Bool
         /// Counts the changes to this record, so derived views can be cached.
@@ -156,7 +158,9 @@ package struct FlowStore: Sendable {
         }
         let sequence = nextSequence
         nextSequence += 1
-        let record = Record(log: log, sequence: sequence, agent: agent, host: Self.host(of: log.request.url), bodiesDropped: false)
+        let authority = URLAuthority(url: log.request.url)
+        let record = Record(log: log, sequence: sequence, agent: agent, host: authority.host.lowercased(), port: authority.port,
+                            bodiesDropped: false)
         records.append(record)
         sequences[log.id] = sequence
         bodyBytes += record.bodyBytes
@@ -340,11 +344,6 @@ package struct FlowStore: Sendable {
         records[index].log.dropBodyData()
         records[index].bodiesDropped = true
         records[index].revision += 1
-    }
-
-    /// A URL's host (``URLAuthority``), lowercased, for the host column.
-    static func host(of url: String) -> String {
-        URLAuthority(url: url).host.lowercased()
     }
 }
 

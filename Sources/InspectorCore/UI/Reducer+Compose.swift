@@ -107,7 +107,7 @@ extension Reducer {
             guard let record = store[sequence], !record.isDeleted, let index = record.agent,
                   appReplayAgent(record, in: state) != nil else { continue }
             let agent = state.session.agents[index]
-            if !host.isEmpty, URLAuthority(url: record.log.request.url).host.lowercased() == host {
+            if !host.isEmpty, record.host == host {
                 return (record, agent, "its flows go to \(host)")
             }
             if newestOfAgent[index] == nil { newestOfAgent[index] = record }
