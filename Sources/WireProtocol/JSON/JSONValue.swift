@@ -8,7 +8,7 @@
 /// conformance stays for every other use, and tests pin the two to the same
 /// JSON (the golden files and the cross-coding tests). Both readers accept
 /// exactly the same documents (`JSONTapeTests`).
-package enum JSONValue {
+package enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case number(Double)
@@ -31,7 +31,7 @@ package enum JSONValue {
 }
 
 /// One member of a JSON object.
-package struct JSONMember {
+package struct JSONMember: Sendable, Equatable {
     package let key: String
     package let value: JSONValue
 }
