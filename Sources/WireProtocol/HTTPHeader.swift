@@ -3,7 +3,7 @@
 /// Headers are kept as an ordered list of these rather than a dictionary so
 /// that duplicates (`Set-Cookie`, `Vary`) and their order survive capture,
 /// transport and export.
-public struct HTTPHeader: Codable, Sendable, Hashable {
+public struct HTTPHeader: Sendable, Hashable {
     /// The field name, with the case it was sent with.
     public var name: String
     /// The field value.
