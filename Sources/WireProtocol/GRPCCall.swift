@@ -115,7 +115,7 @@ public struct GRPCStatus: Sendable, Equatable {
     }
 
     /// The canonical names, indexed by code.
-    public static let names = [
+    package static let names = [
         "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
         "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
         "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
@@ -123,7 +123,7 @@ public struct GRPCStatus: Sendable, Equatable {
 
     /// The code of a canonical name, either case (`not_found` → 5); nil for
     /// a name gRPC does not define.
-    public static func code(named name: String) -> Int? {
+    package static func code(named name: String) -> Int? {
         names.firstIndex(of: name.uppercased())
     }
 }
