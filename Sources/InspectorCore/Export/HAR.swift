@@ -4,10 +4,10 @@ import WireProtocol
 /// The HTTP Archive 1.2 format (W3C Web Performance WG draft, "HAR 1.2"),
 /// as far as netinspect writes and reads it.
 ///
-/// These types write a file (`Encodable`); it is read back as a tree
-/// (`JSONValue`, HARFile.swift), leniently, because files from browsers and
-/// proxies omit or add fields freely, so fields the spec requires are
-/// non-optional here. Fields netinspect needs that HAR cannot express
+/// These types only write (`Encodable`), so fields the spec requires are
+/// non-optional here. A file is read as a `JSONValue` tree instead
+/// (HARFile.swift), leniently, because files from browsers and proxies omit
+/// or add fields freely. Fields netinspect needs that HAR cannot express
 /// (flow id, monotonic offsets, truncation, redirect hops, errors) travel in
 /// the custom field `_netinspect`, which HAR allows for names starting with
 /// an underscore.
