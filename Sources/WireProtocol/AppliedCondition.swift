@@ -7,7 +7,7 @@ import Foundation
 /// let applied = AppliedCondition(rule: "condition |~d api|latency=300ms", latencyMilliseconds: 300)
 /// // applied.summary == "+300 ms"
 /// ```
-public struct AppliedCondition: Codable, Sendable, Equatable {
+public struct AppliedCondition: Sendable, Equatable {
     /// The rule, as its ``TrafficRule/description``.
     public var rule: String
     /// The wait added before the response started (or the answer was given).

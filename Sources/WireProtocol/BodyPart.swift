@@ -1,7 +1,7 @@
 import Foundation
 
 /// Which way a body part or a message went.
-public enum StreamDirection: String, Codable, Sendable, CaseIterable {
+public enum StreamDirection: String, Sendable, CaseIterable {
     /// From the client to the server: the request's side.
     case request
     /// From the server to the client: the response's side.
@@ -21,7 +21,7 @@ public enum StreamDirection: String, Codable, Sendable, CaseIterable {
 ///                     body: CapturedBody(data: Data("data: {\"delta\":\"Hi\"}\n\n".utf8)))
 /// log.apply(BodyPartEvent(id: log.id, part: part))   // log.response?.body grows by the part
 /// ```
-public struct BodyPart: Codable, Sendable, Equatable {
+public struct BodyPart: Sendable, Equatable {
     /// Which body: the request's or the response's.
     public var direction: StreamDirection
     /// Seconds from the flow's start (``Timing/startedAt``) until the part
@@ -43,7 +43,7 @@ public struct BodyPart: Codable, Sendable, Equatable {
 }
 
 /// A part of a flow's body went by.
-public struct BodyPartEvent: Codable, Sendable, Equatable {
+public struct BodyPartEvent: Sendable, Equatable {
     /// The flow the part belongs to.
     public var id: FlowID
     /// The part.
@@ -58,7 +58,7 @@ public struct BodyPartEvent: Codable, Sendable, Equatable {
 
 /// When one part of a body went by and which bytes it was; the bytes
 /// themselves are in the body.
-public struct BodyPartMark: Codable, Sendable, Equatable {
+public struct BodyPartMark: Sendable, Equatable {
     /// Which body.
     public var direction: StreamDirection
     /// Seconds from the flow's start, as ``BodyPart/at``.
@@ -88,7 +88,7 @@ public struct BodyPartMark: Codable, Sendable, Equatable {
 /// log.parts?.lastAt                   // seconds from the start to the latest part
 /// log.parts?.count(of: .response)     // parts of the response body so far
 /// ```
-public struct BodyParts: Codable, Sendable, Equatable {
+public struct BodyParts: Sendable, Equatable {
     /// One mark per part, both directions, in arrival order.
     public var marks: [BodyPartMark]
 

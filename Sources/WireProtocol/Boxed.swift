@@ -11,10 +11,11 @@ import Foundation
 /// in place (`log.grpc?.messages.append(m)`) takes the value out first, so
 /// an array in it stays uniquely referenced and grows in place.
 ///
-/// It codes as the optional it holds: the key is left out when nil.
+/// On the wire it is the optional it holds: WireJSON leaves the member out
+/// when nil.
 ///
 /// ```swift
-/// struct Flow: Codable {
+/// struct Flow {
 ///     @Boxed var grpc: GRPCCall?
 /// }
 /// ```
@@ -47,30 +48,4 @@ public enum Boxed<Wrapped: Sendable>: Sendable {
 
 extension Boxed: Equatable where Wrapped: Equatable {
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.wrappedValue == rhs.wrappedValue }
-}
-
-extension Boxed: Codable where Wrapped: Codable {
-    public init(from decoder: Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        self.init(wrappedValue: container.decodeNil() ? nil : try container.decode(Wrapped.self))
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var container = encoder.singleValueContainer()
-        if let value = wrappedValue { try container.encode(value) } else { try container.encodeNil() }
-    }
-}
-
-extension KeyedDecodingContainer {
-    /// A missing key is a nil ``Boxed``, as it is a nil optional.
-    public func decode<Wrapped: Decodable & Sendable>(_ type: Boxed<Wrapped>.Type, forKey key: Key) throws -> Boxed<Wrapped> {
-        Boxed(wrappedValue: try decodeIfPresent(Wrapped.self, forKey: key))
-    }
-}
-
-extension KeyedEncodingContainer {
-    /// A nil ``Boxed`` leaves its key out, as a nil optional does.
-    public mutating func encode<Wrapped: Encodable & Sendable>(_ value: Boxed<Wrapped>, forKey key: Key) throws {
-        try encodeIfPresent(value.wrappedValue, forKey: key)
-    }
 }

@@ -2,7 +2,7 @@ import Foundation
 
 /// Where a breakpoint holds a flow: before its request goes out, or before
 /// the app sees its response.
-public enum HoldPhase: String, Codable, Sendable, Equatable, CaseIterable {
+public enum HoldPhase: String, Sendable, Equatable, CaseIterable {
     /// The request has not been sent.
     case request
     /// The whole response has arrived; the app has not seen it.
@@ -20,9 +20,9 @@ public enum HoldPhase: String, Codable, Sendable, Equatable, CaseIterable {
 ///
 /// ```swift
 /// let hold = FlowHold(id: flow.id, phase: .request, timeout: 60)
-/// let frame = try MessageEncoder().encode(.held(hold))
+/// let frame = try FrameEncoder().encode(.held(hold))
 /// ```
-public struct FlowHold: Codable, Sendable, Equatable {
+public struct FlowHold: Sendable, Equatable {
     /// The flow held.
     public var id: FlowID
     /// Before the request is sent, or before the app sees the response.
@@ -43,9 +43,9 @@ public struct FlowHold: Codable, Sendable, Equatable {
 }
 
 /// A held flow goes on (message `released`, agent to viewer).
-public struct FlowRelease: Codable, Sendable, Equatable {
+public struct FlowRelease: Sendable, Equatable {
     /// Why the hold ended.
-    public enum Reason: String, Codable, Sendable, Equatable {
+    public enum Reason: String, Sendable, Equatable {
         /// The viewer resumed it (perhaps edited).
         case resumed
         /// The viewer killed it: the app got a cancellation error.

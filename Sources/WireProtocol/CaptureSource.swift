@@ -9,7 +9,7 @@ import Foundation
 /// let source = CaptureSource(client: .urlSession, path: .inPlace)
 /// let openAPI = CaptureSource(client: .openAPI, operationID: "getGreeting")
 /// ```
-public struct CaptureSource: Codable, Sendable, Equatable {
+public struct CaptureSource: Sendable, Equatable {
     /// The HTTP client the app used.
     public var client: Client
     /// How the agent saw the exchange, when the client has more than one way.
@@ -25,7 +25,7 @@ public struct CaptureSource: Codable, Sendable, Equatable {
     }
 
     /// The name of an HTTP client.
-    public struct Client: RawRepresentable, Codable, Sendable, Hashable, CustomStringConvertible {
+    public struct Client: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
         public var rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }
@@ -49,7 +49,7 @@ public struct CaptureSource: Codable, Sendable, Equatable {
     }
 
     /// How an exchange was captured.
-    public struct Path: RawRepresentable, Codable, Sendable, Hashable, CustomStringConvertible {
+    public struct Path: RawRepresentable, Sendable, Hashable, CustomStringConvertible {
         public var rawValue: String
         public init(rawValue: String) { self.rawValue = rawValue }
         public var description: String { rawValue }

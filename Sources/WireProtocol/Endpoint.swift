@@ -29,7 +29,7 @@ public enum Endpoint: Sendable, Hashable, CustomStringConvertible {
     public static let controlEnvironmentVariable = "NETINSPECT_CONTROL"
 
     /// The longest Unix socket path the kernel accepts, in bytes.
-    public static let maximumUnixPathLength = 103
+    package static let maximumUnixPathLength = 103
 
     /// Why a string is not an endpoint.
     public struct ParseError: Error, Sendable, Equatable, CustomStringConvertible {
@@ -76,7 +76,7 @@ public enum Endpoint: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Whether a TCP host is on this machine only (127.0.0.0/8, ::1, localhost).
-    public static func isLoopback(host: String) -> Bool {
+    package static func isLoopback(host: String) -> Bool {
         host == "localhost" || host == "::1" || host.hasPrefix("127.")
     }
 

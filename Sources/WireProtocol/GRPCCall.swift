@@ -18,7 +18,7 @@ import Foundation
 ///                                                             body: CapturedBody(data: Data([0x0a, 0x02, 0x68, 0x69])))))
 /// // log.grpc?.messages.count == 1
 /// ```
-public struct GRPCCall: Codable, Sendable, Equatable {
+public struct GRPCCall: Sendable, Equatable {
     /// The fully qualified service, `package.Service`.
     public var service: String
     /// The method's name within its service.
@@ -50,38 +50,10 @@ public struct GRPCCall: Codable, Sendable, Equatable {
 
     /// The call's HTTP/2 path, `/package.Service/Method`.
     public var path: String { "/\(service)/\(method)" }
-
-    private enum CodingKeys: String, CodingKey {
-        case service, method, kind, messages, droppedMessages, status, trailers
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            service: try container.decode(String.self, forKey: .service),
-            method: try container.decode(String.self, forKey: .method),
-            kind: try container.decodeIfPresent(GRPCCallKind.self, forKey: .kind),
-            messages: try container.decodeIfPresent([GRPCMessage].self, forKey: .messages) ?? [],
-            droppedMessages: try container.decodeIfPresent(Int.self, forKey: .droppedMessages) ?? 0,
-            status: try container.decodeIfPresent(GRPCStatus.self, forKey: .status),
-            trailers: try container.decodeIfPresent([HTTPHeader].self, forKey: .trailers) ?? []
-        )
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(service, forKey: .service)
-        try container.encode(method, forKey: .method)
-        try container.encodeIfPresent(kind, forKey: .kind)
-        if !messages.isEmpty { try container.encode(messages, forKey: .messages) }
-        if droppedMessages != 0 { try container.encode(droppedMessages, forKey: .droppedMessages) }
-        try container.encodeIfPresent(status, forKey: .status)
-        if !trailers.isEmpty { try container.encode(trailers, forKey: .trailers) }
-    }
 }
 
 /// The four shapes of a gRPC call.
-public enum GRPCCallKind: String, Codable, Sendable, CaseIterable {
+public enum GRPCCallKind: String, Sendable, CaseIterable {
     /// One request message, one response message.
     case unary
     /// Many request messages, one response message.
@@ -95,7 +67,7 @@ public enum GRPCCallKind: String, Codable, Sendable, CaseIterable {
 /// One message of a gRPC call: its direction, when it went by, and its bytes
 /// (the serialized message without gRPC's 5-byte length prefix, capped as
 /// bodies are; ``CapturedBody/size`` keeps the true size).
-public struct GRPCMessage: Codable, Sendable, Equatable {
+public struct GRPCMessage: Sendable, Equatable {
     /// Which way a message went: `request`, client to server; `response`, server to client.
     public typealias Direction = StreamDirection
 
@@ -121,7 +93,7 @@ public struct GRPCMessage: Codable, Sendable, Equatable {
 /// ```swift
 /// GRPCStatus(code: 5, message: "no such item").name   // "NOT_FOUND"
 /// ```
-public struct GRPCStatus: Codable, Sendable, Equatable {
+public struct GRPCStatus: Sendable, Equatable {
     /// The numeric status code (0 is OK).
     public var code: Int
     /// The status message, when there was one.
@@ -143,7 +115,7 @@ public struct GRPCStatus: Codable, Sendable, Equatable {
     }
 
     /// The canonical names, indexed by code.
-    public static let names = [
+    package static let names = [
         "OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
         "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
         "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED",
@@ -151,13 +123,13 @@ public struct GRPCStatus: Codable, Sendable, Equatable {
 
     /// The code of a canonical name, either case (`not_found` → 5); nil for
     /// a name gRPC does not define.
-    public static func code(named name: String) -> Int? {
+    package static func code(named name: String) -> Int? {
         names.firstIndex(of: name.uppercased())
     }
 }
 
 /// A message of a gRPC call went by: sent by the client or by the server.
-public struct GRPCMessageEvent: Codable, Sendable, Equatable {
+public struct GRPCMessageEvent: Sendable, Equatable {
     /// The flow (the call) this message belongs to.
     public var id: FlowID
     /// The message.
@@ -179,7 +151,7 @@ extension NetworkLog {
 }
 
 /// How a gRPC call ended, carried by its flow's ``FlowFinished``.
-public struct GRPCOutcome: Codable, Sendable, Equatable {
+public struct GRPCOutcome: Sendable, Equatable {
     /// The call's final status.
     public var status: GRPCStatus
     /// The trailing metadata, redacted as headers are.
@@ -192,26 +164,6 @@ public struct GRPCOutcome: Codable, Sendable, Equatable {
         self.status = status
         self.trailers = trailers
         self.droppedMessages = droppedMessages
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case status, trailers, droppedMessages
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            status: try container.decode(GRPCStatus.self, forKey: .status),
-            trailers: try container.decodeIfPresent([HTTPHeader].self, forKey: .trailers) ?? [],
-            droppedMessages: try container.decodeIfPresent(Int.self, forKey: .droppedMessages) ?? 0
-        )
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(status, forKey: .status)
-        if !trailers.isEmpty { try container.encode(trailers, forKey: .trailers) }
-        if droppedMessages != 0 { try container.encode(droppedMessages, forKey: .droppedMessages) }
     }
 }
 

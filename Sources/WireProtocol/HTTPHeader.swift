@@ -3,7 +3,7 @@
 /// Headers are kept as an ordered list of these rather than a dictionary so
 /// that duplicates (`Set-Cookie`, `Vary`) and their order survive capture,
 /// transport and export.
-public struct HTTPHeader: Codable, Sendable, Hashable {
+public struct HTTPHeader: Sendable, Hashable {
     /// The field name, with the case it was sent with.
     public var name: String
     /// The field value.
@@ -24,7 +24,7 @@ public struct HTTPHeader: Codable, Sendable, Hashable {
     /// ```swift
     /// HTTPHeader.namesMatch("content-length", "Content-Length")   // true
     /// ```
-    public static func namesMatch(_ a: String, _ b: String) -> Bool {
+    package static func namesMatch(_ a: String, _ b: String) -> Bool {
         guard a.utf8.count == b.utf8.count else { return false }
         return zip(a.utf8, b.utf8).allSatisfy { x, y in
             x == y || (x | 0x20 == y | 0x20 && (x | 0x20) >= 0x61 && (x | 0x20) <= 0x7A)

@@ -54,7 +54,7 @@ public enum Message: Sendable, Equatable {
 }
 
 /// The first message on every connection.
-public struct Hello: Codable, Sendable, Equatable {
+public struct Hello: Sendable, Equatable {
     /// The protocol version the sender speaks (``Wire/protocolVersion``).
     public var protocolVersion: Int
     /// The sending library, e.g. `CaptureAgent`.
@@ -100,43 +100,10 @@ public struct Hello: Codable, Sendable, Equatable {
         self.acceptsControl = acceptsControl
         self.highestProtocolVersion = highestProtocolVersion
     }
-
-    private enum CodingKeys: String, CodingKey {
-        case protocolVersion, agentName, agentVersion, appName, processID, hostName, token, acceptsControl
-        case highestProtocolVersion
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            protocolVersion: try container.decode(Int.self, forKey: .protocolVersion),
-            agentName: try container.decode(String.self, forKey: .agentName),
-            agentVersion: try container.decode(String.self, forKey: .agentVersion),
-            appName: try container.decode(String.self, forKey: .appName),
-            processID: try container.decode(Int.self, forKey: .processID),
-            hostName: try container.decode(String.self, forKey: .hostName),
-            token: try container.decodeIfPresent(String.self, forKey: .token),
-            acceptsControl: try container.decodeIfPresent(Bool.self, forKey: .acceptsControl) ?? false,
-            highestProtocolVersion: try container.decodeIfPresent(Int.self, forKey: .highestProtocolVersion)
-        )
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(protocolVersion, forKey: .protocolVersion)
-        try container.encode(agentName, forKey: .agentName)
-        try container.encode(agentVersion, forKey: .agentVersion)
-        try container.encode(appName, forKey: .appName)
-        try container.encode(processID, forKey: .processID)
-        try container.encode(hostName, forKey: .hostName)
-        try container.encodeIfPresent(token, forKey: .token)
-        if acceptsControl { try container.encode(true, forKey: .acceptsControl) }
-        try container.encodeIfPresent(highestProtocolVersion, forKey: .highestProtocolVersion)
-    }
 }
 
 /// The response head of a flow has arrived.
-public struct FlowResponse: Codable, Sendable, Equatable {
+public struct FlowResponse: Sendable, Equatable {
     /// The flow this event belongs to.
     public var id: FlowID
     /// Status, headers and MIME type; the body comes with ``FlowFinished``.
@@ -156,7 +123,7 @@ public struct FlowResponse: Codable, Sendable, Equatable {
 }
 
 /// A flow has ended.
-public struct FlowFinished: Codable, Sendable, Equatable {
+public struct FlowFinished: Sendable, Equatable {
     /// The flow this event belongs to.
     public var id: FlowID
     /// ``FlowState/completed``, ``FlowState/failed`` or ``FlowState/cancelled``.
@@ -217,7 +184,7 @@ public struct FlowFinished: Codable, Sendable, Equatable {
 }
 
 /// The agent's own health, sent after `hello` and whenever it changes.
-public struct AgentStatus: Codable, Sendable, Equatable {
+public struct AgentStatus: Sendable, Equatable {
     /// Events the agent dropped since it started because its queue was full
     /// or no inspector was reachable. Cumulative, never reset.
     public var droppedEvents: Int
@@ -259,54 +226,7 @@ extension NetworkLog {
 
 // MARK: - Coding
 
-extension Message: Codable {
-    private enum EnvelopeKeys: String, CodingKey {
-        case type, flow
-    }
-
-    /// Decodes a known kind. Unknown kinds throw ``UnknownKind``, which
-    /// ``Message/decode(payload:)`` turns into "skip".
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: EnvelopeKeys.self)
-        let type = try container.decode(String.self, forKey: .type)
-        switch Kind(rawValue: type) {
-        case .hello: self = .hello(try Hello(from: decoder))
-        case .flowStarted: self = .flowStarted(try container.decode(NetworkLog.self, forKey: .flow))
-        case .flowResponse: self = .flowResponse(try FlowResponse(from: decoder))
-        case .flowFinished: self = .flowFinished(try FlowFinished(from: decoder))
-        case .status: self = .status(try AgentStatus(from: decoder))
-        case .held: self = .held(try FlowHold(from: decoder))
-        case .released: self = .released(try FlowRelease(from: decoder))
-        case .grpcMessage: self = .grpcMessage(try GRPCMessageEvent(from: decoder))
-        case .bodyPart: self = .bodyPart(try BodyPartEvent(from: decoder))
-        case .webSocketMessage: self = .webSocketMessage(try WebSocketMessageEvent(from: decoder))
-        case nil: throw UnknownKind(type: type)
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: EnvelopeKeys.self)
-        try container.encode(kind, forKey: .type)
-        switch self {
-        case .hello(let hello): try hello.encode(to: encoder)
-        case .flowStarted(let flow): try container.encode(flow, forKey: .flow)
-        case .flowResponse(let event): try event.encode(to: encoder)
-        case .flowFinished(let event): try event.encode(to: encoder)
-        case .status(let status): try status.encode(to: encoder)
-        case .held(let hold): try hold.encode(to: encoder)
-        case .released(let release): try release.encode(to: encoder)
-        case .grpcMessage(let event): try event.encode(to: encoder)
-        case .bodyPart(let event): try event.encode(to: encoder)
-        case .webSocketMessage(let event): try event.encode(to: encoder)
-        }
-    }
-
-    /// Thrown while decoding a message whose `type` this library does not know.
-    public struct UnknownKind: Error, Sendable {
-        /// The `type` that was not recognised.
-        public var type: String
-    }
-
+extension Message {
     /// Decodes one frame payload.
     ///
     /// - Returns: the message, or `nil` when its kind is unknown (newer
@@ -338,27 +258,4 @@ extension Message: Codable {
 
     /// The message's JSON payload, without the length prefix.
     public func payload() -> Data { Data(wireJSON()) }
-}
-
-extension DecodingError {
-    /// A one-line description: what was wrong and where.
-    var readableDescription: String {
-        func path(_ context: Context) -> String {
-            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }
-            return keys.isEmpty ? "top level" : keys.joined(separator: ".")
-        }
-        switch self {
-        case let .dataCorrupted(context):
-            if context.codingPath.isEmpty { return "not valid JSON (\(context.debugDescription))" }
-            return "\(path(context)): \(context.debugDescription)"
-        case let .keyNotFound(key, context):
-            return "missing field '\(key.stringValue)' at \(path(context))"
-        case let .typeMismatch(type, context):
-            return "\(path(context)): expected \(type)"
-        case let .valueNotFound(type, context):
-            return "\(path(context)): expected \(type), found null"
-        @unknown default:
-            return "\(self)"
-        }
-    }
 }

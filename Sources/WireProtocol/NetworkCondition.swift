@@ -86,7 +86,7 @@ public struct NetworkCondition: Sendable, Equatable {
     /// (there in bytes per second with K = 1024; here in the bits they
     /// describe). Firefox's offline profile sends nothing; here every
     /// matching request fails at once as the client reports no network.
-    public static let presets: [(name: String, spec: String)] = [
+    package static let presets: [(name: String, spec: String)] = [
         ("gprs", "latency=500ms down=50kbit up=20kbit"),
         ("2g", "latency=300ms down=250kbit up=50kbit"),
         ("good-2g", "latency=150ms down=450kbit up=150kbit"),

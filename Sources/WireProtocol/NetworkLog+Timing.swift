@@ -11,7 +11,7 @@ import Foundation
 ///
 /// On the wire, `startedAt` is seconds since 1970 (a JSON number with a
 /// fractional part); offsets are seconds as JSON numbers.
-public struct Timing: Codable, Sendable, Equatable {
+public struct Timing: Sendable, Equatable {
     /// Wall-clock time at which the task started.
     public var startedAt: Date
     /// Seconds from start until the request (with its body) had been sent.
@@ -53,30 +53,6 @@ public struct Timing: Codable, Sendable, Equatable {
 
     /// The wall-clock date of an offset from the start.
     public func date(at offset: Double) -> Date { startedAt.addingTimeInterval(offset) }
-
-    private enum CodingKeys: String, CodingKey {
-        case startedAt, requestSent, firstResponseByte, finished, phases
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            startedAt: Date(timeIntervalSince1970: try container.decode(Double.self, forKey: .startedAt)),
-            requestSent: try container.decodeIfPresent(Double.self, forKey: .requestSent),
-            firstResponseByte: try container.decodeIfPresent(Double.self, forKey: .firstResponseByte),
-            finished: try container.decodeIfPresent(Double.self, forKey: .finished),
-            phases: try container.decodeIfPresent(TransferPhases.self, forKey: .phases)
-        )
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(startedAt.timeIntervalSince1970, forKey: .startedAt)
-        try container.encodeIfPresent(requestSent, forKey: .requestSent)
-        try container.encodeIfPresent(firstResponseByte, forKey: .firstResponseByte)
-        try container.encodeIfPresent(finished, forKey: .finished)
-        try container.encodeIfPresent(phases, forKey: .phases)
-    }
 }
 
 /// How long each phase of a transfer took, in seconds, as the HTTP client
@@ -89,7 +65,7 @@ public struct Timing: Codable, Sendable, Equatable {
 /// ```swift
 /// let phases = TransferPhases(dns: 0.002, connect: 0.001, wait: 0.030, receive: 0.004, source: "libcurl")
 /// ```
-public struct TransferPhases: Codable, Sendable, Equatable {
+public struct TransferPhases: Sendable, Equatable {
     /// Queued before the transfer could start.
     public var blocked: Double?
     /// Resolving the host name.
@@ -124,24 +100,6 @@ public struct TransferPhases: Codable, Sendable, Equatable {
     /// The phases in transfer order, with their HAR names.
     public var named: [(name: String, seconds: Double?)] {
         [("blocked", blocked), ("dns", dns), ("connect", connect), ("tls", tls), ("send", send), ("wait", wait), ("receive", receive)]
-    }
-
-    private enum CodingKeys: String, CodingKey {
-        case blocked, dns, connect, tls, send, wait, receive, source
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            blocked: try container.decodeIfPresent(Double.self, forKey: .blocked),
-            dns: try container.decodeIfPresent(Double.self, forKey: .dns),
-            connect: try container.decodeIfPresent(Double.self, forKey: .connect),
-            tls: try container.decodeIfPresent(Double.self, forKey: .tls),
-            send: try container.decodeIfPresent(Double.self, forKey: .send),
-            wait: try container.decodeIfPresent(Double.self, forKey: .wait),
-            receive: try container.decodeIfPresent(Double.self, forKey: .receive),
-            source: try container.decodeIfPresent(String.self, forKey: .source)
-        )
     }
 }
 

@@ -8,20 +8,21 @@ import Foundation
 /// response, the timing and the outcome (see ``NetworkLog/apply(_:)-swift.method``).
 /// The same value is what the inspector stores, filters, renders and exports.
 ///
-/// Its `Codable` conformance is public API, for programs that read what
-/// netinspect writes: a line of `netinspect --json`, `--save` or `w` is one
-/// `NetworkLog`, and HAR's `_netinspect` field embeds its parts. The agent
-/// and the viewer use a hand-written codec on the wire instead (it is
-/// several times cheaper, docs/BENCHMARKS.md section 2); both write and read
-/// the same text, which `CrossCodingTests` and the golden files pin.
+/// Programs that read what netinspect writes read it with
+/// ``init(jsonLine:)``: a line of `netinspect --json`, `--save` or `w` is one
+/// `NetworkLog` (``jsonLine()`` writes one), and HAR's `_netinspect` field
+/// embeds its parts in the same JSON. The model has one codec, WireJSON,
+/// the hand-written one the wire uses, and no `Codable` conformance: it is
+/// several times cheaper than `JSONDecoder`/`JSONEncoder` (docs/BENCHMARKS.md
+/// section 2), and the golden files pin its text.
 ///
 /// ```swift
 /// for line in try String(contentsOfFile: "flows.jsonl", encoding: .utf8).split(separator: "\n") {
-///     let log = try JSONDecoder().decode(NetworkLog.self, from: Data(line.utf8))
+///     let log = try NetworkLog(jsonLine: Array(line.utf8))
 ///     print(log.request.method, log.request.url, log.response?.statusCode ?? 0)
 /// }
 /// ```
-public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
+public struct NetworkLog: Sendable, Equatable, Identifiable {
     /// Stable identifier of the flow, unique across agents and runs.
     public var id: FlowID
     /// Identifies the originating `URLSession` within its agent process.
@@ -121,7 +122,7 @@ public struct NetworkLog: Codable, Sendable, Equatable, Identifiable {
 /// var log = NetworkLog(request: Request(method: "GET", url: "http://svc/items"), timing: Timing(startedAt: Date()))
 /// log.direction = .inbound      // a request the service received
 /// ```
-public enum FlowDirection: String, Codable, Sendable, CaseIterable {
+public enum FlowDirection: String, Sendable, CaseIterable {
     /// A request a client sent to the app, which the app answered.
     case inbound
     /// A request the app sent; agents say so by leaving `direction` out.
@@ -129,7 +130,7 @@ public enum FlowDirection: String, Codable, Sendable, CaseIterable {
 }
 
 /// Identifier of one flow: a UUID, written as its canonical string on the wire.
-public struct FlowID: Codable, Sendable, Hashable, CustomStringConvertible {
+public struct FlowID: Sendable, Hashable, CustomStringConvertible {
     /// The underlying UUID.
     public var uuid: UUID
 
@@ -145,24 +146,10 @@ public struct FlowID: Codable, Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { uuid.uuidString }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        let string = try container.decode(String.self)
-        guard let uuid = UUID(uuidString: string) else {
-            throw DecodingError.dataCorruptedError(in: container, debugDescription: "flow id '\(string)' is not a UUID")
-        }
-        self.uuid = uuid
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        try container.encode(uuid.uuidString)
-    }
 }
 
 /// Where an exchange is in its life.
-public enum FlowState: String, Codable, Sendable, CaseIterable {
+public enum FlowState: String, Sendable, CaseIterable {
     /// The request has started; nothing has come back yet.
     case pending
     /// The response head has arrived; the body may still be coming.
@@ -187,7 +174,7 @@ public enum FlowState: String, Codable, Sendable, CaseIterable {
 /// the capture cap.
 ///
 /// On the wire the bytes are base64 inside the JSON (`"base64"`).
-public struct CapturedBody: Codable, Sendable, Equatable {
+public struct CapturedBody: Sendable, Equatable {
     /// The captured bytes (all of them, or the first ones when ``isTruncated``).
     public var data: Data
     /// The body's full size in bytes, as transferred to or from the app.
@@ -220,35 +207,10 @@ public struct CapturedBody: Codable, Sendable, Equatable {
             self.init(data: data, size: data.count, isTruncated: false, isDecoded: isDecoded)
         }
     }
-
-    private enum CodingKeys: String, CodingKey {
-        case data = "base64"
-        case size
-        case isTruncated = "truncated"
-        case isDecoded = "decoded"
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            data: try container.decode(Data.self, forKey: .data),
-            size: try container.decode(Int.self, forKey: .size),
-            isTruncated: try container.decode(Bool.self, forKey: .isTruncated),
-            isDecoded: try container.decodeIfPresent(Bool.self, forKey: .isDecoded) ?? false
-        )
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(data, forKey: .data)
-        try container.encode(size, forKey: .size)
-        try container.encode(isTruncated, forKey: .isTruncated)
-        if isDecoded { try container.encode(true, forKey: .isDecoded) }
-    }
 }
 
 /// The request of an exchange.
-public struct Request: Codable, Sendable, Equatable {
+public struct Request: Sendable, Equatable {
     /// The method exactly as sent: `GET`, `OPTIONS`, `PROPFIND`, anything.
     public var method: String
     /// The absolute URL, as text.
@@ -280,34 +242,10 @@ public struct Request: Codable, Sendable, Equatable {
 
     /// The request head as sent: the app's fields, then the client's.
     public var headersAsSent: [HTTPHeader] { headers + clientHeaders }
-
-    private enum CodingKeys: String, CodingKey {
-        case method, url, headers, body, clientHeaders
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(
-            method: try container.decode(String.self, forKey: .method),
-            url: try container.decode(String.self, forKey: .url),
-            headers: try container.decode([HTTPHeader].self, forKey: .headers),
-            body: try container.decodeIfPresent(CapturedBody.self, forKey: .body),
-            clientHeaders: try container.decodeIfPresent([HTTPHeader].self, forKey: .clientHeaders) ?? []
-        )
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(method, forKey: .method)
-        try container.encode(url, forKey: .url)
-        try container.encode(headers, forKey: .headers)
-        try container.encodeIfPresent(body, forKey: .body)
-        if !clientHeaders.isEmpty { try container.encode(clientHeaders, forKey: .clientHeaders) }
-    }
 }
 
 /// The response of an exchange.
-public struct Response: Codable, Sendable, Equatable {
+public struct Response: Sendable, Equatable {
     /// The HTTP status code.
     public var statusCode: Int
     /// Header fields in the order they were received; duplicates kept.
@@ -327,7 +265,7 @@ public struct Response: Codable, Sendable, Equatable {
 }
 
 /// One redirect the client followed.
-public struct RedirectHop: Codable, Sendable, Equatable {
+public struct RedirectHop: Sendable, Equatable {
     /// The redirect's status code (301, 302, 303, 307, 308).
     public var statusCode: Int
     /// The URL that answered with the redirect.
@@ -344,7 +282,7 @@ public struct RedirectHop: Codable, Sendable, Equatable {
 }
 
 /// Why an exchange failed.
-public struct FlowError: Codable, Sendable, Equatable, Error {
+public struct FlowError: Sendable, Equatable, Error {
     /// The error domain, e.g. `NSURLErrorDomain`.
     public var domain: String
     /// The error code within its domain, e.g. `-1001` for a timeout.

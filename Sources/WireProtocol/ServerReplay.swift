@@ -156,7 +156,7 @@ public struct ServerReplayBook: Sendable, Equatable {
 /// ```swift
 /// if let mark = flow.changes?.serverReplay { print("replayed, \(mark.left) left") }
 /// ```
-public struct ServerReplayMark: Codable, Sendable, Equatable {
+public struct ServerReplayMark: Sendable, Equatable {
     /// The recorded flow the response comes from, when known.
     public var recordedID: FlowID?
     /// Recorded responses this agent has not yet used, after this one.

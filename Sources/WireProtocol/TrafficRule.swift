@@ -142,7 +142,7 @@ public struct TrafficRule: Sendable, Equatable {
 /// let changes = FlowChanges(rules: ["map-remote |api.example.com|127.0.0.1:8080"],
 ///                           originalURL: "https://api.example.com/v1/items")
 /// ```
-public struct FlowChanges: Codable, Sendable, Equatable {
+public struct FlowChanges: Sendable, Equatable {
     /// The rules applied, as ``TrafficRule/description`` texts, in order.
     public var rules: [String]
     /// The URL the app asked for, when a rule sent the request elsewhere

@@ -2,7 +2,7 @@ import Foundation
 
 /// What a WebSocket frame was. Fragmented messages reach the agent joined
 /// by the framework (continuation frames are not separate messages).
-public enum WebSocketOpcode: String, Codable, Sendable, CaseIterable {
+public enum WebSocketOpcode: String, Sendable, CaseIterable {
     /// A text message (UTF-8).
     case text
     /// A binary message.
@@ -24,7 +24,7 @@ public enum WebSocketOpcode: String, Codable, Sendable, CaseIterable {
 /// let bye = WebSocketMessage(direction: .response, at: 1.5, opcode: .close,
 ///                            body: CapturedBody(data: Data("done".utf8)), closeCode: 1000)
 /// ```
-public struct WebSocketMessage: Codable, Sendable, Equatable {
+public struct WebSocketMessage: Sendable, Equatable {
     /// `request`: sent by the client (the side that asked for the upgrade);
     /// `response`: sent by the server.
     public var direction: StreamDirection
@@ -61,7 +61,7 @@ public struct WebSocketMessage: Codable, Sendable, Equatable {
 /// log.apply(WebSocketMessageEvent(id: log.id, message: hello))
 /// log.webSocket?.close?.closeCode   // once a close frame went by
 /// ```
-public struct WebSocketSession: Codable, Sendable, Equatable {
+public struct WebSocketSession: Sendable, Equatable {
     /// Every message kept so far, both directions, in the order they went by.
     public var messages: [WebSocketMessage]
     /// Messages seen but not kept (past the agent's per-flow limit).
@@ -75,26 +75,10 @@ public struct WebSocketSession: Codable, Sendable, Equatable {
 
     /// The first close frame, either side's: who closed, the code and the reason.
     public var close: WebSocketMessage? { messages.first { $0.opcode == .close } }
-
-    private enum CodingKeys: String, CodingKey {
-        case messages, droppedMessages
-    }
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        self.init(messages: try container.decodeIfPresent([WebSocketMessage].self, forKey: .messages) ?? [],
-                  droppedMessages: try container.decodeIfPresent(Int.self, forKey: .droppedMessages) ?? 0)
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        if !messages.isEmpty { try container.encode(messages, forKey: .messages) }
-        if droppedMessages != 0 { try container.encode(droppedMessages, forKey: .droppedMessages) }
-    }
 }
 
 /// A message of a WebSocket connection went by.
-public struct WebSocketMessageEvent: Codable, Sendable, Equatable {
+public struct WebSocketMessageEvent: Sendable, Equatable {
     /// The flow (the upgrade) the message belongs to.
     public var id: FlowID
     /// The message.
@@ -108,7 +92,7 @@ public struct WebSocketMessageEvent: Codable, Sendable, Equatable {
 }
 
 /// How a WebSocket connection ended, carried by its flow's ``FlowFinished``.
-public struct WebSocketOutcome: Codable, Sendable, Equatable {
+public struct WebSocketOutcome: Sendable, Equatable {
     /// Messages seen but not kept (see ``WebSocketSession/droppedMessages``).
     public var droppedMessages: Int
 

@@ -175,7 +175,7 @@ final class GRPCViewTests: XCTestCase {
         XCTAssertEqual(get.grpc?.trailers, [HTTPHeader(name: "grpc-status", value: "0")])
         XCTAssertEqual(finished.last?.grpc?.droppedMessages, 3)
         for log in finished {
-            let read = try JSONDecoder().decode(NetworkLog.self, from: log.jsonLine())
+            let read = try NetworkLog(jsonLine: log.jsonLine())
             XCTAssertEqual(read.grpc, log.grpc)
         }
     }

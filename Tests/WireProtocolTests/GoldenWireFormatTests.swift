@@ -20,9 +20,7 @@ final class GoldenWireFormatTests: XCTestCase {
         guard ProcessInfo.processInfo.environment["NETINSPECT_RECORD_GOLDEN"] == "1" else {
             throw XCTSkip("set NETINSPECT_RECORD_GOLDEN=1 to re-record the golden file")
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let lines = try Fixtures.conversation.map { String(decoding: try encoder.encode($0), as: UTF8.self) }
+        let lines = Fixtures.conversation.map { String(decoding: FrameEncoder().payload($0), as: UTF8.self) }
         try (lines.joined(separator: "\n") + "\n").write(to: goldenURL, atomically: true, encoding: .utf8)
     }
 

@@ -13,7 +13,7 @@ import WireProtocol
 extension HAR.Entry {
     /// Writes a gRPC call's messages as frames, and the call into `_netinspect`.
     mutating func addGRPC(_ call: GRPCCall) {
-        netinspect?.grpc = call
+        netinspect?.grpc = JSONValue(call)
         request.httpVersion = "HTTP/2"
         let requestFrames = GRPCFrames.encode(call.messages.filter { $0.direction == .request })
         request.postData = HAR.PostData(mimeType: GRPCFrames.mimeType, params: [], text: requestFrames.base64EncodedString(), encoding: "base64")

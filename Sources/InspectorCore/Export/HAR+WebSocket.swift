@@ -13,7 +13,7 @@ import WireProtocol
 
 extension HAR {
     /// One message of `_webSocketMessages`.
-    struct WebSocketMessageRecord: Codable, Sendable, Equatable {
+    struct WebSocketMessageRecord: Encodable, Sendable, Equatable {
         var type: String
         var time: Double
         var opcode: Int

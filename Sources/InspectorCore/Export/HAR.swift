@@ -4,13 +4,14 @@ import WireProtocol
 /// The HTTP Archive 1.2 format (W3C Web Performance WG draft, "HAR 1.2"),
 /// as far as netinspect writes and reads it.
 ///
-/// Fields the spec requires are non-optional here when writing; the reader
-/// is lenient (``HAR/read(_:)``) because files from browsers and proxies
-/// omit or add fields freely. Fields netinspect needs that HAR cannot express
+/// These types only write (`Encodable`), so fields the spec requires are
+/// non-optional here. A file is read as a `JSONValue` tree instead
+/// (HARFile.swift), leniently, because files from browsers and proxies omit
+/// or add fields freely. Fields netinspect needs that HAR cannot express
 /// (flow id, monotonic offsets, truncation, redirect hops, errors) travel in
 /// the custom field `_netinspect`, which HAR allows for names starting with
 /// an underscore.
-struct HAR: Codable, Sendable, Equatable {
+struct HAR: Encodable, Sendable, Equatable {
     /// The archive's one top-level object.
     var log: Log
 
@@ -18,7 +19,7 @@ struct HAR: Codable, Sendable, Equatable {
     init(log: Log) { self.log = log }
 
     /// `log`: the archive proper.
-    struct Log: Codable, Sendable, Equatable {
+    struct Log: Encodable, Sendable, Equatable {
         /// Always "1.2" when written by netinspect.
         var version: String
         /// The application that wrote the file.
@@ -35,7 +36,7 @@ struct HAR: Codable, Sendable, Equatable {
     }
 
     /// `creator`: who wrote the file.
-    struct Creator: Codable, Sendable, Equatable {
+    struct Creator: Encodable, Sendable, Equatable {
         /// The application's name.
         var name: String
         /// The application's version.
@@ -48,7 +49,7 @@ struct HAR: Codable, Sendable, Equatable {
     }
 
     /// One exchange.
-    struct Entry: Codable, Sendable, Equatable {
+    struct Entry: Encodable, Sendable, Equatable {
         /// ISO 8601 start date with milliseconds.
         var startedDateTime: String
         /// Total elapsed milliseconds: the sum of the non-negative `timings`.
@@ -76,7 +77,7 @@ struct HAR: Codable, Sendable, Equatable {
     }
 
     /// An entry's request.
-    struct Request: Codable, Sendable, Equatable {
+    struct Request: Encodable, Sendable, Equatable {
         var method: String
         var url: String
         var httpVersion: String
@@ -89,7 +90,7 @@ struct HAR: Codable, Sendable, Equatable {
     }
 
     /// An entry's response.
-    struct Response: Codable, Sendable, Equatable {
+    struct Response: Encodable, Sendable, Equatable {
         var status: Int
         var statusText: String
         var httpVersion: String
@@ -102,19 +103,19 @@ struct HAR: Codable, Sendable, Equatable {
     }
 
     /// A header or query parameter.
-    struct NameValue: Codable, Sendable, Equatable {
+    struct NameValue: Encodable, Sendable, Equatable {
         var name: String
         var value: String
     }
 
     /// A cookie, parsed from `Cookie` or `Set-Cookie`.
-    struct Cookie: Codable, Sendable, Equatable {
+    struct Cookie: Encodable, Sendable, Equatable {
         var name: String
         var value: String
     }
 
     /// A request body.
-    struct PostData: Codable, Sendable, Equatable {
+    struct PostData: Encodable, Sendable, Equatable {
         var mimeType: String
         var params: [NameValue]
         var text: String
@@ -129,7 +130,7 @@ struct HAR: Codable, Sendable, Equatable {
     }
 
     /// A response body.
-    struct Content: Codable, Sendable, Equatable {
+    struct Content: Encodable, Sendable, Equatable {
         /// The body's full size in bytes.
         var size: Int
         var mimeType: String
@@ -140,10 +141,10 @@ struct HAR: Codable, Sendable, Equatable {
     }
 
     /// `cache`: written empty.
-    struct Cache: Codable, Sendable, Equatable {}
+    struct Cache: Encodable, Sendable, Equatable {}
 
     /// Phase durations in milliseconds; -1 where a phase does not apply.
-    struct Timings: Codable, Sendable, Equatable {
+    struct Timings: Encodable, Sendable, Equatable {
         var blocked: Double
         var dns: Double
         var connect: Double
@@ -154,7 +155,7 @@ struct HAR: Codable, Sendable, Equatable {
     }
 
     /// The `_netinspect` custom field of an entry.
-    struct Extension: Codable, Sendable, Equatable {
+    struct Extension: Encodable, Sendable, Equatable {
         var id: String
         var sessionID: Int
         var taskID: Int
@@ -170,38 +171,40 @@ struct HAR: Codable, Sendable, Equatable {
         var responseBody: BodyRecord?
         /// Whether the person marked the flow; absent when not.
         var marked: Bool? = nil
-        /// Which client captured the flow, and how.
-        var source: CaptureSource? = nil
+        // The flow's own parts are written as the flow's JSON writes them
+        // (WireJSON), so they read as docs/PROTOCOL.md §4 describes them.
+        /// Which client captured the flow, and how: the flow's `source`.
+        var source: JSONValue? = nil
         /// The header fields the client added (they are also in `request.headers`, last).
-        var clientHeaders: [HTTPHeader]? = nil
+        var clientHeaders: [JSONValue]? = nil
         /// The client's own phase timings, in seconds (HAR's `timings` has them in milliseconds).
-        var phases: TransferPhases? = nil
-        /// What traffic rules changed.
-        var changes: FlowChanges? = nil
+        var phases: JSONValue? = nil
+        /// What traffic rules changed: the flow's `changes`.
+        var changes: JSONValue? = nil
         /// "inbound" for a request the app received; absent for one it sent.
         var direction: String? = nil
         /// The id of the inbound flow the app was handling when it made this one.
         var parentID: String? = nil
-        /// A gRPC call whole: its messages, status and trailers (HAR+GRPC.swift).
-        var grpc: GRPCCall? = nil
+        /// A gRPC call whole: its messages, status and trailers, the flow's `grpc` (HAR+GRPC.swift).
+        var grpc: JSONValue? = nil
     }
 
     /// A redirect hop inside `_netinspect`.
-    struct RedirectHopRecord: Codable, Sendable, Equatable {
+    struct RedirectHopRecord: Encodable, Sendable, Equatable {
         var statusCode: Int
         var from: String
         var to: String
     }
 
     /// An error inside `_netinspect`.
-    struct ErrorRecord: Codable, Sendable, Equatable {
+    struct ErrorRecord: Encodable, Sendable, Equatable {
         var domain: String
         var code: Int
         var message: String
     }
 
     /// Size and truncation of a body inside `_netinspect`.
-    struct BodyRecord: Codable, Sendable, Equatable {
+    struct BodyRecord: Encodable, Sendable, Equatable {
         var size: Int
         var truncated: Bool
         /// The client had already removed the content coding; absent when not.

@@ -124,10 +124,10 @@ extension HAR.Entry {
                 error: flow.error.map { HAR.ErrorRecord(domain: $0.domain, code: $0.code, message: $0.message) },
                 requestBody: flow.request.body.map(HAR.BodyRecord.init),
                 responseBody: flow.response?.body.map(HAR.BodyRecord.init),
-                source: flow.source,
-                clientHeaders: flow.request.clientHeaders.isEmpty ? nil : flow.request.clientHeaders,
-                phases: flow.timing.phases,
-                changes: flow.changes,
+                source: flow.source.map(JSONValue.init),
+                clientHeaders: flow.request.clientHeaders.isEmpty ? nil : flow.request.clientHeaders.map(JSONValue.init),
+                phases: flow.timing.phases.map(JSONValue.init),
+                changes: flow.changes.map(JSONValue.init),
                 direction: flow.direction?.rawValue,
                 parentID: flow.parentID?.description
             )

@@ -1,7 +1,7 @@
 import Foundation
 
-// The wire path's JSON mapping of a gRPC call; names and optionality mirror
-// the Codable conformances in GRPCCall.swift (CrossCodingTests compares them).
+// The JSON mapping of a gRPC call (docs/PROTOCOL.md §4 names its members;
+// the golden files pin them).
 
 extension GRPCCallKind: WireNameSet {
     static let wireName = "gRPC call kind"

@@ -4,11 +4,10 @@
 /// The wire path builds no tree: it reads payloads through ``JSONTape`` and
 /// ``JSONReader`` and writes them with ``JSONWriter``, not through
 /// `JSONDecoder`, whose generic machinery goes through a container and
-/// coding keys for every member (docs/BENCHMARKS.md, "Costs behind the code"). The model's `Codable`
-/// conformance stays for every other use, and tests pin the two to the same
-/// JSON (the golden files and the cross-coding tests). Both readers accept
-/// exactly the same documents (`JSONTapeTests`).
-package enum JSONValue {
+/// coding keys for every member (docs/BENCHMARKS.md, "Costs behind the code").
+/// The model has no `Codable` conformance: WireJSON is its one codec. Both
+/// readers accept exactly the same documents (`JSONTapeTests`).
+package enum JSONValue: Sendable, Equatable {
     case null
     case bool(Bool)
     case number(Double)
@@ -31,7 +30,7 @@ package enum JSONValue {
 }
 
 /// One member of a JSON object.
-package struct JSONMember {
+package struct JSONMember: Sendable, Equatable {
     package let key: String
     package let value: JSONValue
 }

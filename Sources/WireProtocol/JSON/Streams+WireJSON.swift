@@ -1,8 +1,7 @@
 import Foundation
 
-// The wire path's JSON mapping of body parts and WebSocket messages; names
-// and optionality mirror the Codable conformances in BodyPart.swift and
-// WebSocket.swift (CrossCodingTests compares them).
+// The JSON mapping of body parts and WebSocket messages (docs/PROTOCOL.md
+// names their members; the golden files pin them).
 
 extension WebSocketOpcode: WireNameSet {
     static let wireName = "WebSocket opcode"

@@ -1,7 +1,7 @@
 import Foundation
 
-// The hand-written JSON mapping of the rules and what they changed
-// (Message+WireJSON.swift says how it mirrors Codable).
+// The JSON mapping of the rules and what they changed (Message+WireJSON.swift
+// says why it is the model's one codec).
 
 extension FlowChanges: JSONWritable, JSONReadable {
     func write(to writer: inout JSONWriter) {
