@@ -54,21 +54,10 @@ final class ChannelExchange: @unchecked Sendable {
         headBeforeDecompressor = nil
         guard let target = target(of: head), shouldCapture(target) else { return }
         let claimed = client.claim(key: target.key)
-        let (appHeaders, added) = Self.split(wire: head.headers, app: appHead.headers)
-        var start = FlowStart(method: head.method.rawValue, url: target.url, headers: appHeaders,
-                              sessionID: client.clientID, taskID: claimed.taskID)
-        start.clientHeaders = added
-        start.source = CaptureSource(client: .asyncHTTPClient, path: .wire)
-        start.parentID = claimed.traced?.parentID
-        start.localAddress = localAddress.flatMap { address in
-            address.ipAddress.flatMap { ip in address.port.map { PeerAddress.text(host: ip, port: $0) } }
-        }
-        // An async request's wait for this connection (connecting included:
-        // AsyncHTTPClient does not say which) is `blocked`.
-        start.measuredPhases = ("AsyncHTTPClient", claimed.traced?.waitStart)
-        start.hops = claimed.hops
-        start.changes = client.replayOrigin?.changes
-        let recording = FlowRecording(agent: client.agent, start: start, configuration: client.configuration)
+        // Described only for a flow that is built: an unbuilt one costs no copies.
+        let recording = FlowRecording(agent: client.agent, start: flowStart(head, appHead: appHead, url: target.url, claimed: claimed,
+                                                                             localAddress: localAddress),
+                                      configuration: client.configuration)
         let flow = WireFlow(recording: recording, method: head.method.rawValue, url: target.url, eventLoop: eventLoop)
         if let traced = claimed.traced {
             flow.traced = traced
@@ -199,6 +188,26 @@ final class ChannelExchange: @unchecked Sendable {
     }
 
     // MARK: Helpers
+
+    /// The flow of the request `head` (as it went out; `appHead` as the app
+    /// made it) on this connection.
+    private func flowStart(_ head: HTTPRequestHead, appHead: HTTPRequestHead, url: String,
+                           claimed: (taskID: Int, traced: TracedRequest?, hops: [RedirectHop]?), localAddress: SocketAddress?) -> FlowStart {
+        let (appHeaders, added) = Self.split(wire: head.headers, app: appHead.headers)
+        var start = FlowStart(method: head.method.rawValue, url: url, headers: appHeaders, sessionID: client.clientID, taskID: claimed.taskID)
+        start.clientHeaders = added
+        start.source = CaptureSource(client: .asyncHTTPClient, path: .wire)
+        start.parentID = claimed.traced?.parentID
+        start.localAddress = localAddress.flatMap { address in
+            address.ipAddress.flatMap { ip in address.port.map { PeerAddress.text(host: ip, port: $0) } }
+        }
+        // An async request's wait for this connection (connecting included:
+        // AsyncHTTPClient does not say which) is `blocked`.
+        start.measuredPhases = ("AsyncHTTPClient", claimed.traced?.waitStart)
+        start.hops = claimed.hops
+        start.changes = client.replayOrigin?.changes
+        return start
+    }
 
     /// The request's absolute URL as text (the scheme of the connection, the
     /// `Host` field and the origin-form URI; or an absolute URI, through a

@@ -30,6 +30,13 @@ struct GRPCCallRecording: Sendable {
         let url = endpoint.url(for: descriptor)
         guard agent.isCapturing, agent.configuration.shouldCapture(host: endpoint.host, url: url) else { return nil }
         self.agent = agent
+        // Described only for a call that is built: an unbuilt one copies no metadata.
+        flow = FlowRecording(agent: agent, start: Self.flowStart(descriptor: descriptor, metadata: metadata, url: url, endpoint: endpoint,
+                                                                 direction: direction, parentID: parentID, sessionID: sessionID, taskID: taskID))
+    }
+
+    private static func flowStart(descriptor: MethodDescriptor, metadata: Metadata, url: String, endpoint: GRPCEndpoint,
+                                  direction: FlowDirection?, parentID: FlowID?, sessionID: Int, taskID: Int) -> FlowStart {
         var start = FlowStart(method: "POST", url: url, headers: metadata.headers, sessionID: sessionID, taskID: taskID)
         start.source = CaptureSource(client: .grpcSwift, path: .inPlace)
         start.direction = direction
@@ -37,7 +44,7 @@ struct GRPCCallRecording: Sendable {
         start.peer = endpoint.peer
         start.grpc = GRPCCall(service: descriptor.service.fullyQualifiedService, method: descriptor.method,
                               kind: descriptor.type.map(GRPCCallKind.init))
-        flow = FlowRecording(agent: agent, start: start)
+        return start
     }
 
     /// The flow as it stands, for a breakpoint's filter; nil when unbuilt.

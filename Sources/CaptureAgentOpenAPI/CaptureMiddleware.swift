@@ -59,7 +59,9 @@ public struct CaptureMiddleware: ClientMiddleware {
             return try await next(request, body, baseURL)
         }
         var outgoing = Outgoing(request: request, body: body, baseURL: baseURL, url: url)
-        let (controlled, action) = ControlledFlow.start(outgoing.exchange, as: flowStart(for: outgoing, operationID: operationID), agent: agent)
+        let taskID = numbering.nextTaskID()
+        let (controlled, action) = ControlledFlow.start(outgoing.exchange, as: flowStart(for: outgoing, taskID: taskID, operationID: operationID),
+                                                        agent: agent)
         let flow = OpenAPIFlow(controlled.recording)
         switch action {
         case .send(let exchange):
@@ -105,9 +107,9 @@ public struct CaptureMiddleware: ClientMiddleware {
     }
 
     /// The flow of one operation, as it starts.
-    private func flowStart(for outgoing: Outgoing, operationID: String) -> FlowStart {
+    private func flowStart(for outgoing: Outgoing, taskID: Int, operationID: String) -> FlowStart {
         var start = FlowStart(method: outgoing.request.method.rawValue, url: outgoing.url.absoluteString,
-                              headers: outgoing.request.headerFields.headers, numbering: numbering)
+                              headers: outgoing.request.headerFields.headers, sessionID: numbering.sessionID, taskID: taskID)
         start.source = CaptureSource(client: .openAPI, operationID: operationID)
         start.parentID = CaptureAgent.currentInboundFlowID   // the middleware runs on the caller's task
         return start

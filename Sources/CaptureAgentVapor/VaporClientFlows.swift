@@ -40,13 +40,8 @@ final class VaporClientFlows: Sendable {
 
     func record(_ app: ExchangeRequest, parent: FlowID?, origin: ReplayOrigin?, deadline: NIODeadline?,
                 through client: CapturedClient) async throws -> ClientResponse {
-        var start = FlowStart(method: app.method, url: app.url.absoluteString, headers: app.headers, numbering: numbering)
-        start.source = CaptureSource(client: .vaporClient)
-        start.parentID = parent
-        start.requestBody = app.body
-        // A kill ends the request as a cancelled AsyncHTTPClient request.
-        let (flow, action) = ControlledFlow.start(app, as: start, agent: agent, origin: origin,
-                                                  ends: .init(cancelled: .taskCancelled))
+        let taskID = numbering.nextTaskID()
+        let (flow, action) = ControlledFlow.start(app, as: flowStart(app, taskID: taskID, parent: parent), agent: agent, origin: origin)
         if agent.allowsControl, flow.recording.isBuilt {
             agent.replays.remember(flow.id, request: app, sender: VaporClientReplay(flows: self, configuration: client.configuration))
         }
@@ -105,6 +100,18 @@ final class VaporClientFlows: Sendable {
         }
         flow.recording.finish(.completed)
         return ClientResponse(response, allocator: client.byteBufferAllocator)
+    }
+}
+
+extension VaporClientFlows {
+    /// The flow of `app`, the application's request.
+    private func flowStart(_ app: ExchangeRequest, taskID: Int, parent: FlowID?) -> FlowStart {
+        var start = FlowStart(method: app.method, url: app.url.absoluteString, headers: app.headers,
+                              sessionID: numbering.sessionID, taskID: taskID)
+        start.source = CaptureSource(client: .vaporClient)
+        start.parentID = parent
+        start.requestBody = app.body
+        return start
     }
 }
 

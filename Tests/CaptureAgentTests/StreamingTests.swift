@@ -348,10 +348,8 @@ final class StreamingTests: XCTestCase, @unchecked Sendable {
         let monotonic = Locked<UInt64>(1_000_000_000)
         let wall = Locked(Date(timeIntervalSince1970: 2_000_000_000))
         let clock = FlowClock(wallNow: { wall.current }, monotonicNanoseconds: { monotonic.current })
-        var recorder = FlowRecorder(
-            request: URLRequest(url: URL(string: "http://127.0.0.1/x")!), additionalHeaders: nil,
-            sessionID: 1, taskID: 1, configuration: .init(), clock: clock
-        )
+        var recorder = FlowStart(request: URLRequest(url: URL(string: "http://127.0.0.1/x")!), additionalHeaders: nil,
+                                 sessionID: 1, taskID: 1).recorder(id: FlowID(), configuration: .init(), clock: clock)
         wall.withLock { $0 = Date(timeIntervalSince1970: 1_000_000_000) }
         monotonic.withLock { $0 += 250_000_000 }
         _ = recorder.received(HTTPURLResponse(url: URL(string: "http://127.0.0.1/x")!, statusCode: 200, httpVersion: nil, headerFields: nil)!)

@@ -7,34 +7,20 @@ import WireProtocol
 /// How the log reads Foundation's requests and header dictionaries:
 /// URLSession keeps a request's and a response's fields unordered, so the
 /// log sorts them.
-extension FlowRecorder {
+extension FlowStart {
     /// A URLSession flow for `urlRequest` and the session's additional headers.
-    init(
-        id: FlowID = FlowID(),
-        request urlRequest: URLRequest,
-        additionalHeaders: [AnyHashable: Any]?,
-        sessionID: Int,
-        taskID: Int,
-        configuration: CaptureAgent.Configuration,
-        clock: FlowClock,
-        start: FlowClock.Start? = nil,
-        path: CaptureSource.Path = .resent
-    ) {
-        self.init(
-            id: id,
-            method: urlRequest.httpMethod ?? "GET",
-            redactedURL: urlRequest.url.map(configuration.redacting) ?? "",
-            headers: Self.requestHeaders(urlRequest.allHTTPHeaderFields ?? [:], additional: additionalHeaders),
-            sessionID: sessionID,
-            taskID: taskID,
-            configuration: configuration,
-            clock: clock,
-            start: start
-        )
+    init(request urlRequest: URLRequest, additionalHeaders: [AnyHashable: Any]?, sessionID: Int, taskID: Int,
+         path: CaptureSource.Path = .resent) {
+        self.init(method: urlRequest.httpMethod ?? "GET", url: urlRequest.url?.absoluteString ?? "",
+                  headers: FlowRecorder.requestHeaders(urlRequest.allHTTPHeaderFields ?? [:], additional: additionalHeaders),
+                  sessionID: sessionID, taskID: taskID)
         source = CaptureSource(client: .urlSession, path: path)
+        // As libcurl decodes: whenever `Content-Encoding` names a coding.
         responseBodyIsDecoded = nil
     }
+}
 
+extension FlowRecorder {
     /// The headers the request goes out with, as far as Foundation exposes
     /// them: the request's own fields, then the session's additional headers
     /// it does not override, each group sorted by name (Foundation keeps them

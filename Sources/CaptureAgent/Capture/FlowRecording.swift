@@ -110,12 +110,11 @@ package final class FlowRecording: @unchecked Sendable {
 
     // MARK: - Events
 
-    /// Makes the recorder of a built flow (`make` is not called otherwise);
-    /// ``start()`` sends it.
-    package func build(_ make: (FlowID) -> FlowRecorder) {
+    /// Makes the recorder of a built flow, as `start` describes it (nothing
+    /// otherwise); ``start()`` sends it.
+    package func build(_ start: FlowStart) {
         guard isBuilt else { return }
-        let recorder = make(id)
-        assert(recorder.id == id, "a flow's recorder carries the flow's id")
+        let recorder = start.recorder(id: id, configuration: agent.configuration, clock: agent.clock)
         locked { $0.recorder = recorder }
     }
 

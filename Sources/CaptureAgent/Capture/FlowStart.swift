@@ -43,8 +43,9 @@ package struct FlowStart: Sendable {
     /// What a viewer's replay, a rule or an edit changed before the start.
     package var changes: FlowChanges?
     /// Whether the response body bytes come after the client removed a
-    /// content coding (a server's handler writes them as they go out: no).
-    package var responseBodyIsDecoded: Bool = false
+    /// content coding (a server's handler writes them as they go out: no);
+    /// nil: as libcurl does, whenever `Content-Encoding` names one (URLSession).
+    package var responseBodyIsDecoded: Bool? = false
 
     package init(method: String, url: String, headers: [HTTPHeader], sessionID: Int, taskID: Int) {
         self.method = method
@@ -52,11 +53,6 @@ package struct FlowStart: Sendable {
         self.headers = headers
         self.sessionID = sessionID
         self.taskID = taskID
-    }
-
-    /// The next exchange of a client or server numbered by `numbering`.
-    package init(method: String, url: String, headers: [HTTPHeader], numbering: FlowNumbering) {
-        self.init(method: method, url: url, headers: headers, sessionID: numbering.sessionID, taskID: numbering.nextTaskID())
     }
 
     /// The same start, for the request as the viewer's control sends it
@@ -102,12 +98,14 @@ package struct FlowStart: Sendable {
 
 extension FlowRecording {
     /// Starts a flow described by `start`: builds its recorder and sends
-    /// `flowStarted`, or, unbuilt, counts it. `configuration`: the one the
-    /// adapter captured under (the agent's own by default).
-    package convenience init(agent: CaptureAgent, building: Bool = false, start: FlowStart,
+    /// `flowStarted`, or, unbuilt, counts it, and then `start` is never
+    /// evaluated (an adapter's description copies headers and formats
+    /// addresses, work an unbuilt flow does not pay for). `configuration`:
+    /// the one the adapter captured under (the agent's own by default).
+    package convenience init(agent: CaptureAgent, building: Bool = false, start: @autoclosure () -> FlowStart,
                              configuration: CaptureAgent.Configuration? = nil) {
         self.init(agent: agent, building: building) { id in
-            start.recorder(id: id, configuration: configuration ?? agent.configuration, clock: agent.clock)
+            start().recorder(id: id, configuration: configuration ?? agent.configuration, clock: agent.clock)
         }
     }
 }

@@ -113,26 +113,14 @@ final class InPlaceFlow: @unchecked Sendable {
         let originalRequest = request
         queue.async { [start] in
             let session = internals.session
-            flow.build { id in
-                var recorder = FlowRecorder(
-                    id: id,
-                    request: originalRequest,
-                    additionalHeaders: session?.configuration.httpAdditionalHeaders,
-                    sessionID: agent.demuxes.sessionID(for: session),
-                    taskID: taskID,
-                    configuration: agent.configuration,
-                    clock: agent.clock,
-                    start: start,
-                    path: .inPlace
-                )
-                recorder.parentID = parentID
-                recorder.setRequestBody(Self.requestBody(internals.body, of: recorder))
-                let body: Data? = if case .data(let data)? = internals.body { data } else { nil }
-                if let origin = agent.rememberForReplay(id, task: task, request: originalRequest, body: body, session: session) {
-                    recorder.setChanges(origin.changes)
-                }
-                return recorder
-            }
+            var flowStart = FlowStart(request: originalRequest, additionalHeaders: session?.configuration.httpAdditionalHeaders,
+                                      sessionID: agent.demuxes.sessionID(for: session), taskID: taskID, path: .inPlace)
+            flowStart.startedAt = start
+            flowStart.parentID = parentID
+            let body: Data? = if case .data(let data)? = internals.body { data } else { nil }
+            flowStart.changes = agent.rememberForReplay(flow.id, task: task, request: originalRequest, body: body, session: session)?.changes
+            flow.build(flowStart)
+            flow.update { $0.setRequestBody(Self.requestBody(internals.body, of: $0)) }
             flow.start()
         }
     }

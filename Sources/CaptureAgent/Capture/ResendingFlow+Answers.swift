@@ -59,21 +59,12 @@ extension ResendingFlow {
     /// answer, a condition's failure): the app's request and what changed it.
     func recordingWithoutNetwork(task: URLSessionTask, request: URLRequest, internals: TaskInternals, changes: FlowChanges,
                                  agent: CaptureAgent) -> FlowRecording {
-        FlowRecording(agent: agent, building: true) { id in
-            var recorder = FlowRecorder(
-                id: id,
-                request: request,
-                additionalHeaders: internals.session?.configuration.httpAdditionalHeaders,
-                sessionID: agent.demuxes.demux(for: internals.session).sessionID,
-                taskID: task.taskIdentifier,
-                configuration: agent.configuration,
-                clock: agent.clock
-            )
-            recorder.parentID = parentID
-            recorder.setChanges(changes)
-            if let body = request.httpBody { recorder.setRequestBody(recorder.capped(body)) }
-            return recorder
-        }
+        var start = FlowStart(request: request, additionalHeaders: internals.session?.configuration.httpAdditionalHeaders,
+                              sessionID: agent.demuxes.demux(for: internals.session).sessionID, taskID: task.taskIdentifier)
+        start.parentID = parentID
+        start.changes = changes
+        start.requestBody = request.httpBody
+        return FlowRecording(agent: agent, building: true, start: start)
     }
 
     /// A map-local rule answered: the app gets the file as a response, and

@@ -177,23 +177,16 @@ final class ResendingFlow: @unchecked Sendable {
         // The viewer's control needs the log even with no inspector to see it.
         var decided = started
         let flow = FlowRecording(agent: agent, building: decided.canChange)
-        flow.build { id in
-            var recorder = FlowRecorder(
-                id: id,
-                request: request,
-                additionalHeaders: internals.session?.configuration.httpAdditionalHeaders,
-                sessionID: demux.sessionID,
-                taskID: task.taskIdentifier,
-                configuration: agent.configuration,
-                clock: agent.clock
-            )
-            recorder.parentID = parentID
+        if flow.isBuilt {
+            var start = FlowStart(request: request, additionalHeaders: internals.session?.configuration.httpAdditionalHeaders,
+                                  sessionID: demux.sessionID, taskID: task.taskIdentifier)
+            start.parentID = parentID
             let appBody: Data? = if case .data(let data)? = internals.body { data } else { nil }
-            if let origin = agent.rememberForReplay(id, task: task, request: appRequest, body: appBody, session: internals.session) {
+            if let origin = agent.rememberForReplay(flow.id, task: task, request: appRequest, body: appBody, session: internals.session) {
                 decided.isReplay(of: origin)
             }
-            if let changes = decided.changes { recorder.setChanges(changes) }
-            return recorder
+            start.changes = decided.changes
+            flow.build(start)
         }
         self.flow = flow
         let controlled = ControlledFlow(recording: flow, agent: agent, decided: decided, ends: Self.holdEnds)

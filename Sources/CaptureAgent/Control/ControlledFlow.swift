@@ -113,11 +113,12 @@ package struct ControlledFlow: Sendable {
     }
 
     /// Decides the app's request, then starts its flow as `start` describes
-    /// it, with the request the decision sends and what it changed. A
+    /// it (evaluated only for a flow that is built), with the request the
+    /// decision sends and what it changed. A
     /// controlled flow is built even with no inspector: its control needs
     /// the log. `policy`: the agent's by default; `origin`: the flow a
     /// viewer's replay repeats.
-    package static func start(_ app: ExchangeRequest, as start: FlowStart, agent: CaptureAgent,
+    package static func start(_ app: ExchangeRequest, as start: @autoclosure () -> FlowStart, agent: CaptureAgent,
                               policy: ExchangeControl.Policy? = nil, origin: ReplayOrigin? = nil,
                               configuration: CaptureAgent.Configuration? = nil,
                               ends: HoldEnds = HoldEnds()) -> (flow: ControlledFlow, action: ExchangeControl.StartAction) {
@@ -131,7 +132,7 @@ package struct ControlledFlow: Sendable {
             control = decided
         }
         let recording = FlowRecording(agent: agent, building: policy.canChange,
-                                      start: start.sending(control?.request, changes: control?.changes),
+                                      start: start().sending(control?.request, changes: control?.changes),
                                       configuration: configuration)
         return (ControlledFlow(recording: recording, agent: agent, control: policy.canChange ? control : nil, ends: ends), action)
     }
