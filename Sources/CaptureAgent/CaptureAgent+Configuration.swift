@@ -82,6 +82,12 @@ extension CaptureAgent {
         public var maximumPendingEvents = 1024
         /// The most bytes (estimated) of events waiting to be written.
         public var maximumPendingBytes = 64 * 1024 * 1024
+        /// How long a flow's first event waits to be written, at most, for
+        /// the flow's later events to join it in one frame
+        /// (``WriterSchedule/foldWindowNanoseconds``). Not for apps: a
+        /// benchmark run under valgrind, where a request takes fifty times
+        /// as long, lengthens it so that its flows fold as a real run's do.
+        package var foldWindowNanoseconds = WriterSchedule.foldWindowNanoseconds
 
         /// How long ``CaptureAgent/start(_:)`` waits for its first connection
         /// attempt, so the app's first requests reach an inspector that is

@@ -226,7 +226,8 @@ public final class CaptureAgent: Sendable {
         self.streamer = EventStreamer(
             destination: destination,
             hello: hello,
-            limits: .init(maximumEvents: configuration.maximumPendingEvents, maximumBytes: configuration.maximumPendingBytes),
+            limits: .init(maximumEvents: configuration.maximumPendingEvents, maximumBytes: configuration.maximumPendingBytes,
+                          foldWindowNanoseconds: configuration.foldWindowNanoseconds),
             control: control,
             viewerGone: viewerGone
         )

@@ -93,6 +93,19 @@ final class WriterScheduleTests: XCTestCase {
         XCTAssertEqual(schedule.next(queue: queued, now: 15 * millisecond, stopDeadline: nil), .write)
     }
 
+    func testTheFoldWindowIsTheLimitsOne() {
+        var schedule = connectedSchedule()
+        var queued = PendingQueue(limits: .init(maximumEvents: 1000, maximumBytes: 64 << 20, foldWindowNanoseconds: 500 * millisecond))
+        queued.foldsLaterEvents = true
+        _ = queued.submit(.flowStarted(started()), at: 10 * millisecond)
+        XCTAssertEqual(schedule.next(queue: queued, now: 20 * millisecond, stopDeadline: nil), .pause(microseconds: 490_001),
+                       "a benchmark under valgrind waits 500 ms, not 5")
+        var batch: [PendingQueue.Taken] = []
+        _ = WriterSchedule.takeBatch(from: &queued, into: &batch, now: 20 * millisecond, isStopping: false)
+        XCTAssertTrue(batch.isEmpty, "nor does a batch take the start early")
+        XCTAssertEqual(schedule.next(queue: queued, now: 510 * millisecond, stopDeadline: nil), .write)
+    }
+
     func testAFinishedFlowOrAViewerWithoutVersion2NeverWaitsForAFold() {
         var schedule = connectedSchedule()
         var finishedFlow = queue(foldsLaterEvents: true)

@@ -20,6 +20,9 @@ final class EventStreamer: @unchecked Sendable {
     struct Limits: Sendable {
         var maximumEvents: Int
         var maximumBytes: Int
+        /// How long a flow's start waits for its later events to fold in
+        /// (``WriterSchedule/foldWindowNanoseconds``).
+        var foldWindowNanoseconds = WriterSchedule.foldWindowNanoseconds
     }
 
     private let destination: Endpoint

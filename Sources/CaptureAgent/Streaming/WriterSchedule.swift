@@ -68,7 +68,8 @@ struct WriterSchedule {
     /// events to fold into it while the viewer reads version 2
     /// (``PendingQueue``): a flow that ends within it costs one frame,
     /// encoded, sent, decoded and acknowledged, instead of two or three.
-    /// The inspector shows a flow up to this much later.
+    /// The inspector shows a flow up to this much later. The default of
+    /// ``EventStreamer/Limits/foldWindowNanoseconds``.
     static let foldWindowNanoseconds: UInt64 = 5_000_000
     static let idleCheckInterval: TimeInterval = 0.2
 
@@ -112,10 +113,11 @@ struct WriterSchedule {
         if let stopDeadline {
             return queue.isEmpty || now >= stopDeadline ? .close : .write
         }
-        let hold = queue.holdBeforeNext(now: now, window: Self.foldWindowNanoseconds)
+        let window = queue.limits.foldWindowNanoseconds
+        let hold = queue.holdBeforeNext(now: now, window: window)
         guard hold == 0 else {
             // The front flow may still end: give its events the rest of the window to fold in.
-            return .pause(microseconds: UInt32(min(hold / 1000 + 1, Self.foldWindowNanoseconds / 1000)))
+            return .pause(microseconds: UInt32(min(hold / 1000 + 1, window / 1000)))
         }
         return .write
     }
@@ -139,7 +141,7 @@ struct WriterSchedule {
     static func takeBatch(from queue: inout PendingQueue, into batch: inout [PendingQueue.Taken], now: UInt64, isStopping: Bool) -> Int {
         var dropped = 0, bytes = 0
         while batch.count < batchMessages, bytes < batchBytes,
-              isStopping || queue.holdBeforeNext(now: now, window: foldWindowNanoseconds) == 0 {
+              isStopping || queue.holdBeforeNext(now: now, window: queue.limits.foldWindowNanoseconds) == 0 {
             let queuedBytes = queue.bytes
             let count = batch.count
             dropped += queue.next(into: &batch)
