@@ -38,7 +38,9 @@ struct PendingQueue {
     static let keptBodyBytes = 4096
 
     private struct Entry {
-        var message: Message
+        /// The message, boxed: the queue's storage, its folds and its
+        /// trimming move this reference, never the message (``QueuedMessage``).
+        let queued: QueuedMessage
         /// The estimated frame size as submitted.
         var cost: Int
         /// The estimated frame size with its bodies cut to ``keptBodyBytes``.
@@ -128,7 +130,7 @@ struct PendingQueue {
         default:
             break
         }
-        entries.append(Entry(message: consume message, cost: cost, cutCost: cutCost, events: events, submittedAt: now))
+        entries.append(Entry(queued: QueuedMessage(consume message), cost: cost, cutCost: cutCost, events: events, submittedAt: now))
         bytes += cost
         return settle()
     }
@@ -144,7 +146,8 @@ struct PendingQueue {
             entries.update(at: index) { entry in
                 events += entry.events
                 freed += isCut ? entry.cutCost : entry.cost
-                entry = Entry(message: Self.vacated, cost: 0, cutCost: 0, events: 0, submittedAt: entry.submittedAt, isFoldedAway: true)
+                entry.queued.message = Self.vacated
+                (entry.cost, entry.cutCost, entry.events, entry.isFoldedAway) = (0, 0, 0, true)
             }
         }
         bytes -= freed
@@ -189,22 +192,10 @@ struct PendingQueue {
     private mutating func fold(_ message: Message, at index: Int) -> Bool {
         let isCut = index < cutCount
         var added = 0, newlyCut = 0
-        // In place: the queued flow is changed, not copied and replaced.
         let folded = entries.update(at: index) { entry -> Bool in
-            guard case .flowStarted(var log) = entry.message else { return false }
-            // Let go of the queued copy, so the changes below find the flow's parts uniquely held.
-            entry.message = Self.vacated
-            switch message {
-            case .flowResponse(let event): log.apply(event)
-            case .flowFinished(let event): log.apply(event)
-            case .bodyPart(let event): log.apply(event)
-            default:
-                // Only a flow's response, parts and end fold (``fold(_:)``): put it back as it was.
-                entry.message = .flowStarted(log)
-                return false
-            }
-            entry.message = .flowStarted(log)
-            let (cost, cutCost) = entry.message.estimatedFrameSizes(keepingBodyBytes: Self.keptBodyBytes)
+            // In place, in the box: the queued flow is changed, not copied and replaced.
+            guard entry.queued.message.foldIntoStart(message) else { return false }
+            let (cost, cutCost) = entry.queued.message.estimatedFrameSizes(keepingBodyBytes: Self.keptBodyBytes)
             added = isCut ? cutCost - entry.cutCost : cost - entry.cost
             if isCut, entry.cost == entry.cutCost, cost > cutCost { newlyCut = 1 }
             entry.cost = cost
@@ -222,8 +213,9 @@ struct PendingQueue {
     /// into is younger than `window`, it waits for them (and what queued
     /// behind it waits too, in order); 0 when it can go now.
     func holdBeforeNext(now: UInt64, window: UInt64) -> UInt64 {
-        guard foldsLaterEvents, !entries.isEmpty, case .flowStarted = entries[0].message,
-              let id = entries[0].message.flowID, foldable[id] == removedCount else { return 0 }
+        guard foldsLaterEvents, !entries.isEmpty else { return 0 }
+        let front = entries[0]
+        guard case .flowStarted = front.queued.message, let id = front.queued.message.flowID, foldable[id] == removedCount else { return 0 }
         let age = now &- entries[0].submittedAt
         return age >= window ? 0 : window - age
     }
@@ -241,7 +233,7 @@ struct PendingQueue {
         while entries.count > limits.maximumEvents || (bytes > limits.maximumBytes && entries.count > 1) {
             let (entry, _) = removeFirst()
             dropped += entry.events
-            if case .flowStarted(let log) = entry.message { flowsStartedHere.remove(log.id) }
+            if case .flowStarted = entry.queued.message, let id = entry.queued.message.flowID { flowsStartedHere.remove(id) }
         }
         return dropped
     }
@@ -257,10 +249,13 @@ struct PendingQueue {
     mutating func next(into batch: inout [Taken]) -> Int {
         var dropped = 0
         while !entries.isEmpty {
-            var (entry, isCut) = removeFirst()
+            let (entry, isCut) = removeFirst()
             if entry.isFoldedAway { continue }
-            if isCut { entry.message = entry.message.cuttingBodies(to: Self.keptBodyBytes) }
-            switch entry.message {
+            // Moved out of its box: the only move of the message on its way to the writer.
+            var message = Self.vacated
+            swap(&message, &entry.queued.message)
+            if isCut { message = message.cuttingBodies(to: Self.keptBodyBytes) }
+            switch message {
             case .flowStarted(let log) where log.state.isFinal:
                 // Complete in one event: nothing of it follows.
                 flowsStartedHere.remove(log.id)
@@ -282,8 +277,6 @@ struct PendingQueue {
             default:
                 break
             }
-            var message = Self.vacated
-            swap(&message, &entry.message)
             batch.append(Taken(message: message, events: entry.events))
             return dropped
         }
@@ -309,14 +302,14 @@ struct PendingQueue {
     private mutating func removeFirst() -> (Entry, isCut: Bool) {
         let entry = entries.removeFirst()
         removedCount += 1
-        switch entry.message {
-        case .flowStarted(let log) where foldable[log.id] == removedCount - 1:
-            foldable[log.id] = nil
-        case .bodyPart(let event):
+        switch entry.queued.message {
+        case .flowStarted:
+            if let id = entry.queued.message.flowID, foldable[id] == removedCount - 1 { foldable[id] = nil }
+        case .bodyPart:
             // The oldest queued part of its flow, this one.
-            if queuedParts[event.id]?.first == removedCount - 1 {
-                queuedParts[event.id]!.removeFirst()
-                if queuedParts[event.id]!.isEmpty { queuedParts[event.id] = nil }
+            if let id = entry.queued.message.flowID, queuedParts[id]?.first == removedCount - 1 {
+                queuedParts[id]!.removeFirst()
+                if queuedParts[id]!.isEmpty { queuedParts[id] = nil }
             }
         default:
             break
@@ -325,5 +318,42 @@ struct PendingQueue {
         if isCut { cutCount -= 1 }
         bytes -= isCut ? entry.cutCost : entry.cost
         return (entry, isCut)
+    }
+}
+
+/// A queued message in a box of its own. A flow's start is a large value
+/// holding dozens of references: moved through the queue's storage, and
+/// copied out and back in to fold each later event into it, it cost about
+/// 8 k instructions a quick flow (docs/BENCHMARKS.md, "Costs behind the
+/// code"). Boxed once as it is queued, it is changed in place and moved
+/// once more, to the writer.
+final class QueuedMessage {
+    var message: Message
+
+    init(_ message: __owned Message) {
+        self.message = message
+    }
+}
+
+extension Message {
+    /// Folds a flow's later `event` (its response head, its end, a body
+    /// part) into this `flowStarted` in place, without copying the flow;
+    /// false, and unchanged, for any other pair.
+    mutating func foldIntoStart(_ event: Message) -> Bool {
+        switch consume self {
+        case .flowStarted(var log):
+            var folded = true
+            switch event {
+            case .flowResponse(let response): log.apply(response)
+            case .flowFinished(let finished): log.apply(finished)
+            case .bodyPart(let part): log.apply(part)
+            default: folded = false
+            }
+            self = .flowStarted(log)
+            return folded
+        case let other:
+            self = other
+            return false
+        }
     }
 }
