@@ -49,6 +49,18 @@ final class WireJSONTests: XCTestCase {
         }
     }
 
+    func testHeaderNamesMatchIgnoringASCIICaseOnly() {
+        var rng = SplitMix64(seed: 48)
+        for _ in 0..<5_000 {
+            let bytes = (0..<Int(rng.next() % 24)).map { _ in UInt8(truncatingIfNeeded: 0x20 + rng.next() % 0x5F) }
+            let name = String(decoding: bytes, as: UTF8.self)
+            let flipped = String(decoding: bytes.map { $0 ^ (rng.next() % 2 == 0 ? 0 : 0x20) }, as: UTF8.self)
+            XCTAssertEqual(HTTPHeader.namesMatch(name, flipped), name.lowercased() == flipped.lowercased(), "\(name) \(flipped)")
+        }
+        XCTAssertTrue(HTTPHeader.namesMatch("Authorization", "AUTHORIZATION"))
+        XCTAssertFalse(HTTPHeader.namesMatch("a@", "A`"), "only letters fold: @ and ` differ by the case bit")
+    }
+
     /// `description`'s text with an exponent below 1e-4 written out: `2.5e-05` as `0.000025`.
     private static func expectedText(_ value: Double) -> String {
         if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
