@@ -360,6 +360,38 @@ final class StreamingTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(finished.timing.finished ?? 0, 0.75, accuracy: 1e-9)
     }
 
+    /// A measured phase is the difference of two offsets in whole
+    /// nanoseconds, and is kept as that many nanoseconds, so the wire writes
+    /// it as its exact decimal (at most nine places) rather than the 17
+    /// digits a bare subtraction's last-bit error takes.
+    func testMeasuredPhasesAreWholeNanosecondsWrittenAsTheirDecimal() throws {
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0 ..< 2_000 {
+            let (sent, head, end) = (UInt64.random(in: 0 ..< 1_000_000, using: &rng), UInt64.random(in: 1_000_000 ..< 90_000_000, using: &rng),
+                                     UInt64.random(in: 90_000_000 ..< 20_000_000_000, using: &rng))
+            let nanoseconds = Locked<UInt64>(1_000)
+            let clock = FlowClock(wallNow: { Date(timeIntervalSince1970: 2_000_000_000) }, monotonicNanoseconds: { nanoseconds.current })
+            var recorder = FlowStart(method: "GET", url: "http://127.0.0.1/x", headers: [], sessionID: 1, taskID: 1)
+                .recorder(id: FlowID(), configuration: .init(), clock: clock)
+            recorder.measurePhases(source: "test", blocked: nil)
+            nanoseconds.withLock { $0 = 1_000 + sent }
+            recorder.markRequestSent()
+            nanoseconds.withLock { $0 = 1_000 + head }
+            _ = recorder.received(statusCode: 200, headers: [], mimeType: nil)
+            nanoseconds.withLock { $0 = 1_000 + end }
+            let finished = recorder.finished(state: .completed, error: nil, requestBody: nil)
+            guard case .flowFinished(let event) = finished, let phases = event.timing.phases else { return XCTFail("no phases") }
+            XCTAssertEqual(phases.wait, Double(head - sent) / 1e9)
+            XCTAssertEqual(phases.receive, Double(end - head) / 1e9)
+            let json = String(decoding: FrameEncoder().payload(finished), as: UTF8.self)
+            for name in ["\"wait\":", "\"receive\":"] {
+                let text = try XCTUnwrap(json.range(of: name).map { json[$0.upperBound...].prefix { $0 != "," && $0 != "}" } })
+                XCTAssertLessThanOrEqual(text.split(separator: ".").last?.count ?? 0, 9, "\(name) \(text)")
+                XCTAssertFalse(text.contains("e"), "\(name) \(text)")
+            }
+        }
+    }
+
     /// The system clock keeps a flow's start to the microsecond, which the
     /// wire writes as an exact decimal of 16 digits (the reader's fast path).
     func testTheSystemWallClockIsKeptToTheMicrosecond() {

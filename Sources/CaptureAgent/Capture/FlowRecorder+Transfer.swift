@@ -62,8 +62,8 @@ extension FlowRecorder {
         return TransferPhases(
             blocked: blockedBeforeStart,
             send: requestSent,
-            wait: requestSent.flatMap { sent in head.map { $0 - sent } },
-            receive: head.map { finished - $0 },
+            wait: requestSent.flatMap { sent in head.map { FlowClock.interval(from: sent, to: $0) } },
+            receive: head.map { FlowClock.interval(from: $0, to: finished) },
             source: measuredPhasesSource
         )
     }
@@ -73,7 +73,12 @@ extension FlowRecorder {
     /// for every request), so a body that arrived with `Content-Encoding`
     /// other than `identity` reaches everyone decoded.
     package static func isDecoded(_ response: Response) -> Bool {
-        response.headers.contains { header in
+        namesACoding(response.headers)
+    }
+
+    /// Whether `headers` name a content coding other than `identity`.
+    static func namesACoding(_ headers: [HTTPHeader]) -> Bool {
+        headers.contains { header in
             guard HTTPHeader.namesMatch(header.name, "content-encoding") else { return false }
             let coding = String(decoding: trimmed(Substring(header.value).utf8), as: UTF8.self).lowercased()
             return !coding.isEmpty && coding != "identity"

@@ -34,6 +34,15 @@ package struct FlowClock: Sendable {
         later.nanoseconds >= earlier.nanoseconds ? Double(later.nanoseconds - earlier.nanoseconds) / 1_000_000_000 : 0
     }
 
+    /// Seconds from one offset to a later one, both whole nanoseconds on
+    /// this clock, rounded to the nanosecond the difference is: the bare
+    /// subtraction is off by a bit, which the wire then writes in 17
+    /// digits through `description` rather than as the exact decimal
+    /// (`JSONWriter`'s fixed point; docs/BENCHMARKS.md, "Costs behind the code").
+    static func interval(from earlier: Double, to later: Double) -> Double {
+        ((later - earlier) * 1_000_000_000).rounded() / 1_000_000_000
+    }
+
     /// Seconds elapsed on the monotonic clock since `start`.
     func offset(since start: Start) -> Double {
         let now = monotonicNanoseconds()
