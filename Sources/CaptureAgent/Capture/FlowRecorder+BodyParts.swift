@@ -41,7 +41,7 @@ extension FlowRecorder {
     /// A part of `size` bytes at `offset`, `kept` of them within the capture limit, stamped now.
     private func part(_ direction: StreamDirection, offset: Int, kept: Data, size: Int) -> Message {
         var body = CapturedBody(data: kept, size: size, isTruncated: kept.count < size)
-        if direction == .response, let response, responseBodyIsDecoded ?? Self.isDecoded(response) { body.isDecoded = true }
+        if direction == .response, let framing = responseFraming, responseBodyIsDecoded ?? framing.isCoded { body.isDecoded = true }
         return .bodyPart(BodyPartEvent(id: id, part: BodyPart(direction: direction, at: elapsed, offset: offset, body: body)))
     }
 
@@ -49,12 +49,20 @@ extension FlowRecorder {
     /// reported are those the headers count: not when the client removed
     /// the content coding (the bytes reported are then more than it counts).
     private var declaredResponseLength: Int? {
-        guard let response else { return nil }
-        if Self.isDecoded(response), responseBodyIsDecoded ?? true { return nil }
-        return Self.contentLength(in: response.headers)
+        guard let framing = responseFraming else { return nil }
+        if framing.isCoded, responseBodyIsDecoded ?? true { return nil }
+        return framing.contentLength
     }
+}
 
-    private static func contentLength(in headers: [HTTPHeader]) -> Int? {
-        headers.first("Content-Length").flatMap { Int(String(decoding: trimmed(Substring($0).utf8), as: UTF8.self)) }
+/// What a response head says of its body: its declared length, and whether
+/// a content coding was applied to it (``FlowRecorder/isDecoded(_:)``).
+struct ResponseFraming {
+    var contentLength: Int?
+    var isCoded: Bool
+
+    init(_ headers: [HTTPHeader]) {
+        contentLength = headers.first("Content-Length").flatMap { Int(String(decoding: FlowRecorder.trimmed(Substring($0).utf8), as: UTF8.self)) }
+        isCoded = FlowRecorder.namesACoding(headers)
     }
 }

@@ -23,7 +23,12 @@ package struct FlowRecorder {
     private(set) var firstResponseByte: Double?
     private var redirects: [RedirectHop] = []
     /// The response head, once recorded (its body is ``responseBody``'s).
-    private(set) var response: Response?
+    private(set) var response: Response? {
+        didSet { responseFraming = response.map { ResponseFraming($0.headers) } }
+    }
+    /// What the response head says of its body, read once per head: every
+    /// piece of a streamed body asks (``bodyPart(_:bytes:offset:)``).
+    private(set) var responseFraming: ResponseFraming?
     /// The response body as its bytes went by (``FlowRecorder+BodyParts`` reads its size).
     private(set) var responseBody: BodyCapture
     private var capturedResponseBody: CapturedBody?
@@ -355,7 +360,7 @@ package struct FlowRecorder {
         } else if response != nil, responseBody.size > 0 || flowError == nil {
             finalResponse?.body = responseBody.captured
         }
-        if let response = finalResponse, responseBodyIsDecoded ?? Self.isDecoded(response) { finalResponse?.body?.isDecoded = true }
+        if let framing = responseFraming, responseBodyIsDecoded ?? framing.isCoded { finalResponse?.body?.isDecoded = true }
         return .flowFinished(FlowFinished(
             id: id,
             state: state,
