@@ -323,8 +323,8 @@ struct PendingQueue {
 
 /// A queued message in a box of its own. A flow's start is a large value
 /// holding dozens of references: moved through the queue's storage, and
-/// copied out and back in to fold each later event into it, it cost about
-/// 8 k instructions a quick flow (docs/BENCHMARKS.md, "Costs behind the
+/// copied out and back in to fold each later event into it, it cost more
+/// than anything else the queue did (docs/BENCHMARKS.md, "Costs behind the
 /// code"). Boxed once as it is queued, it is changed in place and moved
 /// once more, to the writer.
 final class QueuedMessage {
