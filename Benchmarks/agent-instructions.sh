@@ -1,7 +1,9 @@
 #!/bin/bash
 # The instructions the capture agent adds in the app's process per request,
-# for URLSession and for AsyncHTTPClient, counted by callgrind: the figure
-# that does not move with the machine's load (docs/BENCHMARKS.md, section 1).
+# for URLSession and AsyncHTTPClient (section 1), a Hummingbird service
+# making one outbound call a request (section 8) and gRPC unary calls, client
+# and server captured (section 9), counted by callgrind: the figure that does
+# not move with the machine's load (docs/BENCHMARKS.md).
 #
 #   Benchmarks/agent-instructions.sh [BENCH ...]
 #
@@ -17,7 +19,9 @@
 # N=1000 by default; MODES="c e" by default (c: agent, no inspector; e: agent,
 # netinspect reading in another process; h, AsyncHTTPClient only: an app
 # that allows control, through the control tunnel; a, no capture, always runs);
-# CLIENTS="urlsession ahc" by default. Needs valgrind and objcopy.
+# CLIENTS="urlsession ahc inbound grpc" by default (inbound and grpc have
+# modes a and e only, and need a netinspect-bench that reads
+# NETINSPECT_BENCH_SERVICE_MODES). Needs valgrind and objcopy.
 #
 # FOLD_WINDOW_MS=500 by default: how long the agent's writer waits for a
 # flow's later events to fold into its start. Under callgrind a request
@@ -30,7 +34,7 @@ set -eu
 N=${N:-1000}
 FOLD_WINDOW_MS=${FOLD_WINDOW_MS:-500}
 MODES=${MODES:-c e}
-CLIENTS=${CLIENTS:-urlsession ahc}
+CLIENTS=${CLIENTS:-urlsession ahc inbound grpc}
 [ $# -gt 0 ] || set -- .build/release/netinspect-bench
 for tool in valgrind objcopy; do
     command -v $tool > /dev/null || { echo "agent-instructions: $tool is missing (apt-get install valgrind binutils)" >&2; exit 1; }
@@ -54,14 +58,17 @@ label() {
 count() {
     local out="$work/$(basename "$1").$3.$4.$5"
     local -a scope
-    if [ "$3" = urlsession ]; then
-        scope=(NETINSPECT_BENCH_AHC=0 NETINSPECT_BENCH_WORKLOADS=2 NETINSPECT_BENCH_COUNT=$5)
-    else
-        scope=(NETINSPECT_BENCH_WORKLOADS= NETINSPECT_BENCH_AHC_COUNT=$5)
-    fi
+    local section=1 service=$([ "$4" = a ] && echo plain || echo captured)
+    case $3 in
+        urlsession) scope=(NETINSPECT_BENCH_AHC=0 NETINSPECT_BENCH_WORKLOADS=2 NETINSPECT_BENCH_COUNT=$5) ;;
+        ahc) scope=(NETINSPECT_BENCH_WORKLOADS= NETINSPECT_BENCH_AHC_COUNT=$5) ;;
+        inbound) section=8; scope=(NETINSPECT_BENCH_INBOUND_COUNT=$5 NETINSPECT_BENCH_SERVICE_MODES=$service) ;;
+        grpc) section=9; scope=(NETINSPECT_BENCH_GRPC_COUNT=$5 NETINSPECT_BENCH_SERVICE_MODES=$service) ;;
+        *) echo "agent-instructions: unknown client $3" >&2; exit 1 ;;
+    esac
     env "${scope[@]}" NETINSPECT_BENCH_MODES=$4 NETINSPECT_BENCH_ROUNDS=1 NETINSPECT_BENCH_NETINSPECT="$2" \
         NETINSPECT_BENCH_FOLD_WINDOW_MS=$FOLD_WINDOW_MS \
-        valgrind --tool=callgrind --callgrind-out-file="$out.cg" --log-file="$out.log" "$1" --only 1 > "$out.txt" 2> "$out.err" \
+        valgrind --tool=callgrind --callgrind-out-file="$out.cg" --log-file="$out.log" "$1" --only $section > "$out.txt" 2> "$out.err" \
         || { echo "agent-instructions: $3 mode $4, $5 requests failed:" >&2; cat "$out.err" "$out.log" >&2; exit 1; }
     # A run whose flows did not all arrive did different work: say so.
     if grep -q 'FAILED' "$out.txt"; then echo "agent-instructions: $3 mode $4: requests failed" >&2; grep 'FAILED' "$out.txt" >&2; fi
@@ -71,8 +78,14 @@ count() {
 
 declare -A cost
 index=0
-# Mode h is the control tunnel, AsyncHTTPClient's alone: URLSession has no row for it.
-applies() { [ "$2" != h ] || [ "$1" = ahc ]; }
+# Mode h is the control tunnel, AsyncHTTPClient's alone: URLSession has no
+# row for it. Sections 8 and 9 run without capture (a) or with netinspect reading (e).
+applies() {
+    case $1 in
+        inbound | grpc) [ "$2" = a ] || [ "$2" = e ] ;;
+        *) [ "$2" != h ] || [ "$1" = ahc ] ;;
+    esac
+}
 
 for bench in "$@"; do
     index=$((index + 1))
@@ -100,7 +113,12 @@ header="| client | per request |"; rule="|---|---|"
 for bench in "$@"; do header="$header $bench |"; rule="$rule---|"; done
 echo "$header"; echo "$rule"
 for client in $CLIENTS; do
-    name=$([ $client = urlsession ] && echo "URLSession GET 1 KiB, c=16" || echo "AsyncHTTPClient GET 1 KiB, c=16")
+    case $client in
+        urlsession) name="URLSession GET 1 KiB, c=16" ;;
+        ahc) name="AsyncHTTPClient GET 1 KiB, c=16" ;;
+        inbound) name="Hummingbird inbound + one AsyncHTTPClient call, c=32" ;;
+        grpc) name="gRPC unary call, client and server, c=16" ;;
+    esac
     for mode in a $MODES; do
         applies $client $mode || continue
         line="| $name | $(label $mode) |"

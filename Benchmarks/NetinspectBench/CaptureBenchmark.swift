@@ -71,9 +71,9 @@ enum CaptureBenchmark {
         var post: Bool
     }
 
-    /// `NETINSPECT_BENCH_ROUNDS=N`: rounds per workload, 5 unless set (the
-    /// callgrind recipe runs one).
-    static let rounds = ProcessInfo.processInfo.environment["NETINSPECT_BENCH_ROUNDS"].flatMap { Int($0) }.map { max(1, $0) } ?? 5
+    /// Rounds per workload, 5 unless `--rounds` (or `NETINSPECT_BENCH_ROUNDS`)
+    /// says (the callgrind recipe runs one).
+    static let rounds = BenchOptions.rounds(standard: 5)
     static let postBodySize = 1 << 20
 
     /// `NETINSPECT_BENCH_COUNT=N` sets the requests of every URLSession run.

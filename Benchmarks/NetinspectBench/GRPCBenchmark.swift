@@ -15,7 +15,7 @@ import GRPCNIOTransportHTTP2Posix
 enum GRPCBenchmark {
     static let concurrency = 16
     static let target = 1.10
-    static let rounds = 3
+    static let rounds = BenchOptions.rounds(standard: 3)
     static let method = MethodDescriptor(fullyQualifiedService: "bench.Echo", method: "Get", type: .unary)
 
     static func run(tiny: Bool) throws -> Table {
@@ -33,7 +33,7 @@ enum GRPCBenchmark {
         _ = try runOnce(captured: false, count: 50, netinspect: netinspect)
         var plain: [ServiceRun] = [], captured: [ServiceRun] = []
         for round in 0 ..< rounds {
-            for capturedFirst in [round % 2 == 1, round % 2 == 0] {
+            for capturedFirst in [round % 2 == 1, round % 2 == 0] where BenchOptions.runsService(captured: capturedFirst) {
                 let result = try runOnce(captured: capturedFirst, count: count, netinspect: netinspect)
                 if capturedFirst { captured.append(result) } else { plain.append(result) }
             }

@@ -18,7 +18,7 @@ import NIOCore
 enum InboundBenchmark {
     static let concurrency = 32
     static let target = 1.10
-    static let rounds = 3
+    static let rounds = BenchOptions.rounds(standard: 3)
 
     static func run(tiny: Bool) throws -> Table {
         var table = Table(
@@ -37,7 +37,7 @@ enum InboundBenchmark {
         _ = try runOnce(captured: false, count: 50, server: server, netinspect: netinspect)
         var plain: [ServiceRun] = [], captured: [ServiceRun] = []
         for round in 0 ..< rounds {
-            for capturedFirst in [round % 2 == 1, round % 2 == 0] {
+            for capturedFirst in [round % 2 == 1, round % 2 == 0] where BenchOptions.runsService(captured: capturedFirst) {
                 let result = try runOnce(captured: capturedFirst, count: count, server: server, netinspect: netinspect)
                 if capturedFirst { captured.append(result) } else { plain.append(result) }
             }

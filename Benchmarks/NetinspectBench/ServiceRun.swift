@@ -58,7 +58,7 @@ struct ServiceRun {
     /// whose ratio is the median of the per-round wall-time ratios.
     static func addRows(to table: inout Table, plain: [ServiceRun], captured: [ServiceRun], count: Int, target: Double, unit: String) {
         let ratios = zip(captured, plain).map { $0.wall / $1.wall }
-        for (label, runs) in [("no capture", plain), ("captured, netinspect reading (another process)", captured)] {
+        for (label, runs) in [("no capture", plain), ("captured, netinspect reading (another process)", captured)] where !runs.isEmpty {
             let wall = median(runs.map(\.wall))
             let latencies = runs.flatMap(\.latencies).sorted()
             let isCaptured = runs.first?.flowsExpected ?? 0 > 0

@@ -34,7 +34,7 @@ enum StreamBenchmark {
         var framesWritten = 0
     }
 
-    static let rounds = 2
+    static let rounds = BenchOptions.rounds(standard: 2)
 
     static func run(tiny: Bool) throws -> Table {
         var table = Table(
