@@ -216,7 +216,7 @@ struct PendingQueue {
         guard foldsLaterEvents, !entries.isEmpty else { return 0 }
         let front = entries[0]
         guard case .flowStarted = front.queued.message, let id = front.queued.message.flowID, foldable[id] == removedCount else { return 0 }
-        let age = now &- entries[0].submittedAt
+        let age = now &- front.submittedAt
         return age >= window ? 0 : window - age
     }
 
