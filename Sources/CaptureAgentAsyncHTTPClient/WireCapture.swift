@@ -25,6 +25,10 @@ final class ChannelExchange: @unchecked Sendable {
     var controlled: ControlledFlow?
     /// The request as the app's client wrote it (control allowed only): what a replay sends.
     var app: ExchangeRequest?
+    /// This end's address as text, once known: a channel's local address
+    /// never changes, and formatting it cost more than the rest of a
+    /// flow's description (docs/BENCHMARKS.md, "Costs behind the code").
+    private var localAddressText: String?
 
     init(client: ClientCapture, scheme: String, isHTTP2: Bool, decodes: Bool) {
         self.client = client
@@ -198,15 +202,22 @@ final class ChannelExchange: @unchecked Sendable {
         start.clientHeaders = added
         start.source = CaptureSource(client: .asyncHTTPClient, path: .wire)
         start.parentID = claimed.traced?.parentID
-        start.localAddress = localAddress.flatMap { address in
-            address.ipAddress.flatMap { ip in address.port.map { PeerAddress.text(host: ip, port: $0) } }
-        }
+        start.localAddress = text(of: localAddress)
         // An async request's wait for this connection (connecting included:
         // AsyncHTTPClient does not say which) is `blocked`.
         start.measuredPhases = ("AsyncHTTPClient", claimed.traced?.waitStart)
         start.hops = claimed.hops
         start.changes = client.replayOrigin?.changes
         return start
+    }
+
+    /// `address` (this end's) as text, formatted for the channel's first flow only.
+    private func text(of address: SocketAddress?) -> String? {
+        if let localAddressText { return localAddressText }
+        localAddressText = address.flatMap { address in
+            address.ipAddress.flatMap { ip in address.port.map { PeerAddress.text(host: ip, port: $0) } }
+        }
+        return localAddressText
     }
 
     /// The request's absolute URL as text (the scheme of the connection, the

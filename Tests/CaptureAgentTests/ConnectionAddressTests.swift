@@ -34,12 +34,16 @@ final class ConnectionAddressTests: AgentTestCase, @unchecked Sendable {
         let session = URLSession(configuration: sessionConfiguration(captured: true))
         defer { session.invalidateAndCancel() }
 
-        let response = try await httpClient.execute(HTTPClientRequest(url: "http://127.0.0.1:\(service.port)/text?via=ahc"), timeout: .seconds(10))
-        _ = try await response.body.collect(upTo: 1 << 16)
+        // Two calls one after the other: the second goes on the first's
+        // kept-alive connection, whose address the capture formats once.
+        for via in ["ahc", "ahc-again"] {
+            let response = try await httpClient.execute(HTTPClientRequest(url: "http://127.0.0.1:\(service.port)/text?via=\(via)"), timeout: .seconds(10))
+            _ = try await response.body.collect(upTo: 1 << 16)
+        }
         _ = try await session.data(from: URL(string: "http://127.0.0.1:\(service.port)/text?via=urlsession")!)
         try await httpClient.shutdown()
 
-        for via in ["ahc", "urlsession"] {
+        for via in ["ahc", "ahc-again", "urlsession"] {
             let call = await finished { !$0.isInbound && $0.request.url.hasSuffix("via=\(via)") }
             let received = await finished { $0.isInbound && $0.request.url.hasSuffix("via=\(via)") }
             let address = try XCTUnwrap(call?.localAddress, "\(via): the call recorded no local address")
