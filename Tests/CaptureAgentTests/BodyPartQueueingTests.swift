@@ -63,7 +63,7 @@ final class BodyPartQueueingTests: XCTestCase {
         underWay(stream, in: &queue)
         for offset in [0, 10] {
             XCTAssertEqual(queue.submit(part(of: stream, offset: offset)), 0)
-            XCTAssertEqual(queue.holdBeforeNext(now: 0, window: 5_000_000), 0, "a part waits for nothing")
+            XCTAssertEqual(queue.holdBeforeNext(now: 0), 0, "a part waits for nothing")
             let taken = drain(&queue).taken
             XCTAssertEqual(taken.map(\.events), [1])
             guard case .bodyPart(let event)? = taken.first?.message else { return XCTFail("\(taken)") }

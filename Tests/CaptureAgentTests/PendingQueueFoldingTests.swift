@@ -101,24 +101,24 @@ final class PendingQueueFoldingTests: XCTestCase {
     }
 
     func testTheWriterHoldsAYoungStartForItsWindowOnlyWhileItsFlowCanStillFold() {
-        let millisecond: UInt64 = 1_000_000, window = 5 * millisecond
+        let millisecond: UInt64 = 1_000_000
         var queue = folding()
         let first = flow(), second = flow()
         _ = queue.submit(first.started, at: 10 * millisecond)
         _ = queue.submit(second.started, at: 11 * millisecond)
-        XCTAssertEqual(queue.holdBeforeNext(now: 11 * millisecond, window: window), 4 * millisecond)
-        XCTAssertEqual(queue.holdBeforeNext(now: 15 * millisecond, window: window), 0, "its window is over")
+        XCTAssertEqual(queue.holdBeforeNext(now: 11 * millisecond), 4 * millisecond)
+        XCTAssertEqual(queue.holdBeforeNext(now: 15 * millisecond), 0, "its window is over")
         _ = queue.submit(first.finished, at: 12 * millisecond)
-        XCTAssertEqual(queue.holdBeforeNext(now: 12 * millisecond, window: window), 0, "it ended: nothing more can fold")
+        XCTAssertEqual(queue.holdBeforeNext(now: 12 * millisecond), 0, "it ended: nothing more can fold")
         XCTAssertEqual(queue.next().taken?.events, 2)
-        XCTAssertEqual(queue.holdBeforeNext(now: 12 * millisecond, window: window), 4 * millisecond, "the next start waits its own window")
+        XCTAssertEqual(queue.holdBeforeNext(now: 12 * millisecond), 4 * millisecond, "the next start waits its own window")
         guard case .flowStarted(let log) = second.started else { return XCTFail() }
         _ = queue.submit(.held(FlowHold(id: log.id, phase: .request, timeout: 30)), at: 13 * millisecond)
-        XCTAssertEqual(queue.holdBeforeNext(now: 13 * millisecond, window: window), 0, "a held flow is shown at once")
+        XCTAssertEqual(queue.holdBeforeNext(now: 13 * millisecond), 0, "a held flow is shown at once")
         queue.foldsLaterEvents = false
         _ = queue.submit(flow().started, at: 13 * millisecond)
         _ = drain(&queue)
-        XCTAssertEqual(queue.holdBeforeNext(now: 13 * millisecond, window: window), 0)
+        XCTAssertEqual(queue.holdBeforeNext(now: 13 * millisecond), 0)
     }
 
     func testABodyFoldedInCountsTowardTheQueuesBytesAndGivesWayLikeAnyOther() {

@@ -210,13 +210,14 @@ struct PendingQueue {
 
     /// How long the writer should wait before taking the front entry, in
     /// nanoseconds: while a flow's start that later events may still fold
-    /// into is younger than `window`, it waits for them (and what queued
+    /// into is younger than the limits' fold window, it waits for them (and what queued
     /// behind it waits too, in order); 0 when it can go now.
-    func holdBeforeNext(now: UInt64, window: UInt64) -> UInt64 {
+    func holdBeforeNext(now: UInt64) -> UInt64 {
         guard foldsLaterEvents, !entries.isEmpty else { return 0 }
         let front = entries[0]
         guard case .flowStarted = front.queued.message, let id = front.queued.message.flowID, foldable[id] == removedCount else { return 0 }
         let age = now &- front.submittedAt
+        let window = limits.foldWindowNanoseconds
         return age >= window ? 0 : window - age
     }
 

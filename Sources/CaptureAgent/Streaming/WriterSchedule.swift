@@ -114,7 +114,7 @@ struct WriterSchedule {
             return queue.isEmpty || now >= stopDeadline ? .close : .write
         }
         let window = queue.limits.foldWindowNanoseconds
-        let hold = queue.holdBeforeNext(now: now, window: window)
+        let hold = queue.holdBeforeNext(now: now)
         guard hold == 0 else {
             // The front flow may still end: give its events the rest of the window to fold in.
             return .pause(microseconds: UInt32(min(hold / 1000 + 1, window / 1000)))
@@ -141,7 +141,7 @@ struct WriterSchedule {
     static func takeBatch(from queue: inout PendingQueue, into batch: inout [PendingQueue.Taken], now: UInt64, isStopping: Bool) -> Int {
         var dropped = 0, bytes = 0
         while batch.count < batchMessages, bytes < batchBytes,
-              isStopping || queue.holdBeforeNext(now: now, window: queue.limits.foldWindowNanoseconds) == 0 {
+              isStopping || queue.holdBeforeNext(now: now) == 0 {
             let queuedBytes = queue.bytes
             let count = batch.count
             dropped += queue.next(into: &batch)
