@@ -28,7 +28,8 @@ let package = Package(
         .trait(name: "Hummingbird", description: "CaptureAgentHummingbird: a Hummingbird 2 service's inbound requests"),
         .trait(name: "Vapor", description: "CaptureAgentVapor: a Vapor 4 service's inbound requests, and req.client through the agent"),
         .trait(name: "GRPC", description: "CaptureAgentGRPC: grpc-swift 2 clients and services, any transport"),
-        .default(enabledTraits: ["Viewer", "AsyncHTTPClient", "OpenAPI", "Hummingbird", "Vapor", "GRPC"]),
+        .trait(name: "SwiftOTel", description: "Tests only: the swift-otel end-to-end test (swift-otel's OTLP/HTTP exporter reporting to netinspect); no library or executable uses it"),
+        .default(enabledTraits: ["Viewer", "AsyncHTTPClient", "OpenAPI", "Hummingbird", "Vapor", "GRPC", "SwiftOTel"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
@@ -56,6 +57,12 @@ let package = Package(
         .package(url: "https://github.com/grpc/grpc-swift-nio-transport", from: "2.9.2"),
         // Only so the tests can quiet the services they run.
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        // Only for the swift-otel end-to-end test (OTelEndToEndTests): its
+        // OTLP/HTTP exporter alone (the gRPC one is its other default trait),
+        // and the service group that runs it. A test target's dependencies
+        // never reach an app that depends on this package (DependencyRuleTests).
+        .package(url: "https://github.com/swift-otel/swift-otel", from: "1.6.0", traits: ["OTLPHTTP"]),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         // The model and the framing: Foundation only, no I/O.
@@ -366,6 +373,25 @@ let package = Package(
             ],
             // The Python WebSocket peers are run through #filePath.
             exclude: ["Fixtures"]
+        ),
+        // An app with CaptureAgent and swift-otel's OTLP/HTTP exporter, both
+        // reporting to the real netinspect (docs/FLEET.md, "From a Swift
+        // service"). Behind its own trait so that the sanitizer builds, which
+        // name the traits they need, leave swift-otel and swift-protobuf out.
+        .testTarget(
+            name: "OTelEndToEndTests",
+            dependencies: [
+                "CaptureAgent", "WireProtocol", "TestSupport",
+                // Only so the real `netinspect` binary is built before the test runs it.
+                "InspectorTUI",
+                .product(name: "OTel", package: "swift-otel", condition: .when(traits: ["SwiftOTel"])),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle", condition: .when(traits: ["SwiftOTel"])),
+                .product(name: "Logging", package: "swift-log", condition: .when(traits: ["SwiftOTel"])),
+                .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["SwiftOTel"])),
+                .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["SwiftOTel"])),
+                .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["SwiftOTel"])),
+                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["SwiftOTel"])),
+            ]
         ),
         .testTarget(
             name: "InspectorTUITests",

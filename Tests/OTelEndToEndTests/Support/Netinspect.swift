@@ -1,22 +1,21 @@
+// Built with the SwiftOTel trait (on by default; Package.swift).
+#if SwiftOTel
 import Foundation
 import NIOConcurrencyHelpers
+import TestSupport
 import WireProtocol
 
 /// The real `netinspect --json`, built by the root package, as a child
 /// process: its stdout read as flows, its stderr kept for the listening and
 /// connected lines.
 final class Netinspect: Sendable {
-    /// Where the binary is: `$NETINSPECT_BINARY`, else the root package's
-    /// debug build (`swift build` at the root makes it).
-    static let binaryVariable = "NETINSPECT_BINARY"
-
     private let process: Process
     private let output = NIOLockedValueBox<(stdout: Data, stderr: String)>((Data(), ""))
 
     /// Starts it with `arguments` after `--json`.
     /// - Throws: ``Missing`` when the binary is not built, or what `Process.run()` throws.
     init(_ arguments: [String]) throws {
-        let binary = Self.binary
+        let binary = NetinspectBinary.url
         guard FileManager.default.isExecutableFile(atPath: binary.path) else { throw Missing(path: binary.path) }
         let process = Process()
         process.executableURL = binary
@@ -45,18 +44,10 @@ final class Netinspect: Sendable {
         }
     }
 
-    static var binary: URL {
-        if let path = ProcessInfo.processInfo.environment[binaryVariable], !path.isEmpty { return URL(fileURLWithPath: path) }
-        // The root is six levels up: ROOT/Tests/OTelEndToEnd/Tests/OTelEndToEndTests/Support/this file.
-        var root = URL(fileURLWithPath: #filePath)
-        for _ in 0..<6 { root.deleteLastPathComponent() }
-        return root.appendingPathComponent(".build/debug/netinspect")
-    }
-
     struct Missing: Error, CustomStringConvertible {
         var path: String
         var description: String {
-            "no netinspect binary at \(path): run `swift build --product netinspect` at the repository's root first, or set \(Netinspect.binaryVariable)"
+            "no netinspect binary at \(path): run `swift build --build-tests` first"
         }
     }
 
@@ -96,3 +87,4 @@ final class Netinspect: Sendable {
         var description: String
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the SwiftOTel trait (on by default; Package.swift).
+#if SwiftOTel
 import CaptureAgent
 import Foundation
 #if canImport(FoundationNetworking)
@@ -63,8 +65,8 @@ import WireProtocol
             let fromSpans = flows.filter { $0.source?.client == opentelemetry }
             return fromAgent.count >= all.count && fromSpans.count >= all.count ? (fromAgent, fromSpans) : nil
         }
-        // Exactly one of each: swift-otel's own exports (AsyncHTTPClient,
-        // which a traitless agent does not capture) add none.
+        // Exactly one of each: swift-otel's own exports add none (its
+        // AsyncHTTPClient never went through `agent.capture(_:)`).
         #expect(fromAgent.count == all.count)
         #expect(fromSpans.count == all.count)
         #expect(try inspector.flows().count == 2 * all.count)
@@ -181,3 +183,4 @@ struct AppView: Equatable {
         }
     }
 }
+#endif

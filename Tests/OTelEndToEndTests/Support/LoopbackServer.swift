@@ -1,10 +1,11 @@
+// Built with the SwiftOTel trait (on by default; Package.swift).
+#if SwiftOTel
 import NIOCore
 import NIOHTTP1
 import NIOPosix
 
 /// An HTTP/1.1 server on 127.0.0.1 inside the test process, on SwiftNIO,
-/// answering by path (the root package's test servers are in test targets
-/// another package cannot import):
+/// answering by path:
 ///
 /// - `/items`: 200, a JSON body, a request id and a `Set-Cookie` (which the
 ///   agent's log redacts)
@@ -81,3 +82,4 @@ private final class RouteHandler: ChannelInboundHandler {
         }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the SwiftOTel trait (on by default; Package.swift).
+#if SwiftOTel
 import Foundation
 import Testing
 import WireProtocol
@@ -42,3 +44,4 @@ enum FlowAgreement {
         headers.reduce(into: [:]) { $0[$1.name.lowercased(), default: []].append($1.value) }
     }
 }
+#endif
