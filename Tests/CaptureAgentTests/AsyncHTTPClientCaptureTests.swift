@@ -269,6 +269,21 @@ final class AsyncHTTPClientCaptureTests: AgentTestCase, @unchecked Sendable {
         XCTAssertEqual(inspector.flows.count, before + 1, "a refused execute(request:) is not seen: no span, no connection")
     }
 
+    /// A URL AsyncHTTPClient refuses as it prepares the request (a scheme
+    /// it does not speak), before it injects the span's context: the tracer
+    /// never announced it, and still logs it as a failed flow of its own.
+    func testAnUnsupportedSchemeFailsAsAFlowOfItsOwn() async throws {
+        let url = "ftp://127.0.0.1:1/file?unsupported"
+        let run = await compare(AHCRequest(url: url), api: .async, flows: 1)
+        XCTAssertNotNil(run.outcome.error)
+        let flow = try XCTUnwrap(run.flows.first)
+        XCTAssertEqual(flow.state, .failed)
+        XCTAssertEqual(flow.request.url, url)
+        XCTAssertEqual(flow.request.method, "GET")
+        XCTAssertEqual(flow.source?.path?.rawValue, "tracer")
+        XCTAssertEqual(flow.error?.message, run.outcome.error.map { String($0.drop { $0 != ":" }.dropFirst(2)) }, "the error the app got")
+    }
+
     func testReadTimeoutBothAPIs() async throws {
         for api in AHCAPI.allCases {
             let run = await compare(AHCRequest(url: server.url("/slow/2000?\(api)").absoluteString), api: api,
