@@ -24,32 +24,60 @@ struct JSONWriter: ~Copyable {
         needsComma = outer
     }
 
-    /// Decimal digits, without going through a String.
+    /// Decimal digits, without going through a String: counted first, then
+    /// written in place, two at a time.
     mutating func integer(_ value: Int) {
         if value < 0 { output.append(UInt8(ascii: "-")) }
-        var magnitude = value.magnitude
-        withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 20) { digits in
-            var position = digits.count
-            repeat {
-                position -= 1
-                digits[position] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-            } while magnitude > 0
-            output.append(UnsafeBufferPointer(rebasing: digits[position...]))
-        }
+        digits(UInt64(value.magnitude))
     }
+
+    /// `value`'s decimal digits, written straight into the buffer.
+    @inline(__always)
+    private mutating func digits(_ value: UInt64) {
+        var count = 1, bound: UInt64 = 10
+        while count < 20, value >= bound {
+            count += 1
+            bound &*= 10
+        }
+        digits(value, count: count)
+    }
+
+    /// The last `count` decimal digits of `value`, zeros in front when it has fewer.
+    @inline(__always)
+    private mutating func digits(_ value: UInt64, count: Int) {
+        let out = output.appendUninitialized(count)
+        let pairs = Self.digitPairs.utf8Start
+        var rest = value, position = count
+        while position >= 2 {
+            let pair = Int(rest % 100) &* 2
+            rest /= 100
+            position -= 2
+            out[position] = pairs[pair]
+            out[position + 1] = pairs[pair + 1]
+        }
+        if position == 1 { out[0] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10) }
+    }
+
+    /// "00" to "99", two digits at a time.
+    private static let digitPairs: StaticString =
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
 
     mutating func literal(_ text: StaticString) {
         output.append(UnsafeBufferPointer(start: text.utf8Start, count: text.utf8CodeUnitCount))
     }
 
+    /// `"name":`, after a comma unless first in its object: one reservation
+    /// and one copy (a payload has dozens of keys).
     mutating func key(_ name: StaticString) {
-        if needsComma { output.append(UInt8(ascii: ",")) }
+        let count = name.utf8CodeUnitCount
+        let comma = needsComma ? 1 : 0
         needsComma = true
-        output.append(UInt8(ascii: "\""))
-        output.append(UnsafeBufferPointer(start: name.utf8Start, count: name.utf8CodeUnitCount))
-        output.append(UInt8(ascii: "\""))
-        output.append(UInt8(ascii: ":"))
+        let out = output.appendUninitialized(comma + count + 3)
+        if comma == 1 { out[0] = UInt8(ascii: ",") }
+        out[comma] = UInt8(ascii: "\"")
+        (out + comma + 1).update(from: name.utf8Start, count: count)
+        out[comma + count + 1] = UInt8(ascii: "\"")
+        out[comma + count + 2] = UInt8(ascii: ":")
     }
 
     mutating func field(_ name: StaticString, _ value: String) { key(name); string(value) }
@@ -117,18 +145,11 @@ struct JSONWriter: ~Copyable {
             places -= 1
         }
         var divisor: UInt64 = 1
-        for _ in 0 ..< places { divisor *= 10 }
+        for _ in 0 ..< places { divisor &*= 10 }
         if value < 0 { output.append(UInt8(ascii: "-")) }
-        integer(Int(units / divisor))
+        digits(units / divisor)
         output.append(UInt8(ascii: "."))
-        var fraction = units % divisor
-        output.append(repeating: UInt8(ascii: "0"), count: places)
-        var position = output.count
-        while fraction > 0 {
-            position -= 1
-            output[position] = UInt8(ascii: "0") + UInt8(fraction % 10)
-            fraction /= 10
-        }
+        digits(units % divisor, count: places)
         return true
     }
 
