@@ -50,8 +50,7 @@ struct CaptureTracer: Tracer {
         // The async API starts this span on the caller's task, with its
         // context: a captured handler's inbound flow is the request's parent.
         // AsyncHTTPClient names the span after the request's method (HTTPClient+tracing.swift).
-        let request = watched ? TracedRequest(client: client, method: operationName, parentID: context().inboundFlowID,
-                                               appSpan: innerKeepsNothing ? nil : span) : nil
+        let request = watched ? TracedRequest(client: client, method: operationName, parentID: context().inboundFlowID) : nil
         return CaptureSpan(inner: span, request: request, keepsAttributes: innerKeepsNothing)
     }
 
@@ -59,13 +58,8 @@ struct CaptureTracer: Tracer {
     /// the app flushes its own tracer, not this wrapper.
     func forceFlush() {}
 
-    /// AsyncHTTPClient injects the span's context into each request it
-    /// prepares (`HTTPClientRequest.Prepared`), after it has set the span's
-    /// attributes and before the request looks for a connection: the
-    /// moment the watched request reads its URL, once.
     func inject<Carrier, Inject>(_ context: ServiceContext, into carrier: inout Carrier, using injector: Inject)
     where Inject: Injector, Carrier == Inject.Carrier {
-        context.tracedRequest?.prepared()
         inner?.inject(context, into: &carrier, using: injector)
     }
 
@@ -86,26 +80,20 @@ struct CaptureTracer: Tracer {
 /// tracer, the watched request keeps the attributes instead and lends its
 /// dictionary to each read, so the inserts go into one table. A read with
 /// no write after it keeps the table, and the next read is empty: never
-/// less than the no-op span, which always reads empty. Nothing is looked
-/// up as they are set: the request reads its URL once, when
-/// AsyncHTTPClient injects the span's context (``CaptureTracer``), which
-/// carries the request for that.
+/// less than the no-op span, which always reads empty.
 struct CaptureSpan: Tracing.Span {
     let inner: any Tracing.Span
     let request: TracedRequest?
     /// The request, when it keeps the attributes (the app's span would drop them).
     private let keeper: TracedRequest?
-    /// The app's span's context, carrying the watched request.
-    let context: ServiceContext
 
     init(inner: any Tracing.Span, request: TracedRequest?, keepsAttributes: Bool) {
         self.inner = inner
         self.request = request
         keeper = keepsAttributes ? request : nil
-        var context = inner.context
-        if let request { context.tracedRequest = request }
-        self.context = context
     }
+
+    var context: ServiceContext { inner.context }
 
     var operationName: String {
         get { inner.operationName }
@@ -116,9 +104,11 @@ struct CaptureSpan: Tracing.Span {
         get { keeper?.lendAttributes() ?? inner.attributes }
         nonmutating set {
             if let keeper {
+                keeper.update(from: newValue)
                 keeper.keep(newValue)
             } else {
                 inner.attributes = newValue
+                request?.update(from: newValue)
             }
         }
     }
@@ -144,11 +134,10 @@ struct CaptureSpan: Tracing.Span {
 /// until its final response head or its error.
 ///
 /// Announced to the client under its URL's ``Key`` once AsyncHTTPClient has
-/// prepared it (``prepared()``); a connection that sends that request claims
-/// it (so its error reaches the wire flow), and a redirect announces it
-/// again for the next hop. If it ends with an error while waiting for a
-/// connection, no connection ever carried it: it is logged as a failed flow
-/// of its own.
+/// set the URL attribute; a connection that sends that request claims it (so
+/// its error reaches the wire flow), and a redirect announces it again for
+/// the next hop. If it ends with an error while waiting for a connection, no
+/// connection ever carried it: it is logged as a failed flow of its own.
 final class TracedRequest: @unchecked Sendable {
     private let client: ClientCapture
     private let lock = NIOLock()
@@ -164,22 +153,23 @@ final class TracedRequest: @unchecked Sendable {
     private var error: Error?
     private var ended = false
     private var waiters: [@Sendable (Error?) -> Void] = []
+    /// Whether the URL attribute was seen; touched only by
+    /// ``update(from:)``, which the request's own task calls, one attribute
+    /// at a time.
+    private var sawURL = false
     /// The span's attributes, when the app's span keeps none
     /// (``CaptureSpan``); behind `lock`. Out on loan between a read of the
     /// span's attributes and the write that follows it, so that the insert
     /// in between finds the table uniquely referenced.
     private var attributes = SpanAttributes(Dictionary(minimumCapacity: 12))
-    /// The app's span, when its tracer keeps the attributes itself.
-    private let appSpan: (any Tracing.Span)?
 
     /// The inbound flow the app was handling when it made the request.
     let parentID: FlowID?
 
-    init(client: ClientCapture, method: String, parentID: FlowID?, appSpan: (any Tracing.Span)?) {
+    init(client: ClientCapture, method: String, parentID: FlowID?) {
         self.client = client
         self.method = method
         self.parentID = parentID
-        self.appSpan = appSpan
     }
 
     /// Hands the kept attributes to a read of the span's attributes,
@@ -197,21 +187,21 @@ final class TracedRequest: @unchecked Sendable {
         lock.withLock { self.attributes = attributes }
     }
 
-    /// The full URL AsyncHTTPClient set on the span, read once instead of
-    /// at every one of its writes.
-    private var urlAttribute: String? {
-        let attribute = appSpan?.attributes.get("url.full") ?? lock.withLock { attributes.get("url.full") }
-        guard case .string(let text)? = attribute else { return nil }
-        return text
-    }
-
-    /// AsyncHTTPClient has set the attributes and prepared the request,
-    /// which now looks for a connection: announced under its URL's key
-    /// (read as text, ``Key/of(urlText:)``, not parsed), the first time
-    /// only; a redirect's next hop is announced by the connection that
-    /// saw the redirect.
-    func prepared() {
-        guard lock.withLock({ url == nil && !ended }), let text = urlAttribute, let key = Key.of(urlText: text) else { return }
+    /// AsyncHTTPClient sets one attribute at a time (a no-op tracer's span
+    /// reads back only that one; another tracer's, and ours when we keep
+    /// them, read back all set so far), method first, full URL seventh.
+    /// Once the URL is seen nothing here changes, so later writes cost one
+    /// test; before it, one lookup a write. The method is the span's name,
+    /// not looked up. The URL is read as text (``Key/of(urlText:)``), not
+    /// parsed. (Reading it once instead, when AsyncHTTPClient injects the
+    /// span's context, cost as much: the context has to carry the request
+    /// there, and a `ServiceContext` value costs an insert and a dynamic
+    /// cast; docs/BENCHMARKS.md.)
+    func update(from attributes: SpanAttributes) {
+        guard !sawURL else { return }
+        guard case .string(let text)? = attributes.get("url.full") else { return }
+        sawURL = true
+        guard let key = Key.of(urlText: text) else { return }
         let start = client.agent.clock.start()
         let fresh = lock.withLock { () -> Bool in
             guard self.url == nil, !ended else { return false }
@@ -273,15 +263,11 @@ final class TracedRequest: @unchecked Sendable {
     }
 
     func end() {
-        // Refused before AsyncHTTPClient prepared it (a scheme it does not
-        // support): never announced, still a failed request.
-        let unprepared = lock.withLock { self.url == nil && self.error != nil && !ended } ? urlAttribute : nil
         let (waiters, error, unsent, key, url, method, start) = lock.withLock {
             () -> ([@Sendable (Error?) -> Void], Error?, Bool, String?, String?, String, FlowClock.Start?) in
             guard !ended else { return ([], nil, false, nil, nil, "", nil) }
             ended = true
             defer { self.waiters = [] }
-            if self.url == nil, let unprepared { return (self.waiters, self.error, true, nil, unprepared, self.method, nil) }
             return (self.waiters, self.error, waitingForConnection, self.key, self.url, self.method, self.start)
         }
         // Only a request waiting for a connection is still announced (a
@@ -294,19 +280,5 @@ final class TracedRequest: @unchecked Sendable {
             FlowRecording(agent: client.agent, start: flowStart, configuration: client.configuration).finish(.thrownByAsyncHTTPClient(error))
         }
         for waiter in waiters { waiter(error) }
-    }
-}
-
-/// How a watched request travels in its span's context, from the tracer's
-/// `startSpan` to AsyncHTTPClient's `inject` of that context.
-private enum TracedRequestKey: ServiceContextKey {
-    typealias Value = TracedRequest
-}
-
-extension ServiceContext {
-    /// The watched request whose span this context is; nil for any other.
-    fileprivate var tracedRequest: TracedRequest? {
-        get { self[TracedRequestKey.self] }
-        set { self[TracedRequestKey.self] = newValue }
     }
 }

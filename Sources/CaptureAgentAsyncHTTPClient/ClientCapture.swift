@@ -98,9 +98,11 @@ final class ClientCapture: Sendable {
             let taskID = state.nextTaskID
             state.nextTaskID += 1
             var traced: TracedRequest?
-            if var waiting = state.pendingRequests[key], !waiting.isEmpty {
-                traced = waiting.removeFirst()
-                state.pendingRequests[key] = waiting.isEmpty ? nil : waiting
+            // In place: a copy of the list, changed and put back, would copy
+            // its storage, which the table still shares.
+            if let index = state.pendingRequests.index(forKey: key), !state.pendingRequests.values[index].isEmpty {
+                traced = state.pendingRequests.values[index].removeFirst()
+                if state.pendingRequests.values[index].isEmpty { state.pendingRequests.remove(at: index) }
             }
             var hops: [RedirectHop]?
             if state.expectedRedirectCount > 0, var chains = state.expectedRedirects[key] {
@@ -128,9 +130,9 @@ final class ClientCapture: Sendable {
 
     func withdraw(_ request: TracedRequest, key: String) {
         state.withLockedValue { state in
-            guard var waiting = state.pendingRequests[key] else { return }
-            waiting.removeAll { $0 === request }
-            state.pendingRequests[key] = waiting.isEmpty ? nil : waiting
+            guard let index = state.pendingRequests.index(forKey: key) else { return }
+            state.pendingRequests.values[index].removeAll { $0 === request }
+            if state.pendingRequests.values[index].isEmpty { state.pendingRequests.remove(at: index) }
         }
     }
 

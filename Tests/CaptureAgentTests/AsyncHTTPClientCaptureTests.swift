@@ -270,8 +270,8 @@ final class AsyncHTTPClientCaptureTests: AgentTestCase, @unchecked Sendable {
     }
 
     /// A URL AsyncHTTPClient refuses as it prepares the request (a scheme
-    /// it does not speak), before it injects the span's context: the tracer
-    /// never announced it, and still logs it as a failed flow of its own.
+    /// it does not speak), after it set the span's attributes: no
+    /// connection carries it, and the tracer logs it as a failed flow of its own.
     func testAnUnsupportedSchemeFailsAsAFlowOfItsOwn() async throws {
         let url = "ftp://127.0.0.1:1/file?unsupported"
         let run = await compare(AHCRequest(url: url), api: .async, flows: 1)
