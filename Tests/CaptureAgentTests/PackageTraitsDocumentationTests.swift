@@ -2,7 +2,8 @@ import Foundation
 import XCTest
 
 /// docs/AGENT.md and README name every trait Package.swift declares (the
-/// adapters and the viewer), each with its product, so a reader choosing `traits:` sees them all.
+/// adapters, the viewer and the tests' swift-otel), each with its product
+/// (or test target), so a reader choosing `traits:` sees them all.
 final class PackageTraitsDocumentationTests: XCTestCase {
     private let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
@@ -21,9 +22,11 @@ final class PackageTraitsDocumentationTests: XCTestCase {
 
     func testAgentDocsNameEveryTraitWithItsProduct() throws {
         let traits = try declaredTraits()
-        XCTAssertEqual(traits, ["Viewer", "AsyncHTTPClient", "OpenAPI", "Hummingbird", "Vapor", "GRPC"], "the traits this test knows the products of")
+        XCTAssertEqual(traits, ["Viewer", "AsyncHTTPClient", "OpenAPI", "Hummingbird", "Vapor", "GRPC", "SwiftOTel"],
+                       "the traits this test knows the products of")
         let products = ["Viewer": "netinspect", "AsyncHTTPClient": "CaptureAgentAsyncHTTPClient", "OpenAPI": "CaptureAgentOpenAPI",
-                        "Hummingbird": "CaptureAgentHummingbird", "Vapor": "CaptureAgentVapor", "GRPC": "CaptureAgentGRPC"]
+                        "Hummingbird": "CaptureAgentHummingbird", "Vapor": "CaptureAgentVapor", "GRPC": "CaptureAgentGRPC",
+                        "SwiftOTel": "OTelEndToEndTests"]
         let section = try text("docs/AGENT.md").components(separatedBy: "## A complete program")[0]
             .replacingOccurrences(of: "\n", with: " ")
         for trait in traits {
