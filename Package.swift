@@ -390,7 +390,6 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio", condition: .when(traits: ["SwiftOTel"])),
                 .product(name: "NIOPosix", package: "swift-nio", condition: .when(traits: ["SwiftOTel"])),
                 .product(name: "NIOHTTP1", package: "swift-nio", condition: .when(traits: ["SwiftOTel"])),
-                .product(name: "NIOConcurrencyHelpers", package: "swift-nio", condition: .when(traits: ["SwiftOTel"])),
             ]
         ),
         .testTarget(

@@ -9,6 +9,7 @@ import Logging
 import OTel
 import ServiceLifecycle
 import Testing
+import TestSupport
 import WireProtocol
 
 /// An app as docs/FLEET.md describes it: swift-otel bootstrapped with its
@@ -37,8 +38,8 @@ import WireProtocol
         for request in requests { uncaptured.append(await AppView(request, session: plain)) }
 
         let socket = FileManager.default.temporaryDirectory.appendingPathComponent("netinspect-otel-e2e-\(getpid()).sock").path
-        let inspector = try Netinspect(["--listen", "unix:\(socket)", "--listen", "otlp:127.0.0.1:0"])
-        let port = try await inspector.otlpPort()
+        let inspector = try InspectorProcess(listen: "unix:\(socket)", arguments: ["--listen", "otlp:127.0.0.1:0"])
+        let port = try inspector.listeningPort()
 
         let observability = try OTel.bootstrap(configuration: Self.otel(port: port), environment: [:])
         let services = ServiceGroup(services: [observability], logger: Logger(label: "otel-e2e") { _ in SwiftLogNoOpLogHandler() })
@@ -59,8 +60,8 @@ import WireProtocol
 
         let all = requests + [withBodies]
         let opentelemetry = CaptureSource.Client(rawValue: "OpenTelemetry")
-        let (fromAgent, fromSpans) = try await inspector.waitFor("\(all.count) flows from each side") {
-            let flows = try inspector.flows()
+        let (fromAgent, fromSpans) = try inspector.waitFor("\(all.count) flows from each side") { () -> ([NetworkLog], [NetworkLog])? in
+            guard let flows = try? Self.flows(printedBy: inspector) else { return nil }
             let fromAgent = flows.filter { $0.source?.client == .urlSession }
             let fromSpans = flows.filter { $0.source?.client == opentelemetry }
             return fromAgent.count >= all.count && fromSpans.count >= all.count ? (fromAgent, fromSpans) : nil
@@ -69,7 +70,7 @@ import WireProtocol
         // AsyncHTTPClient never went through `agent.capture(_:)`).
         #expect(fromAgent.count == all.count)
         #expect(fromSpans.count == all.count)
-        #expect(try inspector.flows().count == 2 * all.count)
+        #expect(try Self.flows(printedBy: inspector).count == 2 * all.count)
 
         var pairs: [String: (agent: NetworkLog, span: NetworkLog)] = [:]
         for request in all {
@@ -84,7 +85,7 @@ import WireProtocol
         }
 
         // Redacted values stayed redacted on both paths.
-        let printed = inspector.standardOutput
+        let printed = inspector.output
         #expect(!printed.contains(Self.token))
         #expect(!printed.contains(LoopbackServer.cookieSecret))
         // Bodies travel as span attributes only when the app opts in.
@@ -101,6 +102,13 @@ import WireProtocol
         #expect(connected.filter { $0.contains("(pid \(getpid()) ") && $0.contains("connected from unix:") }.count == 2,
                 "\(inspector.errorOutput)")
         #expect(connected.filter { $0.contains("connected from 127.0.0.1:") }.count == 1, "\(inspector.errorOutput)")
+    }
+
+    /// Each complete line netinspect `--json` printed so far, read as a flow, in order.
+    private static func flows(printedBy inspector: InspectorProcess) throws -> [NetworkLog] {
+        let text = inspector.output
+        guard let lastNewline = text.lastIndex(of: "\n") else { return [] }
+        return try text[..<lastNewline].split(separator: "\n").map { try NetworkLog(jsonLine: Array($0.utf8)) }
     }
 
     /// What the app sees of `requests` made through a session captured by an
