@@ -20,7 +20,9 @@ let package = Package(
     // package that only disabled traits' conditions name, even for targets the
     // app never builds, so every other product dependency of a library or
     // executable target carries a condition (test targets do not count).
-    // The tests need the defaults; netinspect itself needs only `Viewer`.
+    // The tests need the defaults; netinspect itself needs only `Viewer`. With
+    // `Viewer` alone the tests build too, without the adapters' (CI's
+    // ThreadSanitizer subset, which needs none of their packages).
     traits: [
         .trait(name: "Viewer", description: "netinspect itself: the terminal viewer, its OTLP receiver and netinspect-bench (SwiftNIO, swift-argument-parser)"),
         .trait(name: "AsyncHTTPClient", description: "CaptureAgentAsyncHTTPClient: AsyncHTTPClient and Vapor's client"),
@@ -363,13 +365,15 @@ let package = Package(
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOConcurrencyHelpers", package: "swift-nio"),
-                // The server-side clients, and a TLS / HTTP/2 loopback server for them.
+                // The server-side clients, and a TLS / HTTP/2 loopback server for
+                // them (TLSTestServer), each behind its trait: with `Viewer` alone
+                // (CI's ThreadSanitizer build) none of them, nor BoringSSL, is compiled.
                 .product(name: "AsyncHTTPClient", package: "async-http-client", condition: .when(traits: ["AsyncHTTPClient"])),
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime", condition: .when(traits: ["OpenAPI"])),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client", condition: .when(traits: ["OpenAPI"])),
                 .product(name: "HTTPTypes", package: "swift-http-types", condition: .when(traits: ["OpenAPI", "Hummingbird"])),
-                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2", condition: .when(traits: ["AsyncHTTPClient"])),
+                .product(name: "NIOSSL", package: "swift-nio-ssl", condition: .when(traits: ["AsyncHTTPClient"])),
             ],
             // The Python WebSocket peers are run through #filePath.
             exclude: ["Fixtures"]

@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient trait (on by default; Package.swift).
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import CaptureAgent
 import CaptureAgentAsyncHTTPClient
@@ -217,3 +219,4 @@ enum AHCCaptureBenchmark {
 private final class Box<Value>: @unchecked Sendable {
     var value: Value?
 }
+#endif

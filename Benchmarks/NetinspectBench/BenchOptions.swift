@@ -5,7 +5,7 @@ import Foundation
 /// section (a figure taken beside a busy core says so itself).
 enum BenchOptions {
     static let sections: [(number: Int, name: String)] = [
-        (1, "capture overhead: URLSession and AsyncHTTPClient against loopback HTTP, with and without the agent"),
+        (1, "capture overhead: URLSession and AsyncHTTPClient (trait AsyncHTTPClient) against loopback HTTP, with and without the agent"),
         (2, "codec: frames encoded and decoded a second"),
         (3, "inspector ingest: a real listener and store, no terminal"),
         (4, "UI core: filtering, sorting and rendering a large store"),
@@ -14,7 +14,7 @@ enum BenchOptions {
         (7, "OTLP/HTTP span ingest"),
         (8, "inbound capture: a Hummingbird service making one outbound call a request (trait Hummingbird)"),
         (9, "gRPC unary calls, client and server captured (trait GRPC)"),
-        (10, "streamed responses read by AsyncHTTPClient"),
+        (10, "streamed responses read by AsyncHTTPClient (trait AsyncHTTPClient)"),
         (11, "server replay of a recording"),
     ]
 

@@ -203,9 +203,11 @@ enum CaptureBenchmark {
             }
             for mode in modes { addRow(mode, workload: workload, results: results, to: &table, notes: &notes) }
         }
+        #if AsyncHTTPClient
         if selection([1], variable: "NETINSPECT_BENCH_AHC", index: { $0 == "1" ? 0 : nil }).count == 1 {
             try AHCCaptureBenchmark.addRows(to: &table, notes: &notes, tiny: tiny, environment)
         }
+        #endif
         return CaptureReport(table: table, notes: [
             "Targets at concurrency 16: CaptureAgent ≤ 1.10x no-capture wall time without an inspector and with netinspect reading in another process, ≤ 1.15x with one reading in this process",
         ] + missing + notes + [

@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient trait (on by default; Package.swift).
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import CaptureAgent
 import CaptureAgentAsyncHTTPClient
@@ -149,3 +151,4 @@ enum StreamBenchmark {
         return seconds(usage.ru_utime) + seconds(usage.ru_stime)
     }
 }
+#endif

@@ -52,7 +52,9 @@ do {
     #if GRPC
     try section(9) { try GRPCBenchmark.run(tiny: tiny).render() }
     #endif
+    #if AsyncHTTPClient
     try section(10) { try StreamBenchmark.run(tiny: tiny).render() }
+    #endif
     try section(11, repeats: repeats) { try ServerReplayBenchmark.run(tiny: tiny).render() }
 } catch {
     FileHandle.standardError.write(Data("netinspect-bench: \(error)\n".utf8))

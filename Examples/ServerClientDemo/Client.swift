@@ -1,3 +1,5 @@
+// Built with the OpenAPI trait (on by default; Package.swift).
+#if OpenAPI
 import Foundation
 import HTTPTypes
 @_spi(Generated) import OpenAPIRuntime
@@ -29,3 +31,4 @@ struct Client {
         )
     }
 }
+#endif

@@ -5,6 +5,7 @@
 //
 // docs/AGENT.md's AsyncHTTPClient and OpenAPI snippets are the marked parts of
 // this file (a test keeps them identical).
+#if AsyncHTTPClient && OpenAPI
 import AsyncHTTPClient
 import CaptureAgent
 import CaptureAgentAsyncHTTPClient
@@ -54,3 +55,8 @@ do {
     print("ServerClientDemo: failed: \(error)")
 }
 exit(failures == 0 ? 0 : 1)
+#else
+import Foundation
+FileHandle.standardError.write(Data("ServerClientDemo needs the package's AsyncHTTPClient and OpenAPI traits (on by default)\n".utf8))
+exit(2)
+#endif

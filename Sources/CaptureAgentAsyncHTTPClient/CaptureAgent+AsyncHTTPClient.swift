@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient or Vapor trait (both on by default; Package.swift).
+#if AsyncHTTPClient || Vapor
 import AsyncHTTPClient
 import CaptureAgent
 import NIOCore
@@ -69,3 +71,4 @@ extension CaptureAgent {
         configuration.tracing.tracer = CaptureTracer(wrapping: configuration.tracing.tracer, client: client)
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient or Vapor trait (both on by default; Package.swift).
+#if AsyncHTTPClient || Vapor
 import CaptureAgent
 import Foundation
 import NIOConcurrencyHelpers
@@ -282,3 +284,4 @@ final class TracedRequest: @unchecked Sendable {
         for waiter in waiters { waiter(error) }
     }
 }
+#endif

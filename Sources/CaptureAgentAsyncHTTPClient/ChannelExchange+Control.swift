@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient or Vapor trait (both on by default; Package.swift).
+#if AsyncHTTPClient || Vapor
 import AsyncHTTPClient
 import CaptureAgent
 import Foundation
@@ -45,3 +47,4 @@ extension ChannelExchange {
         client.agent.replays.remember(id, request: request, sender: AsyncHTTPClientReplay(capture: client))
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient or Vapor trait (both on by default; Package.swift).
+#if AsyncHTTPClient || Vapor
 import AsyncHTTPClient
 import CaptureAgent
 import Foundation
@@ -50,3 +52,4 @@ struct AsyncHTTPClientReplay: ReplaySender {
         _ = capture.send(request, configuration: configuration, on: nil)
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient or Vapor trait (both on by default; Package.swift).
+#if AsyncHTTPClient || Vapor
 import AsyncHTTPClient
 import CaptureAgent
 import Foundation
@@ -366,3 +368,4 @@ enum Key {
         return decoded.withUTF8 { build(host: host, port: port, path: $0, query: query) }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient or Vapor trait (both on by default; Package.swift).
+#if AsyncHTTPClient || Vapor
 import CaptureAgent
 import NIOConcurrencyHelpers
 import NIOCore
@@ -125,3 +127,4 @@ private func closeDescriptor(_ descriptor: CInt) {
     _ = Darwin.close(descriptor)
     #endif
 }
+#endif

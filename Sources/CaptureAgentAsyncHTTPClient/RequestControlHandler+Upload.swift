@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient or Vapor trait (both on by default; Package.swift).
+#if AsyncHTTPClient || Vapor
 import AsyncHTTPClient
 import CaptureAgent
 import Foundation
@@ -79,3 +81,4 @@ extension RequestControlHandler {
         for (_, promise) in current.parts { promise?.fail(ChannelError.ioOnClosedChannel) }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient or Vapor trait (both on by default; Package.swift).
+#if AsyncHTTPClient || Vapor
 import AsyncHTTPClient
 import CaptureAgent
 import Foundation
@@ -402,3 +404,4 @@ extension HTTPHeaders {
         map { HTTPHeader(name: $0.name, value: $0.value) }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient or Vapor trait (both on by default; Package.swift).
+#if AsyncHTTPClient || Vapor
 import AsyncHTTPClient
 import CaptureAgent
 import Foundation
@@ -154,3 +156,4 @@ final class ResponseControlHandler: ChannelDuplexHandler, RemovableChannelHandle
         }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient or Vapor trait (both on by default; Package.swift).
+#if AsyncHTTPClient || Vapor
 import CaptureAgent
 import NIOCore
 import NIOPosix
@@ -273,3 +275,4 @@ final class TunnelBackHandler: ChannelInboundHandler {
         context.close(promise: nil)
     }
 }
+#endif

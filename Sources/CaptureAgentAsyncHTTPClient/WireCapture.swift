@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient or Vapor trait (both on by default; Package.swift).
+#if AsyncHTTPClient || Vapor
 import CaptureAgent
 import Foundation
 import NIOCore
@@ -371,3 +373,4 @@ final class DecodedCaptureHandler: ExchangeObserver, ChannelDuplexHandler, Remov
         context.fireChannelRead(data)
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the OpenAPI trait (on by default; Package.swift).
+#if OpenAPI
 import CaptureAgent
 import Foundation
 import HTTPTypes
@@ -50,3 +52,4 @@ struct PacedSequence: AsyncSequence, Sendable {
         }
     }
 }
+#endif

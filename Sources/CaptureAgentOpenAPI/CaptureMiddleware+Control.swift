@@ -1,3 +1,5 @@
+// Built with the OpenAPI trait (on by default; Package.swift).
+#if OpenAPI
 import CaptureAgent
 import Foundation
 import HTTPTypes
@@ -107,3 +109,4 @@ extension HTTPFields {
         }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the OpenAPI trait (on by default; Package.swift).
+#if OpenAPI
 import CaptureAgent
 import Foundation
 import HTTPTypes
@@ -297,3 +299,4 @@ struct TeeSequence: AsyncSequence, Sendable {
         }
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient trait (on by default; Package.swift).
+#if AsyncHTTPClient
 import Foundation
 import XCTest
 @testable import CaptureAgentAsyncHTTPClient
@@ -44,3 +46,4 @@ final class AHCKeyTests: XCTestCase {
         XCTAssertEqual(Key.of(target.absoluteURL), "h:8080/next/?a=1")
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient trait (on by default; Package.swift).
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import CaptureAgentAsyncHTTPClient
 import Foundation
@@ -540,3 +542,4 @@ final class AsyncHTTPClientCaptureTests: AgentTestCase, @unchecked Sendable {
         XCTAssertEqual(agent.statistics.droppedEvents, 33, "the slow flow's three events are counted too")
     }
 }
+#endif

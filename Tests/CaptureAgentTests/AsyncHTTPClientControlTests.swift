@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient trait (on by default; Package.swift).
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import CaptureAgentAsyncHTTPClient
 import Foundation
@@ -115,3 +117,4 @@ final class AsyncHTTPClientControlTests: AgentTestCase, @unchecked Sendable {
         }
     }
 }
+#endif

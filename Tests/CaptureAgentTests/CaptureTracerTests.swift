@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient trait (on by default; Package.swift).
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import CaptureAgent
 import Foundation
@@ -118,3 +120,4 @@ private struct DictionaryInjector: Injector {
         carrier[key] = value
     }
 }
+#endif

@@ -181,6 +181,7 @@ extension ControlScenarioTests {
         XCTAssertTrue(eventually { inspector.flows.values.contains { $0.request.url.contains("client=urlsession") && $0.state == .cancelled } },
                       "URLSession: the flow ends as cancelled")
 
+        #if AsyncHTTPClient
         var ahc = ahcConfiguration()
         agent.capture(&ahc)
         let outcome = await performAHC(AHCRequest(url: server.url("/text?waits&client=ahc").absoluteString), api: .async,
@@ -188,5 +189,6 @@ extension ControlScenarioTests {
         XCTAssertNotNil(outcome.error, "AsyncHTTPClient: the deadline ends the request")
         XCTAssertTrue(eventually { inspector.flows.values.contains { $0.request.url.contains("client=ahc") && $0.state.isFinal } },
                       "AsyncHTTPClient: the flow ends")
+        #endif
     }
 }

@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient trait (on by default; Package.swift).
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import Foundation
 import NIOCore
@@ -85,3 +87,4 @@ final class HoldPastTheServersIdleTimeoutEndToEndTests: XCTestCase, @unchecked S
         XCTAssertFalse(pane.capture().contains("removed host"), "the edit kept Host: \(pane.capture())")
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient trait (on by default; Package.swift).
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import Foundation
 import NIOCore
@@ -104,3 +106,4 @@ final class MCPServerPeerTests: AgentTestCase, @unchecked Sendable {
         XCTAssertEqual(with, without, "released, the call gets its answer")
     }
 }
+#endif

@@ -1,3 +1,5 @@
+// Built with the OpenAPI and AsyncHTTPClient traits (on by default; Package.swift).
+#if OpenAPI && AsyncHTTPClient
 import AsyncHTTPClient
 import CaptureAgentOpenAPI
 import Foundation
@@ -331,3 +333,4 @@ final class OpenAPICaptureTests: AgentTestCase, @unchecked Sendable {
         XCTAssertEqual(flow.state, .cancelled)
     }
 }
+#endif

@@ -1,9 +1,11 @@
-import AsyncHTTPClient
 import Foundation
 import NIOCore
 import WireProtocol
 import XCTest
 @testable import CaptureAgent
+#if AsyncHTTPClient
+import AsyncHTTPClient
+#endif
 
 /// docs/COMPATIBILITY.md's matrix, run: every client × every real server
 /// (``RealPeer``) × every control power, each cell sent without the agent
@@ -23,6 +25,7 @@ final class RealPeerMatrixTests: AgentTestCase, @unchecked Sendable {
     func testNginx() async throws { try await runMatrix(.nginx) }
     func testHTTPServerAnsweringHTTP10() async throws { try await runMatrix(.httpServer) }
 
+    #if AsyncHTTPClient
     /// The hold the matrix's cells cannot show: a request held on a
     /// connection the server already answered on (kept alive), which the
     /// server closes at its 2 s idle timeout while the person reads.
@@ -70,6 +73,7 @@ final class RealPeerMatrixTests: AgentTestCase, @unchecked Sendable {
             try await client.shutdown()
         }
     }
+    #endif
 
     // MARK: - One server's rows
 

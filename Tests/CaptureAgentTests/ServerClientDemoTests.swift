@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient and OpenAPI traits (on by default; Package.swift).
+#if AsyncHTTPClient && OpenAPI
 import Foundation
 import WireProtocol
 import XCTest
@@ -30,3 +32,4 @@ final class ServerClientDemoTests: XCTestCase {
         }
     }
 }
+#endif

@@ -1,4 +1,3 @@
-import AsyncHTTPClient
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
@@ -6,6 +5,9 @@ import FoundationNetworking
 import WireProtocol
 import XCTest
 @testable import CaptureAgent
+#if AsyncHTTPClient
+import AsyncHTTPClient
+#endif
 
 /// Record, then replay, as a person does it: the real `netinspect --json
 /// --save FILE` records an app's traffic to real loopback servers; then the
@@ -154,6 +156,7 @@ final class ServerReplayEndToEndTests: XCTestCase, @unchecked Sendable {
         XCTAssertTrue(line.contains("--server-replay") && line.contains("NETINSPECT_CONTROL=1"), line)
     }
 
+    #if AsyncHTTPClient
     private func ahc(_ url: URL, agent: CaptureAgent) async -> AHCOutcome {
         var configuration = ahcConfiguration()
         agent.capture(&configuration)
@@ -195,4 +198,5 @@ final class ServerReplayEndToEndTests: XCTestCase, @unchecked Sendable {
         XCTAssertTrue(times.allSatisfy { $0 < .seconds(2) }, "answered at once, not after connect retries: \(times)")
         XCTAssertEqual(try flows(replayer, count: 3).filter { $0.changes?.serverReplay != nil }.count, 3)
     }
+    #endif
 }

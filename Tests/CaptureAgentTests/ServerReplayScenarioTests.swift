@@ -65,6 +65,7 @@ final class ServerReplayScenarioTests: AgentTestCase, @unchecked Sendable {
         }
     }
 
+    #if AsyncHTTPClient
     /// AsyncHTTPClient decides nothing before it has a connection: through
     /// the control tunnel it has one even where nothing listens, so a
     /// recording answers it with its server gone, and at once (it used to
@@ -84,6 +85,7 @@ final class ServerReplayScenarioTests: AgentTestCase, @unchecked Sendable {
             replay(nil)
         }
     }
+    #endif
 
     /// A recorded body larger than a socket's first read (70 kB, so its
     /// book's frame comes in many reads) is taken and answers as recorded.
@@ -99,6 +101,7 @@ final class ServerReplayScenarioTests: AgentTestCase, @unchecked Sendable {
         XCTAssertEqual(replayed, live)
     }
 
+    #if AsyncHTTPClient
     /// Two POSTs to one URL (GraphQL's way) with streamed bodies: matching
     /// sees each body whole, so each is answered with its own recording,
     /// whichever comes first (AsyncHTTPClient's were matched without their
@@ -130,6 +133,7 @@ final class ServerReplayScenarioTests: AgentTestCase, @unchecked Sendable {
         }
         origin.shutdown()
     }
+    #endif
 
     func testResponsesAnswerInOrderOnceEachThenTheExtraPolicy() async throws {
         let recorded = try await recordThreeAnswers()
@@ -203,7 +207,11 @@ final class ServerReplayScenarioTests: AgentTestCase, @unchecked Sendable {
         var timed = book(Array(recorded.prefix(1)), options)
         timed.entries[0].wait = 0.4
         replay(timed)
-        for adapter in [ControlAdapter.urlSessionResent, .ahcAsync] {
+        var adapters = [ControlAdapter.urlSessionResent]
+        #if AsyncHTTPClient
+        adapters.append(.ahcAsync)
+        #endif
+        for adapter in adapters {
             let started = ContinuousClock.now
             let outcome = await adapter.send(ScenarioRequest(url: server.url("/header/x-seq")), agent: agent)
             let elapsed = ContinuousClock.now - started

@@ -1,15 +1,17 @@
-import AsyncHTTPClient
-import CaptureAgentOpenAPI
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import HTTPTypes
-import OpenAPIAsyncHTTPClient
-@_spi(Generated) import OpenAPIRuntime
 import WireProtocol
 import XCTest
 @testable import CaptureAgent
+#if OpenAPI && AsyncHTTPClient
+import AsyncHTTPClient
+import CaptureAgentOpenAPI
+import HTTPTypes
+import OpenAPIAsyncHTTPClient
+@_spi(Generated) import OpenAPIRuntime
+#endif
 #if GRPC
 import CaptureAgentGRPC
 import GRPCCore
@@ -89,6 +91,7 @@ final class UnbuiltFlowsAreCountedTests: XCTestCase, @unchecked Sendable {
     }
     #endif
 
+    #if OpenAPI && AsyncHTTPClient
     /// An OpenAPI operation through the middleware: counted, and its
     /// response body reaches the app as the transport returned it, uncopied.
     func testAnUnbuiltOpenAPIOperationIsCountedAndItsBodyHandedOnUncopied() async throws {
@@ -114,6 +117,7 @@ final class UnbuiltFlowsAreCountedTests: XCTestCase, @unchecked Sendable {
         XCTAssertEqual(counts.shown, 3)
         XCTAssertEqual(counts.counted, counts.shown)
     }
+    #endif
 
     /// A task the agent re-sends (a delegate-style data task of a session
     /// with a data delegate): counted, and nothing kept for a replay no
@@ -159,6 +163,7 @@ final class UnbuiltFlowsAreCountedTests: XCTestCase, @unchecked Sendable {
     #endif
 }
 
+#if OpenAPI && AsyncHTTPClient
 /// A transport that notes which response body object it returns.
 private struct BodyWatchingTransport: OpenAPIRuntime.ClientTransport {
     let inner: AsyncHTTPClientTransport
@@ -185,6 +190,7 @@ private struct BodyWatchingMiddleware: OpenAPIRuntime.ClientMiddleware {
         return (response, responseBody)
     }
 }
+#endif
 
 /// A session's data delegate that keeps the body and notes the end.
 private final class BodyCollector: NSObject, URLSessionDataDelegate, @unchecked Sendable {

@@ -56,6 +56,7 @@ final class WrappingACommandEndToEndTests: XCTestCase {
         XCTAssertEqual(lines.count, 3, "each failed flow is shown:\n\(run.output)")
     }
 
+    #if AsyncHTTPClient && OpenAPI
     func testJSONShowsEveryFlowOfAnAsyncHTTPClientProgram() throws {
         let demo = try ExampleProgram(name: "ServerClientDemo").executable().path
         let run = try netinspect(["--json", "--", demo, server.url("/text").absoluteString])
@@ -65,6 +66,7 @@ final class WrappingACommandEndToEndTests: XCTestCase {
         XCTAssertEqual(flows.map(\.response?.statusCode), [200, 200, 200])
         XCTAssertTrue(run.output.contains("ServerClientDemo:"), "the program's own output passes through:\n\(run.output)")
     }
+    #endif
 
     func testADeathBySignalEndsWithOneHundredTwentyEightPlusItsNumber() throws {
         let run = try netinspect(["--dump", "--", "/bin/sh", "-c", "kill -TERM $$"])

@@ -1,3 +1,5 @@
+// Built with the AsyncHTTPClient trait (on by default; Package.swift).
+#if AsyncHTTPClient
 import AsyncHTTPClient
 import CaptureAgentAsyncHTTPClient
 import Foundation
@@ -152,11 +154,6 @@ func performAHC(
     return outcome
 }
 
-/// An error as the app would tell it apart: its type and description.
-func describe(_ error: Error) -> String {
-    "\(type(of: error)): \(error)"
-}
-
 /// An HTTP/1.1 client configuration for the loopback server: short timeouts,
 /// no TLS surprises, redirects followed as by default.
 func ahcConfiguration(decompression: Bool = false, readTimeout: TimeAmount? = nil, tls: Bool = false, http2: Bool = false) -> HTTPClient.Configuration {
@@ -185,3 +182,4 @@ extension NetworkLog {
         request.headersAsSent.map { "\($0.name.lowercased()): \($0.value)" }.sorted()
     }
 }
+#endif

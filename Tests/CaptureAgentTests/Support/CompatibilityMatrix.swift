@@ -83,9 +83,13 @@ enum CompatibilityMatrix {
         switch client {
         case .urlSessionInPlace: "URLSession (completion handler)"
         case .urlSessionResent: "URLSession (data delegate)"
+        #if AsyncHTTPClient
         case .ahcAsync: "AsyncHTTPClient (async)"
         case .ahcFuture: "AsyncHTTPClient (future)"
+        #endif
+        #if OpenAPI && AsyncHTTPClient
         case .openAPI: "OpenAPI (AsyncHTTPClient transport)"
+        #endif
         #if Vapor
         case .vaporClient: "Vapor's `req.client`"
         #endif

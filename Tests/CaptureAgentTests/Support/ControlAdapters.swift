@@ -1,16 +1,22 @@
-import AsyncHTTPClient
-import CaptureAgentAsyncHTTPClient
-import CaptureAgentOpenAPI
 import Foundation
 #if canImport(FoundationNetworking)
 import FoundationNetworking
 #endif
-import HTTPTypes
-import NIOHTTP1
-import OpenAPIAsyncHTTPClient
-@_spi(Generated) import OpenAPIRuntime
 import WireProtocol
 @testable import CaptureAgent
+// Each client is built with its trait (all on by default; Package.swift);
+// the OpenAPI client's transport is AsyncHTTPClient's.
+#if AsyncHTTPClient
+import AsyncHTTPClient
+import CaptureAgentAsyncHTTPClient
+import NIOHTTP1
+#endif
+#if OpenAPI && AsyncHTTPClient
+import CaptureAgentOpenAPI
+import HTTPTypes
+import OpenAPIAsyncHTTPClient
+@_spi(Generated) import OpenAPIRuntime
+#endif
 
 /// Every way an app's request reaches the agent, driven the same way, for
 /// the table of control scenarios (`ControlScenarioTests`).
@@ -19,9 +25,13 @@ enum ControlAdapter: String, CaseIterable, Sendable {
     case urlSessionInPlace
     /// A session data delegate's task: always re-sent.
     case urlSessionResent
+    #if AsyncHTTPClient
     case ahcAsync
     case ahcFuture
+    #endif
+    #if OpenAPI && AsyncHTTPClient
     case openAPI
+    #endif
     #if Vapor
     /// A Vapor application's `app.client`, through the agent's client provider.
     case vaporClient
@@ -31,8 +41,12 @@ enum ControlAdapter: String, CaseIterable, Sendable {
     var client: CaptureClient {
         switch self {
         case .urlSessionInPlace, .urlSessionResent: .urlSession
+        #if AsyncHTTPClient
         case .ahcAsync, .ahcFuture: .asyncHTTPClient
+        #endif
+        #if OpenAPI && AsyncHTTPClient
         case .openAPI: .openAPI
+        #endif
         #if Vapor
         case .vaporClient: .vaporClient
         #endif
@@ -42,14 +56,24 @@ enum ControlAdapter: String, CaseIterable, Sendable {
     /// Whether a response breakpoint holds a body of unknown length (one the
     /// server ends by closing): the OpenAPI middleware holds only a body of
     /// known length or one it can read twice (docs/AGENT.md), so that one goes on unheld.
-    var holdsBodiesOfUnknownLength: Bool { self != .openAPI }
+    var holdsBodiesOfUnknownLength: Bool {
+        #if OpenAPI && AsyncHTTPClient
+        return self != .openAPI
+        #else
+        return true
+        #endif
+    }
 
     /// The `source.client` of its flows (nil: URLSession flows carry none).
     var logClient: CaptureSource.Client? {
         switch self {
         case .urlSessionInPlace, .urlSessionResent: nil
+        #if AsyncHTTPClient
         case .ahcAsync, .ahcFuture: .asyncHTTPClient
+        #endif
+        #if OpenAPI && AsyncHTTPClient
         case .openAPI: .openAPI
+        #endif
         #if Vapor
         case .vaporClient: .vaporClient
         #endif
@@ -82,12 +106,21 @@ struct ScenarioOutcome: Equatable, CustomStringConvertible {
 
     /// `error` as ``error`` tells it.
     static func describing(_ error: Error) -> String {
+        #if OpenAPI && AsyncHTTPClient
         let underlying = (error as? ClientError)?.underlyingError ?? error
+        #else
+        let underlying = error
+        #endif
         if let urlError = underlying as? URLError { return "\(NSURLErrorDomain) \(urlError.code.rawValue)" }
         return describe(underlying)
     }
 
     static let markedNames = ["x-method", "x-edited", "content-type"]
+}
+
+/// An error as the app would tell it apart: its type and description.
+func describe(_ error: Error) -> String {
+    "\(type(of: error)): \(error)"
 }
 
 extension ControlAdapter {
@@ -111,6 +144,7 @@ extension ControlAdapter {
             return ScenarioOutcome(status: outcome.status, body: Array(outcome.body),
                                    marked: Self.marked(outcome.headers.map { ($0.key, $0.value) }), failed: outcome.errorCode != nil,
                                    error: outcome.errorCode.map { "\(outcome.errorDomain ?? "") \($0)" })
+        #if AsyncHTTPClient
         case .ahcAsync, .ahcFuture:
             var configuration = ahcConfiguration()
             agent?.capture(&configuration)
@@ -123,8 +157,11 @@ extension ControlAdapter {
             }
             return ScenarioOutcome(status: outcome.status, body: outcome.body, marked: Self.marked(fields), failed: outcome.error != nil,
                                    error: outcome.error)
+        #endif
+        #if OpenAPI && AsyncHTTPClient
         case .openAPI:
             return await sendOpenAPI(request, agent: agent)
+        #endif
         #if Vapor
         case .vaporClient:
             return await sendVapor(request, agent: agent)
@@ -132,6 +169,7 @@ extension ControlAdapter {
         }
     }
 
+    #if OpenAPI && AsyncHTTPClient
     private func sendOpenAPI(_ request: ScenarioRequest, agent: CaptureAgent?) async -> ScenarioOutcome {
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: ahcConfiguration())
         defer { _ = http.shutdown() }
@@ -162,6 +200,7 @@ extension ControlAdapter {
             return ScenarioOutcome(failed: true, error: ScenarioOutcome.describing(error))
         }
     }
+    #endif
 
     static func marked(_ fields: [(String, String)]) -> [String: String] {
         var marked: [String: String] = [:]

@@ -1,11 +1,16 @@
 import Foundation
 import NIOCore
 import NIOHTTP1
-import NIOHTTP2
 import NIOPosix
-import NIOSSL
 import XCTest
 @testable import CaptureAgent
+// The server is built with the AsyncHTTPClient trait (on by default), whose
+// tests are its only clients, and so are swift-nio-ssl and swift-nio-http2
+// for this target (Package.swift). The gRPC tests use the certificate alone.
+#if AsyncHTTPClient
+import NIOHTTP2
+import NIOSSL
+#endif
 
 /// ``TestHTTPServer``'s routes over TLS on 127.0.0.1, speaking HTTP/2 or
 /// HTTP/1.1 as ALPN settles it (or HTTP/1.1 only), with the same recording
@@ -38,6 +43,7 @@ pLu4RiUi2dhv+/pKC9FvbrgXn7114Igo0jQxbCb8oI76vOsLknzva7sx
 -----END PRIVATE KEY-----
 """
 
+    #if AsyncHTTPClient
     private let channel: Channel
     private let received = Locked<[ReceivedRequest]>([])
     private let counters = ServerCounters()
@@ -106,4 +112,5 @@ pLu4RiUi2dhv+/pKC9FvbrgXn7114Igo0jQxbCb8oI76vOsLknzva7sx
             return all
         }
     }
+    #endif
 }
