@@ -91,7 +91,12 @@ public final class CaptureAgent: Sendable {
     /// What the agent has done so far.
     public struct Statistics: Sendable, Equatable {
         /// Events dropped: no inspector connected, or even without their
-        /// bodies the queue could not hold them.
+        /// bodies the queue could not hold them. One kind of flow is not
+        /// counted: an AsyncHTTPClient request that started while no
+        /// inspector was connected and failed before any connection carried
+        /// it (refused, DNS, a pool timeout). Telling it from a request a
+        /// connection did carry needs the pairing the capture does only
+        /// while it records (docs/AGENT.md).
         public var droppedEvents = 0
         /// Events whose bodies were cut short because the queue was over its
         /// byte bound: bodies give way before flows (each cut body is marked

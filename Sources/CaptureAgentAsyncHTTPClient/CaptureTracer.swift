@@ -48,7 +48,13 @@ struct CaptureTracer: Tracer {
             tracer.startSpan(operationName, context: context(), ofKind: kind, at: instant(), function: function, file: fileID, line: line)
         }
         let span: any Tracing.Span = inner.map { start($0) } ?? NoOpTracer.NoOpSpan(context: context())
-        let watched = kind == .client && fileID != "AsyncHTTPClient/RequestBag+Tracing.swift"
+        // Watched only while flows are recorded: the request is paired with
+        // the connection that carries it for what only a built flow shows
+        // (its parent, its wait for a connection, an error that never
+        // reached one). Unwatched, the span costs the app what the app's own
+        // span costs (docs/BENCHMARKS.md), and a request that fails before
+        // any connection goes uncounted (CaptureAgent.Statistics.droppedEvents).
+        let watched = kind == .client && fileID != "AsyncHTTPClient/RequestBag+Tracing.swift" && client.agent.isRecording
         // The async API starts this span on the caller's task, with its
         // context: a captured handler's inbound flow is the request's parent.
         // AsyncHTTPClient names the span after the request's method (HTTPClient+tracing.swift).

@@ -9,6 +9,7 @@ import NIOHTTP1
 import NIOHTTP2
 import NIOHTTPCompression
 import NIOSSL
+import Synchronization
 import WireProtocol
 
 /// The capture state of one captured `HTTPClient.Configuration` (so of the
@@ -62,6 +63,13 @@ final class ClientCapture: Sendable {
     static let redirectWait = TimeAmount.seconds(60)
 
     private let state = NIOLockedValueBox(State())
+    /// How many requests `pendingRequests` holds, read without the lock: a
+    /// connection's flow that is not built looks at the tables only when
+    /// the tracer has requests waiting, since one of them may be its own.
+    /// Changed under the lock; a relaxed read is enough, because a request
+    /// is announced before AsyncHTTPClient hands it to a connection, and
+    /// that hand-over orders the announcement before the connection's read.
+    private let waitingRequests = Atomic<Int>(0)
 
     init(agent: CaptureAgent, appConfiguration: HTTPClient.Configuration, replayOrigin: ReplayOrigin? = nil,
          tunnel: ControlTunnel? = nil) {
@@ -74,6 +82,9 @@ final class ClientCapture: Sendable {
             && configuration.includedURLs.isEmpty && configuration.excludedURLs.isEmpty
         self.clientID = agent.nextSessionID()
     }
+
+    /// Whether the tracer has announced requests no connection has claimed yet.
+    var hasWaitingRequests: Bool { waitingRequests.load(ordering: .relaxed) > 0 }
 
     func nextTaskID() -> Int {
         state.withLockedValue { state in
@@ -104,6 +115,7 @@ final class ClientCapture: Sendable {
             // its storage, which the table still shares.
             if let index = state.pendingRequests.index(forKey: key), !state.pendingRequests.values[index].isEmpty {
                 traced = state.pendingRequests.values[index].removeFirst()
+                waitingRequests.subtract(1, ordering: .relaxed)
                 if state.pendingRequests.values[index].isEmpty { state.pendingRequests.remove(at: index) }
             }
             var hops: [RedirectHop]?
@@ -127,13 +139,18 @@ final class ClientCapture: Sendable {
     // MARK: - Requests the tracer saw
 
     func announce(_ request: TracedRequest, key: String) {
-        state.withLockedValue { $0.pendingRequests[key, default: []].append(request) }
+        state.withLockedValue { state in
+            state.pendingRequests[key, default: []].append(request)
+            waitingRequests.add(1, ordering: .relaxed)
+        }
     }
 
     func withdraw(_ request: TracedRequest, key: String) {
         state.withLockedValue { state in
             guard let index = state.pendingRequests.index(forKey: key) else { return }
+            let waiting = state.pendingRequests.values[index].count
             state.pendingRequests.values[index].removeAll { $0 === request }
+            waitingRequests.subtract(waiting - state.pendingRequests.values[index].count, ordering: .relaxed)
             if state.pendingRequests.values[index].isEmpty { state.pendingRequests.remove(at: index) }
         }
     }

@@ -183,7 +183,7 @@ final class RequestControlHandler: ChannelDuplexHandler, RemovableChannelHandler
                        context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
         if wholeBody == nil { reset() } else { mode = .passing }
         let agent = exchange.client.agent
-        guard agent.allowsControl, let flow = exchange.flow, !flow.recording.isFinished, let url = URL(string: flow.url) else {
+        guard agent.allowsControl, let flow = exchange.flow, !flow.recording.isFinished, let url = flow.url.flatMap(URL.init(string:)) else {
             exchange.controlled = nil
             return context.write(wrapOutboundOut(.head(appHead)), promise: promise)
         }

@@ -58,14 +58,32 @@ final class ChannelExchange: @unchecked Sendable {
         flow = nil
         let appHead = headBeforeDecompressor ?? head
         headBeforeDecompressor = nil
-        guard let target = target(of: head), shouldCapture(target) else { return }
-        let claimed = client.claim(key: target.key)
-        // Described only for a flow that is built: an unbuilt one costs no copies.
-        let recording = FlowRecording(agent: client.agent, start: flowStart(head, appHead: appHead, url: target.url, claimed: claimed,
-                                                                             localAddress: localAddress),
-                                      configuration: client.configuration)
-        let flow = WireFlow(recording: recording, method: head.method.rawValue, url: target.url, eventLoop: eventLoop)
-        if let traced = claimed.traced {
+        // The agent's patterns need the URL to decide; with none (the usual
+        // case) a flow that is not built never reads it.
+        var target: Target?
+        if client.capturesEverything {
+            guard client.agent.isCapturing else { return }
+        } else {
+            guard let known = self.target(of: head), shouldCapture(known) else { return }
+            target = known
+        }
+        // Described and paired only for a flow that is built: an unbuilt one
+        // costs no copies and no lookups, unless the tracer has requests
+        // waiting for a connection (it watched them while flows were
+        // recorded), one of which may be this one: it is carried now.
+        var claimed: Claim?
+        let recording = FlowRecording(agent: client.agent, start: {
+            let known = target ?? self.target(of: head) ?? Target(url: head.uri, key: "")
+            target = known
+            claimed = client.claim(key: known.key)
+            return flowStart(head, appHead: appHead, url: known.url, claimed: claimed!, localAddress: localAddress)
+        }(), configuration: client.configuration)
+        if !recording.isBuilt, client.hasWaitingRequests, let known = target ?? self.target(of: head) {
+            target = known
+            claimed = client.claim(key: known.key)
+        }
+        let flow = WireFlow(recording: recording, method: head.method.rawValue, url: target?.url, eventLoop: eventLoop)
+        if let traced = claimed?.traced {
             flow.traced = traced
             traced.carried(by: flow)
         }
@@ -93,7 +111,8 @@ final class ChannelExchange: @unchecked Sendable {
         guard let flow else { return }
         // 1xx heads are interim: the final one follows.
         if head.status.code >= 100, head.status.code < 200, head.status != .switchingProtocols { return }
-        let redirect = Self.redirect(head, from: flow.url)
+        // An unbuilt flow with no request of the tracer's has no URL and no chain to continue.
+        let redirect = flow.url.flatMap { Self.redirect(head, from: $0) }
         var hops: [RedirectHop]?
         let taken = flow.recording.respond(replacing: true) { recorder in
             let headers = head.headers.map { HTTPHeader(name: $0.name, value: $0.value) }
@@ -198,7 +217,7 @@ final class ChannelExchange: @unchecked Sendable {
     /// The flow of the request `head` (as it went out; `appHead` as the app
     /// made it) on this connection.
     private func flowStart(_ head: HTTPRequestHead, appHead: HTTPRequestHead, url: String,
-                           claimed: (taskID: Int, traced: TracedRequest?, hops: [RedirectHop]?), localAddress: SocketAddress?) -> FlowStart {
+                           claimed: Claim, localAddress: SocketAddress?) -> FlowStart {
         let (appHeaders, added) = Self.split(wire: head.headers, app: appHead.headers)
         var start = FlowStart(method: head.method.rawValue, url: url, headers: appHeaders, sessionID: client.clientID, taskID: claimed.taskID)
         start.clientHeaders = added
@@ -225,14 +244,23 @@ final class ChannelExchange: @unchecked Sendable {
     /// The request's absolute URL as text (the scheme of the connection, the
     /// `Host` field and the origin-form URI; or an absolute URI, through a
     /// proxy), and its ``Key``. No URL is parsed for the common case.
-    private func target(of head: HTTPRequestHead) -> (url: String, key: String)? {
+    private func target(of head: HTTPRequestHead) -> Target? {
         if head.uri.utf8.first != UInt8(ascii: "/"), Self.isAbsolute(head.uri) {
             guard let key = Key.of(urlText: head.uri) else { return nil }
-            return (head.uri, key)
+            return Target(url: head.uri, key: key)
         }
         guard let hostField = head.headers.first(name: "host") else { return nil }
-        return (scheme + "://" + hostField + head.uri, Key.of(hostField: hostField, uri: head.uri, scheme: scheme))
+        return Target(url: scheme + "://" + hostField + head.uri, key: Key.of(hostField: hostField, uri: head.uri, scheme: scheme))
     }
+
+    /// A request's absolute URL as text, and its ``Key``.
+    private struct Target {
+        var url: String
+        var key: String
+    }
+
+    /// What a connection's request takes over (``ClientCapture/claim(key:)``).
+    typealias Claim = (taskID: Int, traced: TracedRequest?, hops: [RedirectHop]?)
 
     /// Whether `uri` is an absolute URI (`scheme://...`), as a request to a proxy has.
     private static func isAbsolute(_ uri: String) -> Bool {
@@ -243,9 +271,8 @@ final class ChannelExchange: @unchecked Sendable {
 
     /// Whether the agent's patterns let `target` through; its host is read
     /// (the one URL rule, ``URLAuthority``) only when there are patterns.
-    private func shouldCapture(_ target: (url: String, key: String)) -> Bool {
-        guard client.capturesEverything else { return client.shouldCapture(host: URLAuthority(url: target.url).host, url: target.url) }
-        return client.agent.isCapturing
+    private func shouldCapture(_ target: Target) -> Bool {
+        client.shouldCapture(host: URLAuthority(url: target.url).host, url: target.url)
     }
 
     /// Field names AsyncHTTPClient always removes and sets anew.
@@ -283,7 +310,9 @@ final class ChannelExchange: @unchecked Sendable {
 final class WireFlow: @unchecked Sendable {
     let recording: FlowRecording
     let method: String
-    let url: String
+    /// The request's absolute URL; nil for a flow that is not built and
+    /// that no request of the tracer's waited for (nothing reads it).
+    let url: String?
     let eventLoop: EventLoop
     // Touched only on `eventLoop` (the traced request hands errors over there).
     var traced: TracedRequest?
@@ -292,7 +321,7 @@ final class WireFlow: @unchecked Sendable {
     /// A breakpoint holds the response: the flow ends when the viewer decides.
     var isHeldByControl = false
 
-    init(recording: FlowRecording, method: String, url: String, eventLoop: EventLoop) {
+    init(recording: FlowRecording, method: String, url: String?, eventLoop: EventLoop) {
         self.recording = recording
         self.method = method
         self.url = url

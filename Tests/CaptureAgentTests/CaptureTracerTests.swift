@@ -3,6 +3,7 @@
 import AsyncHTTPClient
 import CaptureAgent
 import Foundation
+import TestSupport
 import Tracing
 import XCTest
 @testable import CaptureAgentAsyncHTTPClient
@@ -10,9 +11,17 @@ import XCTest
 /// The span the capture's tracer gives AsyncHTTPClient, set the way
 /// AsyncHTTPClient sets it (`span.attributes[key] = value`, one at a time).
 final class CaptureTracerTests: XCTestCase {
-    private func withClient(_ body: (ClientCapture) throws -> Void) throws {
-        let agent = try CaptureAgent.start(.init(destination: .unix(path: "/tmp/ni-tracer-unused-\(getpid()).sock")))
+    /// Runs `body` with a client of an agent that records flows (an
+    /// inspector is connected), or, with `recording` false, of one that
+    /// has no inspector.
+    private func withClient(recording: Bool = true, _ body: (ClientCapture) throws -> Void) throws {
+        let path = temporarySocketPath("tracer")
+        let inspector = recording ? try TestInspector(path: path) : nil
+        defer { inspector?.kill() }
+        let agent = try CaptureAgent.start(.init(destination: .unix(path: path)))
         defer { agent.stop() }
+        if recording { XCTAssertTrue(eventually { agent.isConnected }) }
+        XCTAssertEqual(agent.isRecording, recording)
         try body(ClientCapture(agent: agent, appConfiguration: HTTPClient.Configuration()))
     }
 
@@ -45,10 +54,49 @@ final class CaptureTracerTests: XCTestCase {
                 XCTAssertTrue(span.attributes.isEmpty)
 
                 // Announced under the URL's key once the URL was set.
+                XCTAssertTrue(client.hasWaitingRequests)
                 let claimed = client.claim(key: "127.0.0.1:9/item?x=1")
                 XCTAssertTrue(claimed.traced === span.request)
+                XCTAssertFalse(client.hasWaitingRequests, "claimed: nothing waits")
                 span.end()
             }
+        }
+    }
+
+    /// While no flow is recorded the span is not watched: no request is
+    /// made or announced, so a connection's unbuilt flow has nothing to
+    /// look up, and the attributes go to the app's span as without capture.
+    func testWhileNothingRecordsTheSpanIsOnlyForwarded() throws {
+        try withClient(recording: false) { client in
+            let appTracer = KeepingTracer()
+            for tracer in [CaptureTracer(wrapping: nil, client: client), CaptureTracer(wrapping: appTracer, client: client)] {
+                let span = tracer.startSpan("DELETE", ofKind: .client)
+                XCTAssertNil(span.request)
+                setAsAsyncHTTPClientDoes(span)
+                XCTAssertFalse(client.hasWaitingRequests)
+                XCTAssertNil(client.claim(key: "127.0.0.1:9/item?x=1").traced)
+                span.end()
+            }
+            XCTAssertEqual(appTracer.ended.withLock { $0 }.map(\.count), [7], "the app's tracer still gets every attribute")
+        }
+    }
+
+    /// A request the tracer announced and that ends before any connection
+    /// took it is withdrawn: nothing is left waiting for a connection's
+    /// unbuilt flow to look up.
+    func testAWithdrawnRequestLeavesNothingWaiting() throws {
+        try withClient { client in
+            let tracer = CaptureTracer(wrapping: nil, client: client)
+            let spans = (0 ..< 3).map { _ in tracer.startSpan("DELETE", ofKind: .client) }
+            for span in spans { setAsAsyncHTTPClientDoes(span) }
+            XCTAssertTrue(client.hasWaitingRequests)
+            XCTAssertTrue(client.claim(key: "127.0.0.1:9/item?x=1").traced === spans[0].request, "oldest first")
+            spans[1].end()
+            XCTAssertTrue(client.hasWaitingRequests, "the third still waits")
+            spans[2].end()
+            XCTAssertFalse(client.hasWaitingRequests)
+            XCTAssertNil(client.claim(key: "127.0.0.1:9/item?x=1").traced)
+            spans[0].end()
         }
     }
 

@@ -101,11 +101,13 @@ extension FlowRecording {
     /// `flowStarted`, or, unbuilt, counts it, and then `start` is never
     /// evaluated (an adapter's description copies headers and formats
     /// addresses, work an unbuilt flow does not pay for). `configuration`:
-    /// the one the adapter captured under (the agent's own by default).
+    /// the one the adapter captured under (the agent's own by default),
+    /// read only for a flow that is built too, as an unbuilt flow has no
+    /// use for a copy of it (docs/BENCHMARKS.md, "Costs behind the code").
     package convenience init(agent: CaptureAgent, building: Bool = false, start: @autoclosure () -> FlowStart,
-                             configuration: CaptureAgent.Configuration? = nil) {
+                             configuration: @autoclosure () -> CaptureAgent.Configuration? = nil) {
         self.init(agent: agent, building: building) { id in
-            start().recorder(id: id, configuration: configuration ?? agent.configuration, clock: agent.clock)
+            start().recorder(id: id, configuration: configuration() ?? agent.configuration, clock: agent.clock)
         }
     }
 }
