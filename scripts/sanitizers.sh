@@ -5,7 +5,7 @@
 #   scripts/sanitizers.sh            # both
 #   scripts/sanitizers.sh thread     # one of: thread, address
 #   SANITIZE_FILTER='ListenerTests|StreamingTests' scripts/sanitizers.sh thread
-#   SANITIZE_TRAITS=AsyncHTTPClient,OpenAPI scripts/sanitizers.sh thread   # build without the other traits' packages
+#   SANITIZE_TRAITS=Viewer scripts/sanitizers.sh thread   # build without the adapters' packages (CI's subset needs none)
 #
 # A run fails when swift test fails or when the output holds any sanitizer
 # report (a report on a helper thread does not always fail a test).
