@@ -33,6 +33,34 @@ public func eventually(timeout: TimeInterval = 10, _ condition: () -> Bool) -> B
     poll(timeout: timeout) { condition() ? true : nil } ?? false
 }
 
+/// Polls `progress` every 10 ms until `done` holds for it, for as long as
+/// it keeps changing: gives up only once it has stood still for `stall`
+/// seconds. For a wait whose length is another process's speed (a
+/// sanitizer build of netinspect reading megabytes, a loaded machine),
+/// where a fixed timeout fails a test that was only slow, and a stall
+/// still fails one that lost something.
+///
+/// ```swift
+/// XCTAssertTrue(eventuallyWhileProgressing({ inspector.lineCount }) { $0 == 40 })
+/// ```
+@discardableResult
+public func eventuallyWhileProgressing<Progress: Equatable>(stall: TimeInterval = 30, _ progress: () -> Progress,
+                                                            until done: (Progress) -> Bool) -> Bool {
+    var last = progress()
+    var lastChange = Date()
+    while !done(last) {
+        usleep(10_000)
+        let now = progress()
+        if now != last {
+            last = now
+            lastChange = Date()
+        } else if Date().timeIntervalSince(lastChange) > stall {
+            return false
+        }
+    }
+    return true
+}
+
 /// ``eventually(timeout:_:)`` for async tests: polls every 20 ms (or
 /// `every`, for a test server's gate that paces a stream) without blocking
 /// a thread that the service under test needs.
