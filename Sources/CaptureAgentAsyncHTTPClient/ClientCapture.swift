@@ -103,10 +103,13 @@ final class ClientCapture: Sendable {
         agent.isCapturing && configuration.shouldCapture(host: host, url: text)
     }
 
+    /// What a connection's request takes over: see ``claim(key:)``.
+    typealias Claim = (taskID: Int, traced: TracedRequest?, hops: [RedirectHop]?)
+
     /// What a connection sending a request for `key` takes over, in one
     /// look at the tables: its flow number, the async request the tracer
     /// announced for it, and the hops of the redirect that led to it.
-    func claim(key: String) -> (taskID: Int, traced: TracedRequest?, hops: [RedirectHop]?) {
+    func claim(key: String) -> Claim {
         state.withLockedValue { state in
             let taskID = state.nextTaskID
             state.nextTaskID += 1

@@ -71,16 +71,19 @@ final class ChannelExchange: @unchecked Sendable {
         // costs no copies and no lookups, unless the tracer has requests
         // waiting for a connection (it watched them while flows were
         // recorded), one of which may be this one: it is carried now.
-        var claimed: Claim?
+        func known() -> Target? {
+            if target == nil { target = self.target(of: head) }
+            return target
+        }
+        var claimed: ClientCapture.Claim?
         let recording = FlowRecording(agent: client.agent, start: {
-            let known = target ?? self.target(of: head) ?? Target(url: head.uri, key: "")
-            target = known
-            claimed = client.claim(key: known.key)
-            return flowStart(head, appHead: appHead, url: known.url, claimed: claimed!, localAddress: localAddress)
+            let described = known() ?? Target(url: head.uri, key: "")
+            let claim = client.claim(key: described.key)
+            claimed = claim
+            return flowStart(head, appHead: appHead, url: described.url, claimed: claim, localAddress: localAddress)
         }(), configuration: client.configuration)
-        if !recording.isBuilt, client.hasWaitingRequests, let known = target ?? self.target(of: head) {
-            target = known
-            claimed = client.claim(key: known.key)
+        if !recording.isBuilt, client.hasWaitingRequests, let described = known() {
+            claimed = client.claim(key: described.key)
         }
         let flow = WireFlow(recording: recording, method: head.method.rawValue, url: target?.url, eventLoop: eventLoop)
         if let traced = claimed?.traced {
@@ -217,7 +220,7 @@ final class ChannelExchange: @unchecked Sendable {
     /// The flow of the request `head` (as it went out; `appHead` as the app
     /// made it) on this connection.
     private func flowStart(_ head: HTTPRequestHead, appHead: HTTPRequestHead, url: String,
-                           claimed: Claim, localAddress: SocketAddress?) -> FlowStart {
+                           claimed: ClientCapture.Claim, localAddress: SocketAddress?) -> FlowStart {
         let (appHeaders, added) = Self.split(wire: head.headers, app: appHead.headers)
         var start = FlowStart(method: head.method.rawValue, url: url, headers: appHeaders, sessionID: client.clientID, taskID: claimed.taskID)
         start.clientHeaders = added
@@ -258,9 +261,6 @@ final class ChannelExchange: @unchecked Sendable {
         var url: String
         var key: String
     }
-
-    /// What a connection's request takes over (``ClientCapture/claim(key:)``).
-    typealias Claim = (taskID: Int, traced: TracedRequest?, hops: [RedirectHop]?)
 
     /// Whether `uri` is an absolute URI (`scheme://...`), as a request to a proxy has.
     private static func isAbsolute(_ uri: String) -> Bool {
